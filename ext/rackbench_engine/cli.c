@@ -1,0 +1,235 @@
+/* cli.c - command line parsing for rackbench-engine. See config.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "url.h"
+
+static const char usage_text[] =
+    "Usage: rackbench-engine [options] URL\n"
+    "Drives HTTP/1.1 load at URL and prints one JSON document on stdout.\n"
+    "  -c, --connections N   concurrent connections (default 10)\n"
+    "  -t, --threads N       engine threads, each with its own event loop (default 1)\n"
+    "  -d, --duration D      measured window: 10s, 500ms, 2m (default 10s)\n"
+    "  -w, --warmup D        warmup before the measured window (default 0)\n"
+    "  -R, --rate R          open loop: R requests/s overall, latency from the\n"
+    "                        scheduled send time (default: closed loop)\n"
+    "  -k, --no-keepalive    close on the client side after every response\n"
+    "  -H, --header 'K: V'   add a request header (repeatable)\n"
+    "  -m, --method M        request method (default GET)\n"
+    "      --body TEXT       request body\n"
+    "      --timeout D       give up on a response after D (default 2s)\n"
+    "      --requests FILE   request list (see doc/requests.md)\n"
+    "      --cookies         keep a cookie jar per connection\n"
+    "      --seed N          seed of the request mix (default 1)\n"
+    "      --raw FILE        write one CSV record per request to FILE\n"
+    "      --cpus LIST       pin engine threads to these CPUs, e.g. 1 or 0-3\n"
+    "      --allow-remote    allow a target that is not a loopback address\n"
+    "  -V, --version         print the version\n"
+    "  -h, --help            print this help\n";
+
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rackbench-engine: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+int cli_parse_duration(const char *text, uint64_t *out_ns) {
+    if (!text || !*text) return -1;
+    errno = 0;
+    char *end = NULL;
+    double value = strtod(text, &end);
+    if (errno || end == text || !isfinite(value) || value < 0) return -1;
+    double scale;
+    if (*end == '\0' || strcmp(end, "s") == 0) scale = 1e9;
+    else if (strcmp(end, "ms") == 0) scale = 1e6;
+    else if (strcmp(end, "us") == 0) scale = 1e3;
+    else if (strcmp(end, "m") == 0) scale = 60e9;
+    else if (strcmp(end, "h") == 0) scale = 3600e9;
+    else return -1;
+    double ns = value * scale;
+    if (ns > 1e15) return -1; /* about 11 days: surely a typo */
+    *out_ns = (uint64_t)llround(ns);
+    return 0;
+}
+
+int cli_parse_cpus(const char *text, int *cpus, int max) {
+    int count = 0;
+    const char *p = text;
+    if (!p || !*p) return -1;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long first = strtol(p, &end, 10);
+        if (end == p || errno || first < 0 || first > 4095) return -1;
+        long last = first;
+        p = end;
+        if (*p == '-') {
+            p++;
+            last = strtol(p, &end, 10);
+            if (end == p || errno || last < first || last > 4095) return -1;
+            p = end;
+        }
+        for (long c = first; c <= last; c++) {
+            if (count >= max) return -1;
+            cpus[count++] = (int)c;
+        }
+        if (*p == ',') p++;
+        else if (*p != '\0') return -1;
+    }
+    return count;
+}
+
+static int parse_int(const char *text, long min, long max, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < min || v > max) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int valid_header(const char *h) {
+    const char *colon = strchr(h, ':');
+    if (!colon || colon == h) return 0;
+    for (const char *c = h; c < colon; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f) return 0;
+    for (const char *c = colon; *c; c++)
+        if (*c == '\r' || *c == '\n') return 0;
+    return 1;
+}
+
+enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
+       OPT_ALLOW_REMOTE };
+
+int cli_parse(engine_config *cfg, int argc, char **argv) {
+    static const struct option options[] = {
+        {"connections", required_argument, NULL, 'c'},
+        {"threads", required_argument, NULL, 't'},
+        {"duration", required_argument, NULL, 'd'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"rate", required_argument, NULL, 'R'},
+        {"no-keepalive", no_argument, NULL, 'k'},
+        {"header", required_argument, NULL, 'H'},
+        {"method", required_argument, NULL, 'm'},
+        {"body", required_argument, NULL, OPT_BODY},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"requests", required_argument, NULL, OPT_REQUESTS},
+        {"cookies", no_argument, NULL, OPT_COOKIES},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"raw", required_argument, NULL, OPT_RAW},
+        {"cpus", required_argument, NULL, OPT_CPUS},
+        {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->connections = 10;
+    cfg->threads = 1;
+    cfg->duration_ns = 10 * NS_PER_S;
+    cfg->timeout_ns = 2 * NS_PER_S;
+    cfg->keepalive = 1;
+    cfg->method = "GET";
+    cfg->seed = 1;
+    int threads_given = 0;
+
+    opterr = 0;
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":c:t:d:w:R:kH:m:Vh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            if (parse_int(optarg, 1, 1000000, &cfg->connections))
+                return usage_error("invalid --connections '%s' (expected an integer >= 1)", optarg);
+            break;
+        case 't':
+            if (parse_int(optarg, 1, 1024, &cfg->threads))
+                return usage_error("invalid --threads '%s' (expected an integer 1-1024)", optarg);
+            threads_given = 1;
+            break;
+        case 'd':
+            if (cli_parse_duration(optarg, &cfg->duration_ns) || cfg->duration_ns == 0)
+                return usage_error("invalid --duration '%s' (expected e.g. 10s, 500ms, 2m)", optarg);
+            break;
+        case 'w':
+            if (cli_parse_duration(optarg, &cfg->warmup_ns))
+                return usage_error("invalid --warmup '%s' (expected e.g. 5s, 0)", optarg);
+            break;
+        case 'R': {
+            char *end;
+            errno = 0;
+            cfg->rate_per_s = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !isfinite(cfg->rate_per_s) || cfg->rate_per_s <= 0 ||
+                cfg->rate_per_s > 1e8)
+                return usage_error("invalid --rate '%s' (expected requests/s > 0)", optarg);
+            break;
+        }
+        case 'k': cfg->keepalive = 0; break;
+        case 'H':
+            if (cfg->header_count >= MAX_HEADERS) return usage_error("too many --header options (max %d)", MAX_HEADERS);
+            if (!valid_header(optarg)) return usage_error("invalid --header '%s' (expected 'Name: value')", optarg);
+            cfg->headers[cfg->header_count++] = optarg;
+            break;
+        case 'm':
+            for (const char *c = optarg; *c; c++)
+                if (*c < 'A' || *c > 'Z') return usage_error("invalid --method '%s' (expected e.g. GET, POST)", optarg);
+            if (!*optarg) return usage_error("empty --method");
+            cfg->method = optarg;
+            break;
+        case OPT_BODY: cfg->body = optarg; cfg->body_len = strlen(optarg); break;
+        case OPT_TIMEOUT:
+            if (cli_parse_duration(optarg, &cfg->timeout_ns) || cfg->timeout_ns < NS_PER_MS)
+                return usage_error("invalid --timeout '%s' (expected e.g. 2s, at least 1ms)", optarg);
+            break;
+        case OPT_REQUESTS: cfg->requests_file = optarg; break;
+        case OPT_COOKIES: cfg->cookies = 1; break;
+        case OPT_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-')
+                return usage_error("invalid --seed '%s' (expected a non-negative integer)", optarg);
+            cfg->seed = s;
+            break;
+        }
+        case OPT_RAW: cfg->raw_file = optarg; break;
+        case OPT_CPUS:
+            cfg->cpu_count = cli_parse_cpus(optarg, cfg->cpus, MAX_CPUS);
+            if (cfg->cpu_count <= 0) return usage_error("invalid --cpus '%s' (expected e.g. 1, 0-3, 1,3)", optarg);
+            break;
+        case OPT_ALLOW_REMOTE: cfg->allow_remote = 1; break;
+        case 'V': printf("rackbench-engine %s\n", ENGINE_VERSION); return -1;
+        case 'h': fputs(usage_text, stdout); return -1;
+        case ':': return usage_error("option %s needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) return usage_error("missing URL (see --help)");
+    if (optind + 1 < argc) return usage_error("unexpected argument '%s' (one URL only)", argv[optind + 1]);
+    const char *err = url_parse(cfg, argv[optind]);
+    if (err) return usage_error("invalid URL '%s': %s", argv[optind], err);
+    if (cfg->requests_file && (cfg->body || strcmp(cfg->method, "GET") != 0))
+        return usage_error("--requests cannot be combined with --method or --body (put them in the file)");
+    /* Every requested connection is used: threads never outnumber them
+     * (wrk silently drops connections that do not divide evenly). */
+    if (cfg->threads > cfg->connections) {
+        if (threads_given)
+            return usage_error("--threads %d exceeds --connections %d: every thread needs a connection",
+                               cfg->threads, cfg->connections);
+        cfg->threads = cfg->connections;
+    }
+    char resolve_err[512];
+    if (url_resolve(cfg, resolve_err, sizeof(resolve_err))) return usage_error("%s", resolve_err);
+    return 0;
+}

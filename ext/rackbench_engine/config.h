@@ -1,0 +1,66 @@
+/*
+ * config.h - everything the command line decides, validated once by
+ * cli_parse() and read-only afterwards (the only "global" the threads share).
+ */
+#ifndef RB_CONFIG_H
+#define RB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define ENGINE_VERSION "0.1.0"
+#define ENGINE_FORMAT_VERSION 1
+#define MAX_HEADERS 64
+#define MAX_CPUS 256
+#define MAX_URL_BYTES 2048
+
+typedef struct {
+    /* target */
+    char url[MAX_URL_BYTES];
+    char host[256];          /* as written in the URL, without brackets */
+    char port[8];
+    char path[MAX_URL_BYTES]; /* path and query, starting with '/' */
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
+    char addr_text[64];      /* resolved address, for the JSON settings */
+    int allow_remote;
+
+    /* load shape */
+    int connections;
+    int threads;
+    uint64_t duration_ns;
+    uint64_t warmup_ns;
+    uint64_t timeout_ns;
+    double rate_per_s;       /* 0: closed loop */
+    int keepalive;           /* 0: the client closes after every response */
+
+    /* requests (single request from flags, or a request list file) */
+    const char *method;
+    const char *headers[MAX_HEADERS];
+    int header_count;
+    const char *body;        /* may contain anything but NUL */
+    size_t body_len;
+    const char *requests_file;
+    int cookies;             /* per-connection cookie jar */
+    uint64_t seed;
+
+    /* output and placement */
+    const char *raw_file;
+    int cpus[MAX_CPUS];
+    int cpu_count;
+} engine_config;
+
+/* Fills cfg from argv. On a usage problem writes one line
+ * "rackbench-engine: ..." to stderr and returns 2; returns -1 after printing
+ * --help or --version (exit 0); 0 on success. */
+int cli_parse(engine_config *cfg, int argc, char **argv);
+
+/* Parses a duration: "10" (seconds), "10s", "250ms", "1.5m", "100us".
+ * Returns 0 and sets *out_ns, or -1. Exposed for the tests. */
+int cli_parse_duration(const char *text, uint64_t *out_ns);
+
+/* Parses a CPU list like "0", "1,3", "0-3,6". Returns the count, or -1. */
+int cli_parse_cpus(const char *text, int *cpus, int max);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * main.c - rackbench-engine: parse the command line, start one worker per
+ * thread, sample the engine's own CPU time over the measured window, merge
+ * and print the result as JSON on stdout.
+ *
+ * Exit status: 0 when the run completed (whatever the server did: its
+ * failures are counted in the result), 1 on an internal failure, 2 on a
+ * usage error. Every error is one line on stderr.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "report.h"
+#include "requests.h"
+#include "worker.h"
+
+/* The threads start this long after setup, together, on the same t0. */
+#define START_DELAY_NS (20 * NS_PER_MS)
+
+static void on_signal(int sig) {
+    (void)sig;
+    engine_interrupted = 1;
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* A server that resets the connection makes write() fail with EPIPE,
+     * counted as a write error; it must not kill the engine. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* Sleeps until deadline_ns or until interrupted. */
+static void sleep_until(uint64_t deadline_ns) {
+    struct timespec ts = clock_timespec(deadline_ns);
+    while (!engine_interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static int pin_process(const engine_config *cfg) {
+    if (cfg->cpu_count <= 0) return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int i = 0; i < cfg->cpu_count; i++) CPU_SET(cfg->cpus[i], &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+        fprintf(stderr, "rackbench-engine: cannot pin to --cpus: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static engine_config cfg;
+    int rc = cli_parse(&cfg, argc, argv);
+    if (rc < 0) return 0;
+    if (rc > 0) return rc;
+
+    request_set requests;
+    char err[1024];
+    if (requests_load(&requests, &cfg, err, sizeof(err))) {
+        fprintf(stderr, "rackbench-engine: %s\n", err);
+        return 2;
+    }
+    int raw_fd = -1;
+    if (cfg.raw_file) {
+        raw_fd = raw_log_open_file(cfg.raw_file);
+        if (raw_fd < 0) {
+            fprintf(stderr, "rackbench-engine: cannot write --raw file %s: %s\n", cfg.raw_file, strerror(errno));
+            return 2;
+        }
+    }
+    if (pin_process(&cfg)) return 2;
+    install_signals();
+
+    run_clock clock;
+    clock.start_ns = clock_now_ns() + START_DELAY_NS;
+    clock.measure_start_ns = clock.start_ns + cfg.warmup_ns;
+    clock.measure_end_ns = clock.measure_start_ns + cfg.duration_ns;
+
+    worker *workers = calloc((size_t)cfg.threads, sizeof(worker));
+    if (!workers) {
+        perror("rackbench-engine: out of memory");
+        return 1;
+    }
+    /* Connections are spread so that every one is used: the first
+     * (connections % threads) threads take one more. The open-loop rate is
+     * split in proportion to each thread's connections. */
+    int slot = 0;
+    for (int i = 0; i < cfg.threads; i++) {
+        int count = cfg.connections / cfg.threads + (i < cfg.connections % cfg.threads ? 1 : 0);
+        double rate = cfg.rate_per_s * count / cfg.connections;
+        worker_init(&workers[i], i, &cfg, &requests, &clock, slot, count, rate, raw_fd);
+        slot += count;
+    }
+    for (int i = 0; i < cfg.threads; i++) {
+        if (pthread_create(&workers[i].thread, NULL, worker_run, &workers[i]) != 0) {
+            fprintf(stderr, "rackbench-engine: cannot start thread %d\n", i);
+            engine_interrupted = 1;
+            for (int k = 0; k < i; k++) pthread_join(workers[k].thread, NULL);
+            return 1;
+        }
+    }
+
+    run_result result;
+    memset(&result, 0, sizeof(result));
+    result.cfg = &cfg;
+    result.requests = &requests;
+    result.clock = &clock;
+    result.workers = workers;
+    result.worker_count = cfg.threads;
+
+    sleep_until(clock.measure_start_ns);
+    uint64_t cpu_start_ns = clock_now_ns();
+    getrusage(RUSAGE_SELF, &result.cpu_start);
+    sleep_until(clock.measure_end_ns);
+    uint64_t end_ns = clock_now_ns();
+    for (int i = 0; i < cfg.threads; i++) pthread_join(workers[i].thread, NULL);
+    getrusage(RUSAGE_SELF, &result.cpu_end);
+    uint64_t joined_ns = clock_now_ns();
+
+    result.interrupted = engine_interrupted != 0;
+    /* The measured window as it really ran: shorter if interrupted. */
+    uint64_t window_end_ns = end_ns < clock.measure_end_ns ? end_ns : clock.measure_end_ns;
+    result.measured_ns = window_end_ns > clock.measure_start_ns ? window_end_ns - clock.measure_start_ns : 0;
+    uint64_t warmup_end_ns = end_ns < clock.measure_start_ns ? end_ns : clock.measure_start_ns;
+    result.warmup_actual_ns = warmup_end_ns > clock.start_ns ? warmup_end_ns - clock.start_ns : 0;
+    result.cpu_wall_ns = joined_ns > cpu_start_ns ? joined_ns - cpu_start_ns : 0;
+    report_json(stdout, &result);
+    fflush(stdout);
+
+    int raw_failed = 0;
+    for (int i = 0; i < cfg.threads; i++) {
+        raw_failed |= workers[i].raw.failed;
+        worker_free(&workers[i]);
+    }
+    free(workers);
+    requests_free(&requests);
+    if (raw_fd >= 0 && close(raw_fd) != 0) raw_failed = 1;
+    if (raw_failed) {
+        fprintf(stderr, "rackbench-engine: writing the --raw file %s failed (disk full?)\n", cfg.raw_file);
+        return 1;
+    }
+    return 0;
+}

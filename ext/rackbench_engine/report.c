@@ -1,0 +1,238 @@
+/* report.c - see report.h and doc/output.md. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json_writer.h"
+
+static double seconds(uint64_t ns) { return (double)ns / 1e9; }
+static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+static double per_second(uint64_t count, uint64_t ns) { return ns ? (double)count / seconds(ns) : 0.0; }
+
+static void write_latency(json_writer *j, const char *key, const histogram *h) {
+    json_key(j, key);
+    json_object_begin(j);
+    int empty = h->total == 0;
+    json_kv_double(j, "min", empty ? 0 : (double)h->min_ns / 1e3, 3);
+    json_kv_double(j, "mean", hist_mean_ns(h) / 1e3, 3);
+    json_kv_double(j, "stdev", hist_stdev_ns(h) / 1e3, 3);
+    json_kv_double(j, "max", (double)h->max_ns / 1e3, 3);
+    json_kv_double(j, "p50", (double)hist_percentile_ns(h, 50.0) / 1e3, 3);
+    json_kv_double(j, "p90", (double)hist_percentile_ns(h, 90.0) / 1e3, 3);
+    json_kv_double(j, "p99", (double)hist_percentile_ns(h, 99.0) / 1e3, 3);
+    json_kv_double(j, "p99_9", (double)hist_percentile_ns(h, 99.9) / 1e3, 3);
+    json_object_end(j);
+}
+
+static void write_histogram(json_writer *j, const histogram *h) {
+    json_key(j, "histogram");
+    json_object_begin(j);
+    json_kv_string(j, "scheme", "log-linear");
+    json_kv_string(j, "unit", "ns");
+    json_kv_u64(j, "sub_bucket_bits", HIST_SUB_BITS);
+    json_kv_u64(j, "total", h->total);
+    json_kv_u64(j, "min_ns", h->total ? h->min_ns : 0);
+    json_kv_u64(j, "max_ns", h->max_ns);
+    json_kv_double(j, "mean_ns", h->mean_ns, 3);
+    json_kv_double(j, "m2_ns2", h->m2_ns2, 3);
+    json_key(j, "buckets");
+    json_array_begin(j);
+    for (size_t i = 0; i < HIST_BUCKETS; i++) {
+        if (!h->counts[i]) continue;
+        json_array_begin(j);
+        json_u64(j, hist_bucket_low_ns(i));
+        json_u64(j, hist_bucket_high_ns(i));
+        json_u64(j, h->counts[i]);
+        json_array_end(j);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
+static void write_status_and_errors(json_writer *j, const phase_stats *ps) {
+    json_key(j, "status");
+    json_object_begin(j);
+    for (int s = 0; s < STATUS_CODES; s++) {
+        if (!ps->status[s]) continue;
+        char code[8];
+        snprintf(code, sizeof(code), "%d", s);
+        json_kv_u64(j, code, ps->status[s]);
+    }
+    json_object_end(j);
+    json_key(j, "errors");
+    json_object_begin(j);
+    for (int k = 0; k < ERR_KINDS; k++) json_kv_u64(j, error_kind_names[k], ps->errors[k]);
+    json_object_end(j);
+}
+
+static void write_timeline(json_writer *j, const run_result *r, phase_id phase) {
+    phase_stats **list = calloc((size_t)r->worker_count, sizeof(*list));
+    if (!list) { perror("rackbench-engine: out of memory"); exit(1); }
+    for (int i = 0; i < r->worker_count; i++) list[i] = &r->workers[i].phases[phase];
+    timeline_point *points = NULL;
+    size_t count = phase_stats_merge_timeline(list, (size_t)r->worker_count, &points);
+    json_key(j, "timeline");
+    json_array_begin(j);
+    for (size_t s = 0; s < count; s++) {
+        json_object_begin(j);
+        json_kv_u64(j, "second", points[s].second);
+        json_kv_u64(j, "requests", points[s].requests);
+        json_kv_u64(j, "errors", points[s].errors);
+        json_kv_u64(j, "bytes", points[s].bytes);
+        json_kv_double(j, "p50_us", (double)points[s].p50_ns / 1e3, 3);
+        json_kv_double(j, "p99_us", (double)points[s].p99_ns / 1e3, 3);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    free(points);
+    free(list);
+}
+
+static void write_settings(json_writer *j, const run_result *r) {
+    const engine_config *cfg = r->cfg;
+    json_key(j, "settings");
+    json_object_begin(j);
+    json_kv_string(j, "url", cfg->url);
+    json_kv_string(j, "address", cfg->addr_text);
+    json_kv_u64(j, "connections", (uint64_t)cfg->connections);
+    json_kv_u64(j, "threads", (uint64_t)cfg->threads);
+    json_kv_double(j, "duration_s", seconds(cfg->duration_ns), 3);
+    json_kv_double(j, "warmup_s", seconds(cfg->warmup_ns), 3);
+    json_kv_double(j, "timeout_s", seconds(cfg->timeout_ns), 3);
+    json_key(j, "rate");
+    if (cfg->rate_per_s > 0) json_double(j, cfg->rate_per_s, 3);
+    else json_null(j);
+    json_kv_string(j, "mode", cfg->rate_per_s > 0 ? "open" : "closed");
+    json_kv_bool(j, "keepalive", cfg->keepalive);
+    json_kv_string(j, "method", cfg->requests_file ? NULL : cfg->method);
+    json_key(j, "headers");
+    json_array_begin(j);
+    for (int i = 0; i < cfg->header_count; i++) json_string(j, cfg->headers[i]);
+    json_array_end(j);
+    json_kv_string(j, "requests_file", cfg->requests_file);
+    json_kv_u64(j, "request_kinds", r->requests->count);
+    json_kv_bool(j, "cookies", cfg->cookies);
+    json_kv_u64(j, "seed", cfg->seed);
+    json_kv_string(j, "raw_file", cfg->raw_file);
+    json_key(j, "cpus");
+    if (cfg->cpu_count > 0) {
+        json_array_begin(j);
+        for (int i = 0; i < cfg->cpu_count; i++) json_u64(j, (uint64_t)cfg->cpus[i]);
+        json_array_end(j);
+    } else {
+        json_null(j);
+    }
+    json_object_end(j);
+}
+
+static void write_late(json_writer *j, const run_result *r, const phase_stats *m) {
+    json_key(j, "late");
+    if (r->cfg->rate_per_s <= 0) {
+        json_null(j);
+        return;
+    }
+    const histogram *h = &m->lateness;
+    json_object_begin(j);
+    json_kv_double(j, "threshold_us", (double)LATE_THRESHOLD_NS / 1e3, 3);
+    json_kv_u64(j, "requests", m->late_requests);
+    json_kv_double(j, "fraction", h->total ? (double)m->late_requests / (double)h->total : 0.0, 6);
+    json_kv_double(j, "mean_us", hist_mean_ns(h) / 1e3, 3);
+    json_kv_double(j, "p50_us", (double)hist_percentile_ns(h, 50.0) / 1e3, 3);
+    json_kv_double(j, "p99_us", (double)hist_percentile_ns(h, 99.0) / 1e3, 3);
+    json_kv_double(j, "max_us", (double)h->max_ns / 1e3, 3);
+    json_kv_u64(j, "scheduled", h->total);
+    json_object_end(j);
+}
+
+void report_json(FILE *out, const run_result *r) {
+    phase_stats merged[PHASE_COUNT];
+    uint64_t connects = 0, attempts = 0, close_ignored = 0, server_closes = 0, idle_closes = 0, abandoned = 0;
+    int established = 0, pin_failed = 0;
+    for (int p = 0; p < PHASE_COUNT; p++) {
+        memset(&merged[p], 0, sizeof(merged[p]));
+        hist_init(&merged[p].latency);
+        hist_init(&merged[p].lateness);
+        for (int i = 0; i < r->worker_count; i++) phase_stats_merge_totals(&merged[p], &r->workers[i].phases[p]);
+    }
+    for (int i = 0; i < r->worker_count; i++) {
+        const worker *w = &r->workers[i];
+        connects += w->connects;
+        attempts += w->connect_attempts;
+        close_ignored += w->close_ignored;
+        server_closes += w->server_closes;
+        idle_closes += w->idle_closes;
+        abandoned += w->abandoned;
+        established += w->slots_established;
+        pin_failed |= w->pin_failed;
+    }
+    const phase_stats *m = &merged[PHASE_MEASURE];
+    const phase_stats *wu = &merged[PHASE_WARMUP];
+
+    json_writer jw, *j = &jw;
+    json_init(j, out);
+    json_object_begin(j);
+    json_kv_string(j, "format", "rackbench-engine");
+    json_kv_u64(j, "format_version", ENGINE_FORMAT_VERSION);
+    json_kv_string(j, "engine_version", ENGINE_VERSION);
+    json_kv_bool(j, "interrupted", r->interrupted);
+    write_settings(j, r);
+
+    json_kv_u64(j, "requests", m->requests);
+    json_kv_double(j, "duration_s", seconds(r->measured_ns), 6);
+    json_kv_double(j, "rps", per_second(m->requests, r->measured_ns), 3);
+    json_kv_u64(j, "bytes", m->bytes);
+    json_kv_double(j, "bytes_per_s", per_second(m->bytes, r->measured_ns), 3);
+    write_status_and_errors(j, m);
+    write_latency(j, "latency_us", &m->latency);
+    write_histogram(j, &m->latency);
+    write_timeline(j, r, PHASE_MEASURE);
+    write_late(j, r, m);
+
+    json_key(j, "connections");
+    json_object_begin(j);
+    json_kv_u64(j, "requested", (uint64_t)r->cfg->connections);
+    json_kv_u64(j, "established", (uint64_t)established);
+    json_kv_u64(j, "connects", connects);
+    json_kv_u64(j, "connect_attempts", attempts);
+    json_kv_u64(j, "server_closes", server_closes);
+    json_kv_u64(j, "close_ignored", close_ignored);
+    json_kv_u64(j, "idle_closes", idle_closes);
+    json_object_end(j);
+    json_kv_u64(j, "abandoned", abandoned);
+
+    json_key(j, "warmup");
+    json_object_begin(j);
+    json_kv_double(j, "duration_s", seconds(r->warmup_actual_ns), 6);
+    json_kv_u64(j, "requests", wu->requests);
+    json_kv_double(j, "rps", per_second(wu->requests, r->warmup_actual_ns), 3);
+    json_kv_u64(j, "bytes", wu->bytes);
+    write_status_and_errors(j, wu);
+    write_latency(j, "latency_us", &wu->latency);
+    write_timeline(j, r, PHASE_WARMUP);
+    json_object_end(j);
+
+    double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
+    double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
+    double wall_s = seconds(r->cpu_wall_ns);
+    double utilization = wall_s > 0 ? (user_s + system_s) / (wall_s * r->cfg->threads) : 0.0;
+    json_key(j, "cpu");
+    json_object_begin(j);
+    json_kv_double(j, "user_s", user_s, 6);
+    json_kv_double(j, "system_s", system_s, 6);
+    json_kv_double(j, "wall_s", wall_s, 6);
+    json_kv_double(j, "utilization", utilization, 4);
+    json_kv_double(j, "us_per_request", m->requests ? (user_s + system_s) * 1e6 / (double)m->requests : 0.0, 4);
+    json_kv_u64(j, "threads", (uint64_t)r->cfg->threads);
+    json_kv_bool(j, "saturated", utilization > SATURATION_UTILIZATION);
+    json_kv_bool(j, "pinned", r->cfg->cpu_count > 0 && !pin_failed);
+    json_object_end(j);
+
+    json_key(j, "memory");
+    json_object_begin(j);
+    json_kv_u64(j, "max_rss_bytes", (uint64_t)r->cpu_end.ru_maxrss * 1024);
+    json_object_end(j);
+    json_object_end(j);
+    fputc('\n', out);
+}

@@ -1,0 +1,500 @@
+/*
+ * worker.c - the engine's event loop. See worker.h.
+ *
+ * System calls per request are what separates load generators on loopback
+ * (shared/MEASUREMENT.md): wrk makes four (write, read, and two epoll_ctl
+ * re-arming the socket). Here every socket is registered once, edge
+ * triggered, for input and output; the next request is written straight
+ * after a response completes; and a read shorter than the buffer means the
+ * socket was drained, so no extra read is spent to see EAGAIN. A kept-alive
+ * request costs a write, a read and a share of one epoll_wait.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+volatile sig_atomic_t engine_interrupted;
+
+#define READ_BUFFER_BYTES (256 * 1024)
+#define MAX_EVENTS 256
+/* Timeouts and backoffs are checked this often: fine enough for a timeout
+ * measured in seconds, cheap enough to scan every connection. */
+#define HOUSEKEEPING_INTERVAL_NS (5 * NS_PER_MS)
+/* After a failed connect a slot waits before retrying, so a dead server
+ * costs a bounded number of attempts instead of a busy loop. */
+#define CONNECT_BACKOFF_NS (10 * NS_PER_MS)
+
+static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns);
+static void slot_free(conn *c, uint64_t now_ns);
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n, size);
+    if (!p) {
+        perror("rackbench-engine: out of memory");
+        exit(1);
+    }
+    return p;
+}
+
+static void on_header(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len) {
+    conn *c = ctx;
+    if (name_len == 10 && strncasecmp(name, "set-cookie", 10) == 0) cookie_jar_set(c->jar, value, value_len);
+}
+
+void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests,
+                 const run_clock *clock, int first_slot, int conn_count, double rate_per_s, int raw_fd) {
+    memset(w, 0, sizeof(*w));
+    w->id = id;
+    w->cfg = cfg;
+    w->requests = requests;
+    w->clock = clock;
+    w->first_slot = first_slot;
+    w->conn_count = conn_count;
+    w->conns = xcalloc((size_t)conn_count, sizeof(conn));
+    w->read_buf = xcalloc(1, READ_BUFFER_BYTES);
+    w->epfd = -1;
+    raw_log_init(&w->raw, raw_fd);
+    for (int i = 0; i < conn_count; i++) {
+        conn *c = &w->conns[i];
+        c->w = w;
+        c->fd = -1;
+        c->slot = (uint32_t)(first_slot + i);
+        /* One generator per slot: the mix each slot replays depends only on
+         * the seed and the slot number, never on thread timing. */
+        rng_seed(&c->rng, cfg->seed * UINT64_C(0x100000001B3) + c->slot);
+        if (cfg->cookies) {
+            c->jar = xcalloc(1, sizeof(cookie_jar));
+            cookie_jar_init(c->jar);
+        }
+    }
+    if (rate_per_s > 0) {
+        w->interval_ns = 1e9 / rate_per_s;
+        /* Stagger the threads' schedules by a fraction of one interval so
+         * they do not all fire at the same instant. */
+        w->sched_origin_ns = clock->start_ns + (uint64_t)(w->interval_ns * id / (cfg->threads ? cfg->threads : 1));
+    }
+}
+
+void worker_free(worker *w) {
+    for (int i = 0; i < w->conn_count; i++) {
+        if (w->conns[i].fd >= 0) close(w->conns[i].fd);
+        free(w->conns[i].jar);
+    }
+    free(w->conns);
+    free(w->read_buf);
+    raw_log_free(&w->raw);
+    for (int p = 0; p < PHASE_COUNT; p++) phase_stats_free(&w->phases[p]);
+    if (w->epfd >= 0) close(w->epfd);
+}
+
+static int is_open_loop(const worker *w) { return w->interval_ns > 0; }
+
+static void close_fd(conn *c) {
+    if (c->fd >= 0) {
+        close(c->fd); /* also removes it from the epoll set */
+        c->fd = -1;
+    }
+    c->requests_on_fd = 0;
+}
+
+static void record_raw(conn *c, uint64_t latency_ns, int status, const char *error) {
+    worker *w = c->w;
+    raw_log_record(&w->raw, c->phase, c->start_ns - w->clock->start_ns, latency_ns, status, c->resp_bytes, c->slot,
+                   error);
+}
+
+/* The request on c failed: count it once, under one kind, and drop the
+ * connection (its state is unknown). */
+static void fail(conn *c, error_kind kind, uint64_t now_ns) {
+    worker *w = c->w;
+    phase_stats_error(&w->phases[c->phase], now_ns, kind, c->resp_bytes);
+    record_raw(c, now_ns - c->start_ns, 0, error_kind_names[kind]);
+    close_fd(c);
+    w->in_flight--;
+    if (kind == ERR_CONNECT) {
+        c->state = CONN_BACKOFF;
+        c->backoff_until_ns = now_ns + CONNECT_BACKOFF_NS;
+        return;
+    }
+    slot_free(c, now_ns);
+}
+
+/* Writes the rest of c->req. Returns 0 when all is written or the socket
+ * is full (the edge-triggered EPOLLOUT resumes it), -1 after a failure. */
+static int write_request(conn *c, uint64_t now_ns) {
+    const request_template *req = c->req;
+    for (;;) {
+        ssize_t n;
+        if (c->jar && c->jar->header_len) {
+            /* head | Cookie line | CRLF body, skipping what was written. */
+            struct iovec iov[3];
+            size_t lens[3] = {req->head_len, c->jar->header_len, req->wire_len - req->head_len};
+            const char *parts[3] = {req->wire, c->jar->header, req->wire + req->head_len};
+            size_t skip = c->written, total = 0;
+            int count = 0;
+            for (int i = 0; i < 3; i++) {
+                total += lens[i];
+                if (skip >= lens[i]) { skip -= lens[i]; continue; }
+                iov[count].iov_base = (void *)(parts[i] + skip);
+                iov[count].iov_len = lens[i] - skip;
+                count++;
+                skip = 0;
+            }
+            if (count == 0) break;
+            n = writev(c->fd, iov, count);
+            if (n > 0 && c->written + (size_t)n == total) { c->written = total; break; }
+        } else {
+            n = write(c->fd, req->wire + c->written, req->wire_len - c->written);
+            if (n > 0 && c->written + (size_t)n == req->wire_len) { c->written += (size_t)n; break; }
+        }
+        if (n > 0) { c->written += (size_t)n; continue; }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 0;
+        /* ENOTCONN: the connect failed underneath us; anything else is a
+         * broken connection. */
+        fail(c, c->state == CONN_CONNECTING ? ERR_CONNECT : ERR_WRITE, now_ns);
+        return -1;
+    }
+    c->state = CONN_READING;
+    return 0;
+}
+
+static void send_request(conn *c, uint64_t now_ns) {
+    http_response_reset(&c->resp, c->req->is_head, c->jar ? on_header : NULL, c);
+    c->written = 0;
+    c->resp_bytes = 0;
+    c->deadline_ns = now_ns + c->w->cfg->timeout_ns;
+    c->state = CONN_WRITING;
+    write_request(c, now_ns);
+}
+
+/* Opens a non-blocking connection for c. Returns 0 when connecting (or
+ * connected), -1 after counting a connect failure. */
+static int open_connection(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    const engine_config *cfg = w->cfg;
+    w->connect_attempts++;
+    int fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0) {
+        fail(c, ERR_CONNECT, now_ns);
+        return -1;
+    }
+    /* Without TCP_NODELAY, Nagle plus delayed ACK add 40 ms stalls to
+     * requests written in more than one piece. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->fd = fd;
+    if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) < 0 && errno != EINPROGRESS) {
+        fail(c, ERR_CONNECT, now_ns);
+        return -1;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = c};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        fail(c, ERR_CONNECT, now_ns);
+        return -1;
+    }
+    c->state = CONN_CONNECTING;
+    c->deadline_ns = now_ns + cfg->timeout_ns;
+    return 0;
+}
+
+static void connected(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    w->connects++;
+    if (!c->established_once) {
+        c->established_once = 1;
+        w->slots_established++;
+    }
+    send_request(c, now_ns);
+}
+
+/* Begins the next request on slot c. start_ns is its latency origin. */
+static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
+    worker *w = c->w;
+    c->req = requests_next(w->requests, &c->rng, &c->first_done);
+    c->start_ns = start_ns;
+    c->phase = start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
+    c->resp_bytes = 0;
+    w->in_flight++;
+    if (c->fd >= 0) {
+        send_request(c, now_ns);
+    } else {
+        open_connection(c, now_ns);
+    }
+}
+
+static void open_loop_dispatch(worker *w, uint64_t now_ns) {
+    while (w->free_stack) {
+        uint64_t due_ns = w->sched_origin_ns + (uint64_t)((double)w->next_index * w->interval_ns);
+        if (due_ns > now_ns || due_ns >= w->clock->measure_end_ns) return;
+        conn *c = w->free_stack;
+        w->free_stack = c->next_free;
+        w->next_index++;
+        /* Latency counts from the scheduled time: a stalled server makes
+         * requests wait here, and that wait is part of what users feel
+         * (no coordinated omission). */
+        start_request(c, due_ns, now_ns);
+        phase_stats_lateness(&w->phases[c->phase], now_ns - due_ns);
+    }
+}
+
+/* Slot c finished a request (or its backoff): give it the next one. */
+static void slot_free(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    c->state = CONN_IDLE;
+    if (w->stopping || now_ns >= w->clock->measure_end_ns) return;
+    if (is_open_loop(w)) {
+        c->next_free = w->free_stack;
+        w->free_stack = c;
+        open_loop_dispatch(w, now_ns);
+    } else {
+        start_request(c, now_ns, now_ns);
+    }
+}
+
+static void complete(conn *c, uint64_t now_ns, int peer_closed) {
+    worker *w = c->w;
+    const engine_config *cfg = w->cfg;
+    int status = c->resp.status_code;
+    phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
+    record_raw(c, now_ns - c->start_ns, status, NULL);
+    c->requests_on_fd++;
+    w->in_flight--;
+    if (!cfg->keepalive) {
+        /* --no-keepalive: the client closes, as a browser that drops the
+         * connection would; the request did not say Connection: close. */
+        close_fd(c);
+    } else if (c->req->asks_close || !c->resp.keep_alive) {
+        if (c->req->asks_close && !c->resp.connection_close && c->resp.keep_alive) {
+            /* The server ignored Connection: close and would keep the
+             * connection open forever: report it, close ourselves. */
+            w->close_ignored++;
+            close_fd(c);
+        } else {
+            w->server_closes++;
+            if (peer_closed) {
+                close_fd(c);
+            } else {
+                /* Let the server close first, so the TIME_WAIT cost stays
+                 * on its side as with real clients; the slot waits. */
+                c->state = CONN_CLOSING;
+                w->in_flight++;
+                return;
+            }
+        }
+    }
+    slot_free(c, now_ns);
+}
+
+/* Reads what the socket has for c and feeds the parser. */
+static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
+    worker *w = c->w;
+    for (;;) {
+        ssize_t n = read(c->fd, w->read_buf, READ_BUFFER_BYTES);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return;
+            if (c->state == CONN_CLOSING) break; /* reset instead of FIN: still closed */
+            fail(c, ERR_READ, now_ns);
+            return;
+        }
+        if (n == 0) {
+            if (c->state == CONN_CLOSING) break;
+            if (c->state == CONN_IDLE) { /* the server closed a kept-alive connection */
+                w->idle_closes++;
+                close_fd(c);
+                return;
+            }
+            /* A response delimited by the close completes here. */
+            if (!http_response_untouched(&c->resp) && http_response_eof(&c->resp) == RESP_COMPLETE) {
+                close_fd(c);
+                complete(c, now_ns, 1);
+            } else {
+                fail(c, ERR_READ, now_ns);
+            }
+            return;
+        }
+        if (c->state == CONN_CLOSING) continue; /* bytes after the end: drain them, wait for EOF */
+        if (c->state != CONN_READING && c->state != CONN_WRITING) {
+            /* An idle connection got bytes nobody asked for: drop it. */
+            w->idle_closes++;
+            close_fd(c);
+            return;
+        }
+        c->resp_bytes += (uint64_t)n;
+        size_t used = 0;
+        resp_status st = http_response_feed(&c->resp, w->read_buf, (size_t)n, &used);
+        if (st == RESP_ERROR) {
+            fail(c, ERR_PARSE, now_ns);
+            return;
+        }
+        if (st == RESP_COMPLETE) {
+            /* Bytes beyond the response are not counted: no request asked. */
+            c->resp_bytes -= (uint64_t)n - used;
+            int peer_closed = (events & (EPOLLRDHUP | EPOLLHUP)) && (size_t)n < READ_BUFFER_BYTES;
+            complete(c, now_ns, peer_closed);
+            return;
+        }
+        /* A short read drained the socket; the next edge brings more. Keep
+         * reading only if the peer's close must still be seen. */
+        if ((size_t)n < READ_BUFFER_BYTES && !(events & (EPOLLRDHUP | EPOLLHUP))) return;
+    }
+    /* CONN_CLOSING and the server closed: the slot is free again. */
+    close_fd(c);
+    w->in_flight--;
+    slot_free(c, now_ns);
+}
+
+static void on_event(conn *c, uint32_t events, uint64_t now_ns) {
+    switch (c->state) {
+    case CONN_CONNECTING:
+        if (events & (EPOLLERR | EPOLLHUP)) {
+            fail(c, ERR_CONNECT, now_ns);
+        } else if (events & EPOLLOUT) {
+            connected(c, now_ns);
+        }
+        return;
+    case CONN_WRITING:
+        if (events & EPOLLOUT) {
+            if (write_request(c, now_ns) < 0) return;
+        }
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c, events, now_ns);
+        return;
+    case CONN_READING:
+    case CONN_CLOSING:
+    case CONN_IDLE:
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c, events, now_ns);
+        return;
+    case CONN_BACKOFF:
+        return;
+    }
+}
+
+static void housekeeping(worker *w, uint64_t now_ns) {
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &w->conns[i];
+        switch (c->state) {
+        case CONN_CONNECTING:
+            if (now_ns >= c->deadline_ns) fail(c, ERR_CONNECT, now_ns);
+            break;
+        case CONN_WRITING:
+        case CONN_READING:
+            if (now_ns >= c->deadline_ns) fail(c, ERR_TIMEOUT, now_ns);
+            break;
+        case CONN_CLOSING:
+            if (now_ns >= c->deadline_ns) {
+                /* Said Connection: close, then never closed. */
+                w->close_ignored++;
+                close_fd(c);
+                w->in_flight--;
+                slot_free(c, now_ns);
+            }
+            break;
+        case CONN_BACKOFF:
+            if (now_ns >= c->backoff_until_ns || w->stopping) slot_free(c, now_ns);
+            break;
+        case CONN_IDLE:
+            break;
+        }
+    }
+}
+
+static void pin_thread(worker *w) {
+    const engine_config *cfg = w->cfg;
+    if (cfg->cpu_count <= 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cfg->cpus[w->id % cfg->cpu_count], &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) w->pin_failed = 1;
+}
+
+static int wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns) {
+    uint64_t wait_ns = until_ns > now_ns ? until_ns - now_ns : 0;
+    struct timespec ts = clock_timespec(wait_ns);
+    /* epoll_pwait2 takes a nanosecond timeout: the open-loop schedule needs
+     * better than epoll_wait's milliseconds. */
+    int n = epoll_pwait2(w->epfd, events, MAX_EVENTS, &ts, NULL);
+    if (n < 0 && errno == ENOSYS) {
+        int ms = (int)((wait_ns + NS_PER_MS - 1) / NS_PER_MS);
+        n = epoll_wait(w->epfd, events, MAX_EVENTS, ms);
+    }
+    return n;
+}
+
+void *worker_run(void *arg) {
+    worker *w = arg;
+    const run_clock *clock = w->clock;
+    pin_thread(w);
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->epfd < 0) {
+        perror("rackbench-engine: epoll_create1");
+        exit(1);
+    }
+    phase_stats_init(&w->phases[PHASE_WARMUP], clock->start_ns);
+    phase_stats_init(&w->phases[PHASE_MEASURE], clock->measure_start_ns);
+    struct timespec start = clock_timespec(clock->start_ns);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR && !engine_interrupted) {
+    }
+
+    uint64_t now_ns = clock_now_ns();
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &w->conns[i];
+        if (is_open_loop(w)) {
+            c->next_free = w->free_stack;
+            w->free_stack = c;
+        } else {
+            start_request(c, now_ns, now_ns);
+        }
+    }
+    struct epoll_event events[MAX_EVENTS];
+    uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+    for (;;) {
+        now_ns = clock_now_ns();
+        if (engine_interrupted) {
+            /* Ctrl-C: stop now; what was in flight is reported apart. */
+            w->abandoned += (uint64_t)w->in_flight;
+            break;
+        }
+        if (!w->stopping && now_ns >= clock->measure_end_ns) {
+            w->stopping = 1;
+            w->stop_ns = now_ns;
+        }
+        if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
+        if (now_ns >= next_housekeeping_ns || w->stopping) {
+            housekeeping(w, now_ns);
+            next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+        }
+        /* After the window, in-flight requests drain until their own
+         * deadline (at most the timeout), then the thread is done. */
+        if (w->stopping && w->in_flight == 0) break;
+        uint64_t until_ns = next_housekeeping_ns;
+        if (!w->stopping && clock->measure_end_ns < until_ns) until_ns = clock->measure_end_ns;
+        if (is_open_loop(w) && !w->stopping && w->free_stack) {
+            uint64_t due_ns = w->sched_origin_ns + (uint64_t)((double)w->next_index * w->interval_ns);
+            if (due_ns < until_ns) until_ns = due_ns;
+        }
+        int n = wait_events(w, events, now_ns, until_ns);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            perror("rackbench-engine: epoll_wait");
+            exit(1);
+        }
+        if (n > 0) now_ns = clock_now_ns();
+        for (int i = 0; i < n; i++) on_event(events[i].data.ptr, events[i].events, now_ns);
+    }
+    for (int p = 0; p < PHASE_COUNT; p++) phase_stats_flush(&w->phases[p]);
+    raw_log_flush(&w->raw);
+    return NULL;
+}

@@ -1,0 +1,111 @@
+/*
+ * worker.h - one engine thread: an epoll event loop driving its share of
+ * the connections, closed or open loop, and counting what happens.
+ *
+ * Each thread owns everything it touches (connections, buffers, stats), so
+ * the request path takes no lock; the main thread merges the stats after
+ * every worker has been joined.
+ */
+#ifndef RB_WORKER_H
+#define RB_WORKER_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "cookie_jar.h"
+#include "http_response.h"
+#include "phase_stats.h"
+#include "raw_log.h"
+#include "requests.h"
+#include "rng.h"
+
+/* Set by the SIGINT/SIGTERM handler: every worker stops at once. */
+extern volatile sig_atomic_t engine_interrupted;
+
+/* The shared clock marks of one run, fixed before the threads start. */
+typedef struct {
+    uint64_t start_ns;          /* t0: the warmup starts */
+    uint64_t measure_start_ns;  /* t0 + warmup */
+    uint64_t measure_end_ns;    /* t0 + warmup + duration */
+} run_clock;
+
+typedef struct worker worker;
+
+typedef enum {
+    CONN_IDLE = 0,      /* no request in progress; fd open (kept alive) or -1 */
+    CONN_CONNECTING,    /* connecting for req */
+    CONN_WRITING,       /* req partly written */
+    CONN_READING,       /* waiting for / reading the response */
+    CONN_CLOSING,       /* response done; waiting for the server's close */
+    CONN_BACKOFF        /* a connect failed; retry after backoff_until_ns */
+} conn_state;
+
+typedef struct conn {
+    worker *w;
+    int fd;
+    conn_state state;
+    uint32_t slot;              /* connection number across all threads */
+    const request_template *req;
+    size_t written;
+    uint64_t start_ns;          /* latency origin: scheduled time (open loop)
+                                   or when the slot became free (closed loop) */
+    uint64_t deadline_ns;
+    uint64_t backoff_until_ns;
+    uint64_t resp_bytes;
+    phase_id phase;
+    int established_once;
+    uint32_t requests_on_fd;
+    rng rng;
+    size_t first_done;
+    cookie_jar *jar;            /* NULL unless --cookies */
+    struct conn *next_free;     /* open loop: stack of idle slots */
+    http_response resp;
+} conn;
+
+struct worker {
+    int id;
+    pthread_t thread;
+    const engine_config *cfg;
+    const request_set *requests;
+    const run_clock *clock;
+    int epfd;
+    conn *conns;
+    int conn_count;
+    int first_slot;
+    char *read_buf;
+    raw_log raw;
+    phase_stats phases[PHASE_COUNT];
+
+    /* open loop: request k is due at sched_origin_ns + k * interval_ns */
+    double interval_ns;
+    uint64_t sched_origin_ns;
+    uint64_t next_index;
+    conn *free_stack;
+
+    int in_flight;              /* requests started and not finished */
+    int stopping;
+    uint64_t stop_ns;
+
+    /* connection accounting */
+    uint64_t connects;          /* successful connects */
+    uint64_t connect_attempts;
+    uint64_t close_ignored;     /* asked Connection: close, server kept it open */
+    uint64_t server_closes;     /* server closed after a response */
+    uint64_t idle_closes;       /* server closed an idle kept-alive connection */
+    uint64_t abandoned;         /* in flight when interrupted */
+    int slots_established;      /* slots that connected at least once */
+    int pin_failed;
+};
+
+/* Prepares w (allocations happen here, before the run). */
+void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests,
+                 const run_clock *clock, int first_slot, int conn_count, double rate_per_s, int raw_fd);
+
+/* Thread entry: waits for clock->start_ns, runs, returns when done. */
+void *worker_run(void *arg);
+
+void worker_free(worker *w);
+
+#endif

@@ -1,0 +1,55 @@
+# frozen_string_literal: true
+
+module Rackbench
+  # Entry point of the `rackbench` command. CLI.run returns an exit code and
+  # never calls exit; each subcommand is a small class loaded only when used.
+  # One rescue ladder turns known errors into a single line on stderr.
+  module CLI
+    EXIT_OK = 0
+    EXIT_FAILURE = 1
+    EXIT_USAGE = 2
+    EXIT_INTERRUPTED = 130
+
+    # name => [file under rackbench/cli, class name, one-line description]
+    COMMANDS = {
+      "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"]
+    }.freeze
+
+    USAGE = <<~TEXT
+      Usage: rackbench COMMAND [options]
+
+      Commands:
+      #{COMMANDS.map { |name, (_, _, text)| format("  %-10s %s", name, text) }.join("\n")}
+
+      rackbench COMMAND --help shows the options of a command.
+      rackbench --version prints the version.
+    TEXT
+
+    module_function
+
+    def run(argv, out: $stdout, err: $stderr)
+      command, *rest = argv
+      case command
+      when nil, "-h", "--help", "help"
+        out.print USAGE
+        command.nil? ? EXIT_USAGE : EXIT_OK
+      when "-v", "--version", "version"
+        out.puts "rackbench #{VERSION}"
+        EXIT_OK
+      else
+        entry = COMMANDS[command] or raise UsageError, "unknown command '#{command}' (see rackbench --help)"
+        require_relative "cli/#{entry[0]}"
+        CLI.const_get(entry[1]).new(out: out, err: err).run(rest)
+      end
+    rescue UsageError => e
+      err.puts "rackbench: #{e.message}"
+      EXIT_USAGE
+    rescue Interrupted, Interrupt
+      err.puts "rackbench: interrupted"
+      EXIT_INTERRUPTED
+    rescue Error => e
+      err.puts "rackbench: #{e.message}"
+      EXIT_FAILURE
+    end
+  end
+end

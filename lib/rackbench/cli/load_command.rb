@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+require "json"
+require "optparse"
+
+module Rackbench
+  module CLI
+    # `rackbench load URL`: one run of the load engine, summarised for a
+    # human or printed as the engine's JSON document (--json).
+    class LoadCommand
+      def initialize(out:, err:)
+        @out = out
+        @err = err
+      end
+
+      def run(argv)
+        options = { headers: [] }
+        json = false
+        parser = option_parser(options) { json = true }
+        urls = parse(parser, argv)
+        return CLI::EXIT_OK if options[:help]
+        raise UsageError, "load needs exactly one URL (see rackbench load --help)" unless urls.size == 1
+
+        settings = LoadSettings.build(url: urls.first, **options)
+        result = LoadEngine.new.run(settings)
+        print_result(result, json)
+        CLI::EXIT_OK
+      rescue Interrupted => e
+        print_result(e.partial_result, json) if e.partial_result
+        @err.puts "rackbench: interrupted"
+        CLI::EXIT_INTERRUPTED
+      end
+
+      private
+
+      def parse(parser, argv)
+        parser.parse(argv)
+      rescue OptionParser::ParseError => e
+        raise UsageError, e.message
+      end
+
+      def print_result(result, json)
+        if json
+          @out.puts JSON.generate(result.to_h)
+        else
+          @out.print LoadSummary.new(result)
+        end
+      end
+
+      def duration(text, name)
+        Duration.parse_s(text)
+      rescue ArgumentError
+        raise UsageError, "invalid #{name} #{text.inspect} (expected e.g. 10s, 500ms, 2m)"
+      end
+
+      def integer(text, name)
+        Integer(text, 10)
+      rescue ArgumentError
+        raise UsageError, "invalid #{name} #{text.inspect} (expected an integer)"
+      end
+
+      def option_parser(o, &on_json)
+        OptionParser.new do |p|
+          p.banner = "Usage: rackbench load [options] URL"
+          p.separator "Drives HTTP/1.1 load at URL (loopback only unless --allow-remote)."
+          p.on("-c", "--connections N", "concurrent connections (default 10)") { |v| o[:connections] = integer(v, "--connections") }
+          p.on("-t", "--threads N", "engine threads (default 1)") { |v| o[:threads] = integer(v, "--threads") }
+          p.on("-d", "--duration D", "measured window, e.g. 10s, 500ms (default 10s)") { |v| o[:duration_s] = duration(v, "--duration") }
+          p.on("-w", "--warmup D", "warmup before the window (default 0)") { |v| o[:warmup_s] = duration(v, "--warmup") }
+          p.on("-R", "--rate R", Float, "open loop: requests/s overall (default: closed loop)") { |v| o[:rate] = v }
+          p.on("-k", "--no-keepalive", "close on the client side after every response") { o[:keepalive] = false }
+          p.on("-H", "--header 'K: V'", "request header (repeatable)") { |v| o[:headers] << v }
+          p.on("-m", "--method M", "request method (default GET)") { |v| o[:method] = v }
+          p.on("--body TEXT", "request body") { |v| o[:body] = v }
+          p.on("--timeout D", "per-request timeout (default 2s)") { |v| o[:timeout_s] = duration(v, "--timeout") }
+          p.on("--requests FILE", "request list (doc/requests.md)") { |v| o[:requests_file] = v }
+          p.on("--cookies", "keep a cookie jar per connection") { o[:cookies] = true }
+          p.on("--seed N", "seed of the request mix (default 1)") { |v| o[:seed] = integer(v, "--seed") }
+          p.on("--raw FILE", "write one CSV record per request") { |v| o[:raw_file] = v }
+          p.on("--cpus LIST", "pin the engine's threads, e.g. 1 or 0-3") { |v| o[:cpus] = v }
+          p.on("--allow-remote", "allow a non-loopback target") { o[:allow_remote] = true }
+          p.on("--json", "print the engine's JSON document (doc/output.md)", &on_json)
+          p.on("-h", "--help", "show this help") do
+            @out.print p.help
+            o[:help] = true
+          end
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,144 @@
+# frozen_string_literal: true
+
+require "json"
+
+module Rackbench
+  # Runs the native load engine (ext/rackbench_engine, installed as
+  # lib/rackbench-engine) for one LoadSettings and returns a LoadResult.
+  # Both `rackbench load` and the experiment runner go through this class.
+  #
+  # The engine runs in its own process group, so a Ctrl-C in the terminal
+  # reaches only rackbench, which then stops the engine with TERM: the
+  # engine prints what it measured so far and the caller gets it inside
+  # Rackbench::Interrupted. A watchdog kills an engine that overruns its
+  # deadline (warmup + duration + timeout + 10 s); the engine is always
+  # reaped.
+  class LoadEngine
+    BINARY_NAME = "rackbench-engine"
+    # How long a TERMed engine may take to print its result before KILL.
+    STOP_GRACE_S = 5.0
+
+    def self.default_binary
+      ENV.fetch("RACKBENCH_ENGINE") { File.expand_path("../#{BINARY_NAME}", __dir__) }
+    end
+
+    attr_reader :binary
+
+    def initialize(binary: self.class.default_binary)
+      @binary = binary
+    end
+
+    # The command line for settings (an Array, never a shell string).
+    def argv(settings)
+      args = [binary, "-c", settings.connections.to_s, "-t", settings.threads.to_s,
+              "-d", Duration.to_engine(settings.duration_s), "-w", Duration.to_engine(settings.warmup_s),
+              "--timeout", Duration.to_engine(settings.timeout_s), "--seed", settings.seed.to_s]
+      args.push("--rate", format_rate(settings.rate)) if settings.rate
+      args << "--no-keepalive" unless settings.keepalive
+      settings.headers.each { |h| args.push("-H", h) }
+      args.push("-m", settings.method) unless settings.method == "GET"
+      args.push("--body", settings.body) if settings.body
+      args.push("--requests", settings.requests_file) if settings.requests_file
+      args << "--cookies" if settings.cookies
+      args.push("--raw", settings.raw_file) if settings.raw_file
+      args.push("--cpus", settings.cpu_list) if settings.cpus
+      args << "--allow-remote" if settings.allow_remote
+      args << settings.url
+    end
+
+    # Runs the engine. Returns a LoadResult; raises UsageError (the engine
+    # refused the arguments), EngineError (it failed or misbehaved) or
+    # Interrupted (with the partial result, when there is one).
+    def run(settings)
+      ensure_binary!
+      out_r, out_w = IO.pipe
+      err_r, err_w = IO.pipe
+      pid = Process.spawn(*argv(settings), out: out_w, err: err_w, in: File::NULL, pgroup: true)
+      out_w.close
+      err_w.close
+      stdout = Thread.new { out_r.read }
+      stderr = Thread.new { err_r.read }
+      status, interrupted = wait_for(pid, settings.deadline_s)
+      pid = nil # reaped: never signal a PID that may have been reused
+      finish(status, stdout.value, stderr.value, interrupted)
+    ensure
+      reap(pid) if pid
+      [out_r, out_w, err_r, err_w].each { |io| io&.close unless io&.closed? }
+    end
+
+    private
+
+    def ensure_binary!
+      return if File.executable?(binary)
+
+      raise EngineError, "load engine not found at #{binary}: run bin/setup (or rake compile)"
+    end
+
+    def format_rate(rate)
+      rate == rate.to_i ? rate.to_i.to_s : rate.to_s
+    end
+
+    # Waits for the engine, killing it past the deadline. Returns
+    # [Process::Status, interrupted?].
+    def wait_for(pid, deadline_s)
+      watchdog = Thread.new do
+        sleep deadline_s
+        Process.kill(:KILL, pid)
+      rescue Errno::ESRCH
+        nil
+      end
+      begin
+        [Process.wait2(pid).last, false]
+      rescue Interrupt
+        stop(pid)
+      end
+    ensure
+      watchdog&.kill
+    end
+
+    # Ctrl-C: TERM lets the engine print its partial result; KILL if it hangs.
+    def stop(pid)
+      Process.kill(:TERM, pid)
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + STOP_GRACE_S
+      loop do
+        done = Process.wait2(pid, Process::WNOHANG)
+        return [done.last, true] if done
+
+        if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+          Process.kill(:KILL, pid)
+          return [Process.wait2(pid).last, true]
+        end
+        sleep 0.02
+      end
+    end
+
+    def reap(pid)
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    rescue Errno::ESRCH, Errno::ECHILD
+      nil
+    end
+
+    def finish(status, stdout, stderr, interrupted)
+      message = stderr.to_s.lines.map(&:strip).reject(&:empty?).last
+      if interrupted
+        partial = parse(stdout) if status&.success?
+        raise Interrupted.new("interrupted", partial_result: partial)
+      end
+      if status.signaled?
+        raise EngineError, "load engine killed by signal #{Signal.signame(status.termsig)}" \
+                           "#{" (it overran its deadline)" if status.termsig == 9}"
+      end
+      raise UsageError, message.to_s.sub(/\Arackbench-engine: /, "") if status.exitstatus == 2
+      raise EngineError, message || "load engine failed with exit status #{status.exitstatus}" unless status.success?
+
+      parse(stdout, warning: message)
+    end
+
+    def parse(stdout, warning: nil)
+      LoadResult.new(JSON.parse(stdout), warning: warning)
+    rescue JSON::ParserError => e
+      raise EngineError, "load engine printed invalid JSON: #{e.message[0, 120]}"
+    end
+  end
+end

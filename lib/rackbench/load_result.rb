@@ -1,0 +1,95 @@
+# frozen_string_literal: true
+
+module Rackbench
+  # The load engine's result document (doc/output.md), checked against the
+  # contract on construction so that a malformed document fails loudly here
+  # rather than as a nil deep inside a report.
+  class LoadResult
+    FORMAT = "rackbench-engine"
+    FORMAT_VERSION = 1
+    # key => the classes its value may have
+    REQUIRED = {
+      "format" => [String], "format_version" => [Integer], "engine_version" => [String],
+      "interrupted" => [true.class, false.class], "settings" => [Hash],
+      "requests" => [Integer], "duration_s" => [Numeric], "rps" => [Numeric],
+      "bytes" => [Integer], "bytes_per_s" => [Numeric], "status" => [Hash], "errors" => [Hash],
+      "latency_us" => [Hash], "histogram" => [Hash], "timeline" => [Array],
+      "late" => [Hash, NilClass], "connections" => [Hash], "abandoned" => [Integer],
+      "warmup" => [Hash], "cpu" => [Hash], "memory" => [Hash]
+    }.freeze
+    LATENCY_KEYS = %w[min mean stdev max p50 p90 p99 p99_9].freeze
+    ERROR_KINDS = %w[connect read write timeout parse].freeze
+    CPU_KEYS = %w[user_s system_s wall_s utilization us_per_request threads saturated].freeze
+
+    attr_reader :data, :warning
+
+    # data: the parsed JSON Hash. warning: a line the engine wrote on stderr.
+    def initialize(data, warning: nil)
+      @data = data
+      @warning = warning
+      validate!
+    end
+
+    def requests = data["requests"]
+    def duration_s = data["duration_s"]
+    def rps = data["rps"]
+    def bytes = data["bytes"]
+    def bytes_per_s = data["bytes_per_s"]
+    def latency_us = data["latency_us"]
+    def errors = data["errors"]
+    def status = data["status"]
+    def cpu = data["cpu"]
+    def warmup = data["warmup"]
+    def settings = data["settings"]
+    def connections = data["connections"]
+    def late = data["late"]
+    def interrupted? = data["interrupted"]
+
+    def error_count
+      errors.values.sum
+    end
+
+    # Failed requests over all attempts in the measured window.
+    def error_rate
+      attempts = requests + error_count
+      attempts.zero? ? 0.0 : error_count.fdiv(attempts)
+    end
+
+    # Responses whose status is not 2xx or 3xx.
+    def bad_status_count
+      status.sum { |code, count| code.to_i.between?(200, 399) ? 0 : count }
+    end
+
+    def saturated?
+      cpu["saturated"]
+    end
+
+    def to_h
+      data
+    end
+
+    private
+
+    def validate!
+      raise EngineError, "load engine result is not a JSON object" unless data.is_a?(Hash)
+      unless data["format"] == FORMAT && data["format_version"] == FORMAT_VERSION
+        raise EngineError, "load engine result has format #{data["format"].inspect} " \
+                           "version #{data["format_version"].inspect}; expected #{FORMAT} #{FORMAT_VERSION}"
+      end
+      REQUIRED.each do |key, types|
+        value = data[key]
+        next if types.any? { |t| value.is_a?(t) }
+
+        raise EngineError, "load engine result: #{key} is #{value.inspect[0, 40]}, expected #{types.join(" or ")}"
+      end
+      require_keys("latency_us", latency_us, LATENCY_KEYS)
+      require_keys("errors", errors, ERROR_KINDS)
+      require_keys("cpu", cpu, CPU_KEYS)
+    end
+
+    def require_keys(name, hash, keys)
+      missing = keys - hash.keys
+      raise EngineError, "load engine result: #{name} lacks #{missing.join(", ")}" unless missing.empty?
+    end
+  end
+end

@@ -1,0 +1,95 @@
+# frozen_string_literal: true
+
+module Rackbench
+  # What one run of the load engine should do. Immutable; #validate! checks
+  # every value and names the first bad one, so the CLI and the experiment
+  # runner report the same errors.
+  #
+  # Options (all but url optional):
+  # :url :: target, http://127.0.0.1:PORT/path (loopback unless allow_remote)
+  # :connections :: concurrent connections (default: 10)
+  # :threads :: engine threads (default: 1)
+  # :duration_s :: measured window in seconds (default: 10)
+  # :warmup_s :: warmup before the window (default: 0)
+  # :rate :: requests/s for open loop, nil for closed loop (default: nil)
+  # :keepalive :: false closes on the client side after every response (default: true)
+  # :headers :: Array of "Name: value" (default: [])
+  # :method :: request method (default: "GET")
+  # :body :: request body (default: nil)
+  # :timeout_s :: per-request timeout (default: 2)
+  # :requests_file :: request list file (default: nil)
+  # :cookies :: per-connection cookie jar (default: false)
+  # :seed :: seed of the request mix (default: 1)
+  # :raw_file :: CSV of every request (default: nil)
+  # :cpus :: CPU list to pin the engine to, e.g. "1" or [1] (default: nil)
+  # :allow_remote :: permit a non-loopback target (default: false)
+  LoadSettings = Struct.new(
+    :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
+    :body, :timeout_s, :requests_file, :cookies, :seed, :raw_file, :cpus, :allow_remote,
+    keyword_init: true
+  )
+
+  # Reopened so that its constants live in the class, not in Rackbench.
+  class LoadSettings
+    DEFAULTS = {
+      connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
+      headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
+      cookies: false, seed: 1, raw_file: nil, cpus: nil, allow_remote: false
+    }.freeze
+
+    def self.build(**options)
+      unknown = options.keys - members
+      raise UsageError, "unknown load setting #{unknown.first}" unless unknown.empty?
+
+      new(**DEFAULTS.merge(options.compact)).validate!
+    end
+
+    def validate!
+      check(url.is_a?(String) && url.start_with?("http://"), "url", url, "an http:// URL")
+      check(positive_int?(connections), "connections", connections, "an integer >= 1")
+      check(positive_int?(threads) && threads <= 1024, "threads", threads, "an integer 1-1024")
+      check(threads <= connections, "threads", threads, "at most connections (#{connections})")
+      check(seconds?(duration_s) && duration_s.positive?, "duration", duration_s, "a duration > 0")
+      check(seconds?(warmup_s), "warmup", warmup_s, "a duration >= 0")
+      check(seconds?(timeout_s) && timeout_s >= 0.001, "timeout", timeout_s, "a duration >= 1ms")
+      check(rate.nil? || (rate.is_a?(Numeric) && rate.positive?), "rate", rate, "requests/s > 0")
+      check([true, false].include?(keepalive), "keepalive", keepalive, "true or false")
+      check(headers.is_a?(Array) && headers.all? { |h| h.is_a?(String) && h.match?(/\A[^:\s]+:/) },
+            "header", headers, "'Name: value'")
+      check(method.is_a?(String) && method.match?(/\A[A-Z]+\z/), "method", method, "e.g. GET, POST")
+      check(seed.is_a?(Integer) && seed >= 0, "seed", seed, "an integer >= 0")
+      check(cpus.nil? || cpu_list.match?(/\A\d+(-\d+)?(,\d+(-\d+)?)*\z/), "cpus", cpus, "e.g. 1, 0-3, 1,3")
+      if requests_file && (body || method != "GET")
+        raise UsageError, "--requests cannot be combined with --method or --body (put them in the file)"
+      end
+      self
+    end
+
+    # The CPU list in the engine's spelling ("1,3"), or nil.
+    def cpu_list
+      return nil if cpus.nil?
+
+      cpus.is_a?(Array) ? cpus.join(",") : cpus.to_s
+    end
+
+    # How long the engine may take at most: warmup, window, the drain of
+    # requests still in flight (bounded by the timeout), and start-up slack.
+    def deadline_s
+      warmup_s + duration_s + timeout_s + 10.0
+    end
+
+    private
+
+    def positive_int?(value)
+      value.is_a?(Integer) && value >= 1
+    end
+
+    def seconds?(value)
+      value.is_a?(Numeric) && value >= 0 && value.finite?
+    end
+
+    def check(ok, name, value, expected)
+      raise UsageError, "invalid #{name} #{value.inspect} (expected #{expected})" unless ok
+    end
+  end
+end

@@ -1,0 +1,118 @@
+# frozen_string_literal: true
+
+module Rackbench
+  # The human summary of one LoadResult, shaped like wrk's: the run, the
+  # throughput, the latency percentiles, what went wrong, and what the
+  # engine itself cost (with a warning when it may have been the bottleneck).
+  class LoadSummary
+    def initialize(result)
+      @result = result
+    end
+
+    def to_s
+      lines = [header]
+      lines << warmup_line if @result.warmup["duration_s"].positive?
+      lines.concat(measured_lines)
+      lines << late_line if @result.late
+      lines.concat(problem_lines)
+      lines << cpu_line
+      lines << saturation_warning if @result.saturated?
+      lines << "  Interrupted: the figures cover the part of the run before Ctrl-C." if @result.interrupted?
+      lines.join("\n") << "\n"
+    end
+
+    # 1234.5 us -> "1.23ms"; latencies read best in the unit of their size.
+    def self.format_us(us)
+      if us >= 1_000_000 then format("%.2fs", us / 1e6)
+      elsif us >= 1000 then format("%.2fms", us / 1e3)
+      else format("%.1fus", us)
+      end
+    end
+
+    def self.format_bytes(bytes)
+      units = %w[B KB MB GB TB]
+      value = bytes.to_f
+      unit = units.shift
+      while value >= 1024 && !units.empty?
+        value /= 1024
+        unit = units.shift
+      end
+      unit == "B" ? "#{bytes.to_i}B" : format("%.2f%s", value, unit)
+    end
+
+    private
+
+    def settings = @result.settings
+
+    def header
+      mode = settings["mode"] == "open" ? "open loop at #{settings["rate"]} req/s" : "closed loop"
+      keepalive = settings["keepalive"] ? "keep-alive" : "no keep-alive (client closes)"
+      "Load #{settings["url"]} for #{settings["duration_s"]}s: #{mode}, #{settings["connections"]} connections, " \
+        "#{settings["threads"]} threads, #{keepalive}"
+    end
+
+    def warmup_line
+      w = @result.warmup
+      format("  Warmup:      %d requests in %.2fs, %.1f req/s (not counted below)", w["requests"], w["duration_s"],
+             w["rps"])
+    end
+
+    def measured_lines
+      lat = @result.latency_us
+      f = self.class.method(:format_us)
+      [
+        format("  Requests:    %d in %.2fs, %.1f req/s, %s/s", @result.requests, @result.duration_s, @result.rps,
+               self.class.format_bytes(@result.bytes_per_s)),
+        "  Latency:     p50 #{f.(lat["p50"])}  p90 #{f.(lat["p90"])}  p99 #{f.(lat["p99"])}  " \
+        "p99.9 #{f.(lat["p99_9"])}  max #{f.(lat["max"])}",
+        "               mean #{f.(lat["mean"])}  stdev #{f.(lat["stdev"])}  min #{f.(lat["min"])}",
+        "  Status:      #{status_text}"
+      ]
+    end
+
+    def status_text
+      return "none" if @result.status.empty?
+
+      @result.status.sort.map { |code, count| "#{code} x #{count}" }.join(", ")
+    end
+
+    def late_line
+      late = @result.late
+      format("  Late sends:  %d of %d scheduled requests went out >= %.0fus late (p99 %s, max %s)",
+             late["requests"], late["scheduled"], late["threshold_us"],
+             self.class.format_us(late["p99_us"]), self.class.format_us(late["max_us"]))
+    end
+
+    def problem_lines
+      lines = []
+      errors = @result.errors.select { |_, count| count.positive? }
+      lines << "  Errors:      #{errors.map { |kind, count| "#{kind} #{count}" }.join(", ")}" unless errors.empty?
+      bad = @result.bad_status_count
+      lines << "  Non-2xx/3xx: #{bad} responses" if bad.positive?
+      conn = @result.connections
+      if conn["established"] < conn["requested"]
+        lines << "  Connections: only #{conn["established"]} of #{conn["requested"]} requested connections " \
+                 "ever connected"
+      end
+      if conn["close_ignored"].positive?
+        lines << "  Connection: close was ignored by the server #{conn["close_ignored"]} times " \
+                 "(the client closed instead)"
+      end
+      lines << "  Abandoned:   #{@result.data["abandoned"]} requests in flight at Ctrl-C" if @result.data["abandoned"].positive?
+      lines << "  Warning:     #{@result.warning}" if @result.warning
+      lines
+    end
+
+    def cpu_line
+      cpu = @result.cpu
+      format("  Engine CPU:  %.2fus/request (user %.2fs, system %.2fs, %.0f%% of %d thread%s)",
+             cpu["us_per_request"], cpu["user_s"], cpu["system_s"], cpu["utilization"] * 100, cpu["threads"],
+             cpu["threads"] == 1 ? "" : "s")
+    end
+
+    def saturation_warning
+      format("  WARNING: the engine was saturated (%.0f%% CPU): it may have been the bottleneck, not the server. " \
+             "Add --threads or give it more cores.", @result.cpu["utilization"] * 100)
+    end
+  end
+end

@@ -1,0 +1,28 @@
+# frozen_string_literal: true
+
+require_relative "lib/rackbench/version"
+
+Gem::Specification.new do |spec|
+  spec.name = "rackbench"
+  spec.version = Rackbench::VERSION
+  spec.authors = ["rackbench developers"]
+  spec.summary = "A benchmarking lab for Ruby web stacks, with its own native HTTP load engine"
+  spec.description = <<~TEXT
+    rackbench runs whole experiments (rubies x servers x apps x processes x threads) in
+    a seeded random order, drives load with a native C engine that times every request,
+    stores every trial as it finishes and reports ratios with confidence intervals.
+  TEXT
+  spec.license = "MIT"
+  spec.required_ruby_version = ">= 3.1"
+
+  spec.files = Dir["lib/**/*.rb", "ext/**/*.{c,h,rb}", "exe/*", "doc/*.md", "README.md", "CHANGELOG.md"]
+  spec.bindir = "exe"
+  spec.executables = ["rackbench"]
+  spec.require_paths = ["lib"]
+  # Builds the standalone load engine; `make install` puts it in lib/.
+  spec.extensions = ["ext/rackbench_engine/extconf.rb"]
+  spec.metadata["rubygems_mfa_required"] = "true"
+
+  spec.add_dependency "sequel", "~> 5.0"
+  spec.add_dependency "sqlite3", ">= 1.4"
+end
