@@ -17,6 +17,9 @@ module Rackbench
     BINARY_NAME = "rackbench-engine"
     # How long a TERMed engine may take to print its result before KILL.
     STOP_GRACE_S = 5.0
+    # Start-up and exit allowance beyond the run itself before the watchdog
+    # decides the engine hangs.
+    DEADLINE_SLACK_S = 10.0
 
     def self.default_binary
       ENV.fetch("RACKBENCH_ENGINE") { File.expand_path("../#{BINARY_NAME}", __dir__) }
@@ -24,8 +27,11 @@ module Rackbench
 
     attr_reader :binary
 
-    def initialize(binary: self.class.default_binary)
+    # :binary :: path of the engine executable (default: lib/rackbench-engine, or $RACKBENCH_ENGINE)
+    # :deadline_slack_s :: allowance past the run's own maximum length (default: 10)
+    def initialize(binary: self.class.default_binary, deadline_slack_s: DEADLINE_SLACK_S)
       @binary = binary
+      @deadline_slack_s = deadline_slack_s
     end
 
     # The command line for settings (an Array, never a shell string).
@@ -58,7 +64,7 @@ module Rackbench
       err_w.close
       stdout = Thread.new { out_r.read }
       stderr = Thread.new { err_r.read }
-      status, interrupted = wait_for(pid, settings.deadline_s)
+      status, interrupted = wait_for(pid, settings.max_run_s + @deadline_slack_s)
       pid = nil # reaped: never signal a PID that may have been reused
       finish(status, stdout.value, stderr.value, interrupted)
     ensure

@@ -72,10 +72,10 @@ module Rackbench
       cpus.is_a?(Array) ? cpus.join(",") : cpus.to_s
     end
 
-    # How long the engine may take at most: warmup, window, the drain of
-    # requests still in flight (bounded by the timeout), and start-up slack.
-    def deadline_s
-      warmup_s + duration_s + timeout_s + 10.0
+    # How long the engine's run lasts at most: warmup, window, and the drain
+    # of requests still in flight (bounded by the timeout).
+    def max_run_s
+      warmup_s + duration_s + timeout_s
     end
 
     private

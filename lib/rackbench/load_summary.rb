@@ -47,8 +47,9 @@ module Rackbench
     def header
       mode = settings["mode"] == "open" ? "open loop at #{settings["rate"]} req/s" : "closed loop"
       keepalive = settings["keepalive"] ? "keep-alive" : "no keep-alive (client closes)"
+      threads = settings["threads"] == 1 ? "1 thread" : "#{settings["threads"]} threads"
       "Load #{settings["url"]} for #{settings["duration_s"]}s: #{mode}, #{settings["connections"]} connections, " \
-        "#{settings["threads"]} threads, #{keepalive}"
+        "#{threads}, #{keepalive}"
     end
 
     def warmup_line
@@ -58,16 +59,19 @@ module Rackbench
     end
 
     def measured_lines
+      requests = format("  Requests:    %d in %.2fs, %.1f req/s, %s/s", @result.requests, @result.duration_s,
+                        @result.rps, self.class.format_bytes(@result.bytes_per_s))
+      [requests, *latency_lines, "  Status:      #{status_text}"]
+    end
+
+    def latency_lines
+      return ["  Latency:     no responses"] if @result.requests.zero?
+
       lat = @result.latency_us
       f = self.class.method(:format_us)
-      [
-        format("  Requests:    %d in %.2fs, %.1f req/s, %s/s", @result.requests, @result.duration_s, @result.rps,
-               self.class.format_bytes(@result.bytes_per_s)),
-        "  Latency:     p50 #{f.(lat["p50"])}  p90 #{f.(lat["p90"])}  p99 #{f.(lat["p99"])}  " \
-        "p99.9 #{f.(lat["p99_9"])}  max #{f.(lat["max"])}",
-        "               mean #{f.(lat["mean"])}  stdev #{f.(lat["stdev"])}  min #{f.(lat["min"])}",
-        "  Status:      #{status_text}"
-      ]
+      ["  Latency:     p50 #{f.(lat["p50"])}  p90 #{f.(lat["p90"])}  p99 #{f.(lat["p99"])}  " \
+       "p99.9 #{f.(lat["p99_9"])}  max #{f.(lat["max"])}",
+       "               mean #{f.(lat["mean"])}  stdev #{f.(lat["stdev"])}  min #{f.(lat["min"])}"]
     end
 
     def status_text

@@ -1,0 +1,147 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "stringio"
+
+describe Rackbench::LoadResult do
+  let(:doc) { JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))) }
+
+  it "exposes the measured figures" do
+    r = Rackbench::LoadResult.new(doc)
+    assert_equal 400, r.requests
+    assert_equal 0, r.error_count
+    assert_equal 0.0, r.error_rate
+    assert_equal 0, r.bad_status_count
+    refute r.interrupted?
+  end
+
+  it "computes error rates over all attempts" do
+    doc["errors"]["timeout"] = 100
+    doc["status"] = { "200" => 300, "500" => 100 }
+    r = Rackbench::LoadResult.new(doc)
+    assert_in_delta 100.0 / 500, r.error_rate
+    assert_equal 100, r.bad_status_count
+  end
+
+  it "rejects a document that breaks the contract, naming the key" do
+    [
+      [->(d) { d["format_version"] = 2 }, /version 2/],
+      [->(d) { d.delete("rps") }, /rps is nil/],
+      [->(d) { d["timeline"] = {} }, /timeline/],
+      [->(d) { d["latency_us"].delete("p99_9") }, /latency_us lacks p99_9/],
+      [->(d) { d["errors"].delete("parse") }, /errors lacks parse/],
+      [->(d) { d["cpu"].delete("saturated") }, /cpu lacks saturated/]
+    ].each do |mutate, pattern|
+      broken = JSON.parse(JSON.generate(doc))
+      mutate.call(broken)
+      error = assert_raises(Rackbench::EngineError) { Rackbench::LoadResult.new(broken) }
+      assert_match pattern, error.message
+    end
+  end
+
+  it "matches doc/output.md both ways: every key written is documented, every documented key written" do
+    text = File.read(File.expand_path("../../doc/output.md", __dir__))
+    engine_section = text[/^## The load engine's result.*?(?=^## )/m]
+    documented = engine_section.scan(/^\| `([a-z0-9_.]+)`/).flatten
+    keys = lambda do |value, prefix|
+      case value
+      when Hash
+        # status codes are data, not keys
+        return [] if %w[status warmup.status].include?(prefix)
+
+        value.flat_map { |k, v| [prefix ? "#{prefix}.#{k}" : k] + keys.call(v, prefix ? "#{prefix}.#{k}" : k) }
+      when Array then value.first.is_a?(Hash) ? keys.call(value.first, prefix) : []
+      else []
+      end
+    end
+    written = keys.call(doc, nil)
+    assert_empty written - documented, "keys missing from doc/output.md"
+    assert_empty documented - written, "documented keys the engine does not write"
+  end
+end
+
+describe Rackbench::LoadSummary do
+  let(:doc) { JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))) }
+
+  it "summarises like wrk, with percentiles and the engine's cost" do
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s
+    assert_match(/open loop at 200.0 req\/s, 2 connections, 1 thread, keep-alive/, text)
+    assert_match(/Requests:\s+400 in 2.00s, 200.0 req\/s/, text)
+    assert_match(/p50 .* p90 .* p99 .* p99.9 .* max/, text)
+    assert_match(/Engine CPU:/, text)
+    assert_match(/Late sends:/, text)
+    refute_match(/WARNING/, text)
+  end
+
+  it "warns when the engine was saturated and lists errors" do
+    doc["cpu"]["saturated"] = true
+    doc["cpu"]["utilization"] = 0.97
+    doc["errors"]["connect"] = 3
+    doc["connections"]["established"] = 1
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s
+    assert_match(/WARNING: the engine was saturated \(97% CPU\)/, text)
+    assert_match(/Errors:\s+connect 3/, text)
+    assert_match(/only 1 of 2 requested connections/, text)
+  end
+
+  it "says plainly when nothing answered" do
+    doc["requests"] = 0
+    doc["status"] = {}
+    doc["errors"]["connect"] = 50
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s
+    assert_match(/Latency:\s+no responses/, text)
+  end
+
+  it "formats latencies in the unit of their size" do
+    assert_equal "512.0us", Rackbench::LoadSummary.format_us(512)
+    assert_equal "1.50ms", Rackbench::LoadSummary.format_us(1500)
+    assert_equal "2.00s", Rackbench::LoadSummary.format_us(2_000_000)
+  end
+end
+
+describe Rackbench::CLI do
+  def run_cli(*argv)
+    out = StringIO.new
+    err = StringIO.new
+    code = Rackbench::CLI.run(argv, out: out, err: err)
+    [code, out.string, err.string]
+  end
+
+  it "prints usage and version" do
+    code, out, = run_cli("--help")
+    assert_equal 0, code
+    assert_match(/load\s+drive HTTP load/, out)
+    assert_equal [0, "rackbench #{Rackbench::VERSION}\n", ""], run_cli("--version")
+  end
+
+  it "answers an unknown command with one line and exit 2" do
+    assert_equal [2, "", "rackbench: unknown command 'lod' (see rackbench --help)\n"], run_cli("lod")
+  end
+
+  it "checks load arguments before starting anything" do
+    code, _, err = run_cli("load")
+    assert_equal 2, code
+    assert_match(/exactly one URL/, err)
+    code, _, err = run_cli("load", "--duration", "soon", "http://127.0.0.1:1/")
+    assert_equal 2, code
+    assert_equal "rackbench: invalid --duration \"soon\" (expected e.g. 10s, 500ms, 2m)\n", err
+    code, out, = run_cli("load", "--help")
+    assert_equal 0, code
+    assert_match(/--no-keepalive/, out)
+  end
+
+  it "prints the engine's JSON or the summary" do
+    ENV["RACKBENCH_ENGINE"] = File.expand_path("../fixtures/fake_engine", __dir__)
+    ENV["FAKE_ENGINE_RESULT"] = File.expand_path("../fixtures/engine_result.json", __dir__)
+    code, out, = run_cli("load", "--json", "http://127.0.0.1:1/")
+    assert_equal 0, code
+    assert_equal 400, JSON.parse(out)["requests"]
+    code, out, = run_cli("load", "http://127.0.0.1:1/")
+    assert_equal 0, code
+    assert_match(/Requests:\s+400/, out)
+  ensure
+    ENV.delete("RACKBENCH_ENGINE")
+    ENV.delete("FAKE_ENGINE_RESULT")
+  end
+end
