@@ -50,6 +50,9 @@ void hist_merge(histogram *dst, const histogram *src);
 /* Bucket index of a value (values > HIST_MAX_NS map to the last bucket). */
 size_t hist_bucket_index(uint64_t value_ns);
 
+/* For the three bucket functions below, i < HIST_BUCKETS (larger indexes
+ * are treated as the last bucket). */
+
 /* Smallest value that falls in bucket i. */
 uint64_t hist_bucket_low_ns(size_t i);
 
@@ -61,7 +64,8 @@ uint64_t hist_bucket_mid_ns(size_t i);
 
 /* Nearest-rank percentile, pct in [0, 100]: the reported value of the bucket
  * holding the ceil(pct/100 * total)-th smallest value (rank at least 1),
- * clamped to [min_ns, max_ns] so p0 and p100 are exact. 0 when empty. */
+ * clamped to [min_ns, max_ns]. pct <= 0 (or NaN) returns min_ns exactly and
+ * pct >= 100 max_ns exactly. 0 when empty. */
 uint64_t hist_percentile_ns(const histogram *h, double pct);
 
 /* Arithmetic mean and population standard deviation in ns (0 when empty). */

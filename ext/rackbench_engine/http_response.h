@@ -23,8 +23,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Longest header line carried across reads, and largest header block. A
- * server sending endless headers fails with RESP_ERROR, never grows memory. */
+/* Longest line (status, header, chunk size or trailer; counted before its
+ * LF, whether or not it was split across reads) and largest header block.
+ * Interim 1xx responses share one such budget and trailers have their own,
+ * so a server sending endless headers, endless 100 Continue or endless
+ * trailers fails with RESP_ERROR and never grows memory. */
 #define HTTP_MAX_LINE_BYTES 8192
 #define HTTP_MAX_HEADER_BYTES 65536
 
@@ -91,8 +94,8 @@ resp_status http_response_feed(http_response *r, const char *buf, size_t len,
 
 /* The server closed the connection. Returns RESP_COMPLETE if the response
  * was delimited by the close (no Content-Length, not chunked, headers
- * complete), else RESP_ERROR with r->error set ("connection closed before
- * response complete"). */
+ * complete) or had already completed, else RESP_ERROR with r->error set
+ * ("connection closed before response complete"). */
 resp_status http_response_eof(http_response *r);
 
 /* 1 while no byte of the current response has been fed (useful to tell a

@@ -56,7 +56,7 @@ static void write_status_and_errors(json_writer *j, const phase_stats *ps) {
     json_object_begin(j);
     for (int s = 0; s < STATUS_CODES; s++) {
         if (!ps->status[s]) continue;
-        char code[8];
+        char code[16];
         snprintf(code, sizeof(code), "%d", s);
         json_kv_u64(j, code, ps->status[s]);
     }
