@@ -37,9 +37,11 @@ static const char usage_text[] =
 static int usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("rackbench-engine: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    for (char *c = msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    fprintf(stderr, "rackbench-engine: %s\n", msg);
     va_end(ap);
     return 2;
 }
@@ -84,7 +86,7 @@ int cli_parse_cpus(const char *text, int *cpus, int max) {
             if (count >= max) return -1;
             cpus[count++] = (int)c;
         }
-        if (*p == ',') p++;
+        if (*p == ',') { p++; if (*p == '\0') return -1; }
         else if (*p != '\0') return -1;
     }
     return count;
@@ -142,10 +144,9 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     cfg->keepalive = 1;
     cfg->method = "GET";
     cfg->seed = 1;
-    int threads_given = 0;
 
     opterr = 0;
-    optind = 1;
+    optind = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":c:t:d:w:R:kH:m:Vh", options, NULL)) != -1) {
         switch (opt) {
@@ -156,7 +157,6 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         case 't':
             if (parse_int(optarg, 1, 1024, &cfg->threads))
                 return usage_error("invalid --threads '%s' (expected an integer 1-1024)", optarg);
-            threads_given = 1;
             break;
         case 'd':
             if (cli_parse_duration(optarg, &cfg->duration_ns) || cfg->duration_ns == 0)
@@ -212,7 +212,9 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         case 'V': printf("rackbench-engine %s\n", ENGINE_VERSION); return -1;
         case 'h': fputs(usage_text, stdout); return -1;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
-        default: return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
+        default:
+            if (optopt > 0 && optopt < 256) return usage_error("unknown option '-%c' (see --help)", optopt);
+            return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind >= argc) return usage_error("missing URL (see --help)");
@@ -223,12 +225,9 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         return usage_error("--requests cannot be combined with --method or --body (put them in the file)");
     /* Every requested connection is used: threads never outnumber them
      * (wrk silently drops connections that do not divide evenly). */
-    if (cfg->threads > cfg->connections) {
-        if (threads_given)
-            return usage_error("--threads %d exceeds --connections %d: every thread needs a connection",
-                               cfg->threads, cfg->connections);
-        cfg->threads = cfg->connections;
-    }
+    if (cfg->threads > cfg->connections)
+        return usage_error("--threads %d exceeds --connections %d: every thread needs a connection", cfg->threads,
+                           cfg->connections);
     char resolve_err[512];
     if (url_resolve(cfg, resolve_err, sizeof(resolve_err))) return usage_error("%s", resolve_err);
     return 0;

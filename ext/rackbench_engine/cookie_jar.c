@@ -28,7 +28,10 @@ static int attribute_deletes(const char *attrs, size_t len) {
         if (strncasecmp(attrs + i, "max-age=", 8) == 0) {
             const char *v = attrs + i + 8;
             size_t rest = len - i - 8;
-            return rest > 0 && (v[0] == '0' || v[0] == '-');
+            if (rest > 0 && v[0] == '-') return 1;
+            size_t digits = 0;
+            while (digits < rest && v[digits] == '0') digits++;
+            return digits > 0 && (digits == rest || v[digits] < '0' || v[digits] > '9');
         }
     }
     return 0;

@@ -44,19 +44,54 @@ void json_object_end(json_writer *j) { close_container(j, '}'); }
 void json_array_begin(json_writer *j) { open_container(j, '['); }
 void json_array_end(json_writer *j) { close_container(j, ']'); }
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one.
+ * Overlong forms, surrogates and values above U+10FFFF are invalid. */
+static int utf8_sequence_len(const unsigned char *p) {
+    unsigned char c = p[0];
+    if (c < 0x80) return 1;
+    int n;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) { n = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { n = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { n = 4; cp = c & 0x07; }
+    else return 0;
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+/* Strings come from the user (URL, headers, file names): control
+ * characters are escaped and invalid UTF-8 becomes U+FFFD, so the document
+ * is always valid JSON. */
 static void write_escaped(json_writer *j, const char *s) {
     FILE *o = j->out;
     fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
         switch (*p) {
-        case '"': fputs("\\\"", o); break;
-        case '\\': fputs("\\\\", o); break;
-        case '\n': fputs("\\n", o); break;
-        case '\r': fputs("\\r", o); break;
-        case '\t': fputs("\\t", o); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) fprintf(o, "\\u%04x", *p);
-            else fputc(*p, o);
+        case '"': fputs("\\\"", o); p++; continue;
+        case '\\': fputs("\\\\", o); p++; continue;
+        case '\n': fputs("\\n", o); p++; continue;
+        case '\r': fputs("\\r", o); p++; continue;
+        case '\t': fputs("\\t", o); p++; continue;
+        default: break;
+        }
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(o, "\\u%04x", *p);
+            p++;
+            continue;
+        }
+        int n = utf8_sequence_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", o);
+            p++;
+        } else {
+            fwrite(p, 1, (size_t)n, o);
+            p += n;
         }
     }
     fputc('"', o);

@@ -236,7 +236,10 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
             if (error) break;
             const char *target = sp + 1;
             size_t target_len = (size_t)(content_end - target);
-            if (target_len == 0 || *target != '/' || memchr(target, ' ', target_len)) {
+            int bad_char = 0;
+            for (size_t i = 0; i < target_len; i++)
+                if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f) bad_char = 1;
+            if (target_len == 0 || *target != '/' || bad_char) {
                 error = fail(err, err_len, file, line_no, "request target must be a path starting with / and without spaces");
                 break;
             }
@@ -253,6 +256,12 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
                 break;
             }
             if (e.header_count >= MAX_HEADERS) { error = fail(err, err_len, file, line_no, "too many headers"); break; }
+            if (header_is(p, n, "Transfer-Encoding")) {
+                /* Bodies are sent whole with Content-Length; a chunked body
+                 * would need framing this format does not express. */
+                error = fail(err, err_len, file, line_no, "Transfer-Encoding is not supported (bodies are sent with Content-Length)");
+                break;
+            }
             e.headers[e.header_count] = p;
             e.header_lens[e.header_count++] = n;
         } else { /* BODY */

@@ -48,7 +48,7 @@ const char *url_parse(engine_config *cfg, const char *url) {
     } else {
         strcpy(cfg->port, "80");
     }
-    if (*path != '\0' && *path != '/' && *path != '?') return "malformed URL after host";
+    if (*path != '\0' && *path != '/' && *path != '?' && *path != '#') return "malformed URL after host";
     size_t fragment = strcspn(path, "#");
     if (*path == '\0' || *path == '#') {
         strcpy(cfg->path, "/");

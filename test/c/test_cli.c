@@ -1,0 +1,621 @@
+/*
+ * test_cli.c - tests of the command line: URL parsing, the loopback guard,
+ * durations, CPU lists and cli_parse on whole argument vectors.
+ *
+ * cli_parse writes one usage line to stderr (or the help and version text
+ * to stdout); cli() captures both, so each refusal is checked for its exit
+ * status and for a single "rackbench-engine: ..." line naming the problem.
+ *
+ * Name resolution only ever sees literal addresses and "localhost" (from
+ * /etc/hosts): no test needs the network, and nothing connects anywhere.
+ */
+#include "check.h"
+#include "config.h"
+#include "url.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static engine_config cfg; /* 6 KB: off the stack */
+static char out_text[8192], err_text[8192];
+
+/* --- capturing cli_parse ------------------------------------------------ */
+
+static void read_all(FILE *f, char *dst, size_t cap)
+{
+    rewind(f);
+    size_t n = fread(dst, 1, cap - 1, f);
+    dst[n] = '\0';
+    fclose(f);
+}
+
+static int cli(int argc, char **argv)
+{
+    fflush(stdout);
+    fflush(stderr);
+    FILE *fo = tmpfile(), *fe = tmpfile();
+    if (!fo || !fe) {
+        perror("tmpfile");
+        exit(2);
+    }
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(fileno(fo), 1);
+    dup2(fileno(fe), 2);
+    int rc = cli_parse(&cfg, argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    read_all(fo, out_text, sizeof out_text);
+    read_all(fe, err_text, sizeof err_text);
+    return rc;
+}
+
+#define ARGS(...) ((char *[]){"rackbench-engine", __VA_ARGS__, NULL})
+#define CLI(...) cli((int)(sizeof(ARGS(__VA_ARGS__)) / sizeof(char *)) - 1, ARGS(__VA_ARGS__))
+
+/* A usage error: status 2, nothing on stdout, exactly one stderr line
+ * "rackbench-engine: ..." containing needle. */
+static int usage_error_is(int rc, const char *needle)
+{
+    size_t n = strlen(err_text);
+    int ok = rc == 2 && out_text[0] == '\0' && strncmp(err_text, "rackbench-engine: ", 18) == 0 && n > 18 &&
+             err_text[n - 1] == '\n' && strchr(err_text, '\n') == err_text + n - 1 && strstr(err_text, needle);
+    if (!ok) fprintf(stderr, "  status %d, stderr: %s  want a line containing: %s\n", rc, err_text, needle);
+    return ok;
+}
+
+static int parsed_ok(int rc)
+{
+    if (rc == 0 && err_text[0] == '\0' && out_text[0] == '\0') return 1;
+    fprintf(stderr, "  status %d, stderr: %s", rc, err_text);
+    return 0;
+}
+
+/* --- url_parse ---------------------------------------------------------- */
+
+static void test_url_parse_accepts(void)
+{
+    static const struct {
+        const char *url, *host, *port, *path;
+    } cases[] = {
+        {"http://127.0.0.1:8080/path?q", "127.0.0.1", "8080", "/path?q"},
+        {"http://[::1]:9/x", "::1", "9", "/x"},
+        {"http://[::1]/", "::1", "80", "/"},
+        {"http://[::1]", "::1", "80", "/"},
+        {"http://localhost/", "localhost", "80", "/"},
+        {"http://localhost", "localhost", "80", "/"},
+        {"http://h?x", "h", "80", "/?x"},
+        {"http://h:81?x=1&y=2", "h", "81", "/?x=1&y=2"},
+        {"http://h/a/b#frag", "h", "80", "/a/b"},
+        {"http://h#frag", "h", "80", "/"},
+        {"http://h?x#y", "h", "80", "/?x"},
+        {"http://h/?", "h", "80", "/?"},
+        {"http://h:1", "h", "1", "/"},
+        {"http://h:65535/", "h", "65535", "/"},
+        {"http://h:080/", "h", "80", "/"},
+        {"http://Example.TEST/A%20B", "Example.TEST", "80", "/A%20B"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&cfg, 0x5A, sizeof cfg);
+        const char *e = url_parse(&cfg, cases[i].url);
+        int ok = e == NULL && strcmp(cfg.host, cases[i].host) == 0 && strcmp(cfg.port, cases[i].port) == 0 &&
+                 strcmp(cfg.path, cases[i].path) == 0 && strcmp(cfg.url, cases[i].url) == 0;
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  url %s: error %s, host '%.255s' port '%.7s' path '%.100s'\n", cases[i].url,
+                    e ? e : "none", cfg.host, cfg.port, cfg.path);
+    }
+
+    /* The longest host and URL that fit. */
+    static char url[MAX_URL_BYTES + 16];
+    memset(url, 0, sizeof url);
+    strcpy(url, "http://");
+    memset(url + 7, 'h', 255);
+    strcat(url, "/");
+    memset(&cfg, 0, sizeof cfg);
+    CHECK(url_parse(&cfg, url) == NULL);
+    CHECK_EQ_U64(strlen(cfg.host), 255);
+
+    memset(url, 0, sizeof url);
+    strcpy(url, "http://h/");
+    memset(url + 9, 'p', MAX_URL_BYTES - 1 - 9);
+    CHECK_EQ_U64(strlen(url), MAX_URL_BYTES - 1);
+    CHECK(url_parse(&cfg, url) == NULL);
+    CHECK_EQ_U64(strlen(cfg.path), MAX_URL_BYTES - 1 - 8);
+}
+
+static void test_url_parse_rejects(void)
+{
+    static const struct {
+        const char *url, *needle;
+    } cases[] = {
+        {"https://127.0.0.1/", "https"},
+        {"ftp://127.0.0.1/", "http://"},
+        {"HTTPS://h/", "http://"},
+        {"127.0.0.1:8080/", "http://"},
+        {"", "http://"},
+        {"http://", "no host"},
+        {"http:///x", "no host"},
+        {"http://:8080/", "no host"},
+        {"http://?x", "no host"},
+        {"http://[]/", "no host"},
+        {"http://h:0/", "port"},
+        {"http://h:65536/", "port"},
+        {"http://h:99999/", "port"},
+        {"http://h:123456/", "port"},
+        {"http://h:abc/", "port"},
+        {"http://h:/", "port"},
+        {"http://h:-1/", "port"},
+        {"http://h:80x/", "after host"},
+        {"http://[::1/", "IPv6"},
+        {"http://[::1]x/", "after host"},
+        {"http://[::1]:/", "port"},
+        {"http://h/a b", "spaces"},
+        {"http://h/a\tb", "spaces"},
+        {"http://h/a\x7f", "spaces"},
+        {"http://h?a b", "spaces"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&cfg, 0, sizeof cfg);
+        const char *e = url_parse(&cfg, cases[i].url);
+        int ok = e != NULL && strstr(e, cases[i].needle) != NULL;
+        CHECK(ok);
+        if (!ok) fprintf(stderr, "  url '%s': error %s, want one mentioning %s\n", cases[i].url, e ? e : "none",
+                         cases[i].needle);
+    }
+
+    static char url[MAX_URL_BYTES + 16];
+    memset(url, 0, sizeof url);
+    strcpy(url, "http://");
+    memset(url + 7, 'h', 256);
+    strcat(url, "/");
+    const char *e = url_parse(&cfg, url);
+    CHECK(e != NULL && strstr(e, "host") != NULL);
+
+    memset(url, 0, sizeof url);
+    strcpy(url, "http://h/");
+    memset(url + 9, 'p', MAX_URL_BYTES - 9);
+    e = url_parse(&cfg, url);
+    CHECK(e != NULL && strstr(e, "too long") != NULL);
+}
+
+/* --- url_resolve and the loopback guard --------------------------------- */
+
+static const char *resolve(const char *host, const char *port, int allow_remote, char *err, size_t err_len)
+{
+    memset(&cfg, 0, sizeof cfg);
+    strcpy(cfg.host, host);
+    strcpy(cfg.port, port);
+    cfg.allow_remote = allow_remote;
+    memset(err, 0, err_len);
+    return url_resolve(&cfg, err, err_len);
+}
+
+static void test_resolve_loopback(void)
+{
+    char err[512];
+    CHECK(resolve("127.0.0.1", "8080", 0, err, sizeof err) == NULL);
+    CHECK(strcmp(cfg.addr_text, "127.0.0.1") == 0);
+    CHECK_EQ_U64(cfg.addr_len, sizeof(struct sockaddr_in));
+    CHECK_EQ_U64(cfg.addr.ss_family, AF_INET);
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&cfg.addr;
+    CHECK_EQ_U64(ntohs(in->sin_port), 8080);
+    CHECK_EQ_U64(ntohl(in->sin_addr.s_addr), 0x7F000001);
+
+    CHECK(resolve("127.1.2.3", "80", 0, err, sizeof err) == NULL);
+    CHECK(strcmp(cfg.addr_text, "127.1.2.3") == 0);
+    CHECK(resolve("127.255.255.254", "1", 0, err, sizeof err) == NULL);
+
+    CHECK(resolve("::1", "9", 0, err, sizeof err) == NULL);
+    CHECK(strcmp(cfg.addr_text, "::1") == 0);
+    CHECK_EQ_U64(cfg.addr.ss_family, AF_INET6);
+    CHECK_EQ_U64(cfg.addr_len, sizeof(struct sockaddr_in6));
+    CHECK_EQ_U64(ntohs(((const struct sockaddr_in6 *)&cfg.addr)->sin6_port), 9);
+
+    CHECK(resolve("::ffff:127.0.0.1", "80", 0, err, sizeof err) == NULL);
+
+    const char *e = resolve("localhost", "3000", 0, err, sizeof err);
+    CHECK(e == NULL);
+    if (e) fprintf(stderr, "  localhost: %s\n", e);
+    CHECK(strcmp(cfg.addr_text, "127.0.0.1") == 0 || strcmp(cfg.addr_text, "::1") == 0);
+}
+
+static void test_resolve_remote(void)
+{
+    static const char *const remote[] = {"10.1.2.3", "8.8.8.8", "128.0.0.1", "126.255.255.255",
+                                         "0.0.0.0",  "2001:db8::1", "::ffff:8.8.8.8", "::"};
+    char err[512];
+    for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++) {
+        const char *e = resolve(remote[i], "80", 0, err, sizeof err);
+        int ok = e == err && strstr(err, "--allow-remote") != NULL && strstr(err, remote[i]) != NULL;
+        CHECK(ok);
+        if (!ok) fprintf(stderr, "  %s: %s\n", remote[i], e ? e : "accepted");
+        CHECK_EQ_U64(cfg.addr_len, 0); /* nothing filled in */
+    }
+
+    CHECK(resolve("10.1.2.3", "8080", 1, err, sizeof err) == NULL);
+    CHECK(strcmp(cfg.addr_text, "10.1.2.3") == 0);
+    CHECK_EQ_U64(ntohs(((const struct sockaddr_in *)&cfg.addr)->sin_port), 8080);
+    CHECK(resolve("2001:db8::1", "80", 1, err, sizeof err) == NULL);
+    CHECK(strcmp(cfg.addr_text, "2001:db8::1") == 0);
+
+    /* A short error buffer truncates. */
+    char small[16];
+    memset(small, 'Z', sizeof small);
+    CHECK(resolve("8.8.8.8", "80", 0, small, 10) == small);
+    CHECK_EQ_U64(strlen(small), 9);
+}
+
+/* --- durations and CPU lists -------------------------------------------- */
+
+static void test_durations(void)
+{
+    static const struct {
+        const char *text;
+        uint64_t ns;
+    } good[] = {
+        {"10", 10000000000ull},   {"10s", 10000000000ull}, {"250ms", 250000000ull},
+        {"1.5m", 90000000000ull}, {"100us", 100000ull},    {"1h", 3600000000000ull},
+        {"0", 0},                 {"0.5", 500000000ull},   {"2m", 120000000000ull},
+        {"1.5ms", 1500000ull},    {"1us", 1000ull},        {"0.0005ms", 500ull},
+        {"240h", 864000000000000ull},
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        uint64_t ns = 12345;
+        int rc = cli_parse_duration(good[i].text, &ns);
+        CHECK(rc == 0 && ns == good[i].ns);
+        if (rc != 0 || ns != good[i].ns)
+            fprintf(stderr, "  duration '%s': rc %d, %llu ns\n", good[i].text, rc, (unsigned long long)ns);
+    }
+    static const char *const bad[] = {"",   "-1",  "10x", "abc",   "1e30", "s",   "ms",  "10 s",
+                                      "10S", "1d", "nan", "inf",  "-inf", "10sec", "1mss", "300h"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint64_t ns = 0;
+        int rc = cli_parse_duration(bad[i], &ns);
+        CHECK(rc == -1);
+        if (rc != -1) fprintf(stderr, "  duration '%s' accepted as %llu ns\n", bad[i], (unsigned long long)ns);
+    }
+    uint64_t ns;
+    CHECK(cli_parse_duration(NULL, &ns) == -1);
+}
+
+static void test_cpus(void)
+{
+    int cpus[MAX_CPUS];
+    CHECK(cli_parse_cpus("0", cpus, MAX_CPUS) == 1 && cpus[0] == 0);
+    CHECK(cli_parse_cpus("1,3", cpus, MAX_CPUS) == 2 && cpus[0] == 1 && cpus[1] == 3);
+    CHECK(cli_parse_cpus("0-3,6", cpus, MAX_CPUS) == 5 && cpus[0] == 0 && cpus[1] == 1 && cpus[2] == 2 &&
+          cpus[3] == 3 && cpus[4] == 6);
+    CHECK(cli_parse_cpus("5-5", cpus, MAX_CPUS) == 1 && cpus[0] == 5);
+    CHECK(cli_parse_cpus("7,2-3", cpus, MAX_CPUS) == 3 && cpus[0] == 7 && cpus[1] == 2 && cpus[2] == 3);
+    CHECK(cli_parse_cpus("4095", cpus, MAX_CPUS) == 1 && cpus[0] == 4095);
+    CHECK(cli_parse_cpus("0-255", cpus, MAX_CPUS) == 256 && cpus[255] == 255);
+
+    /* max is respected: never a write past cpus[max - 1]. */
+    int four[5] = {-1, -1, -1, -1, -7};
+    CHECK(cli_parse_cpus("0-3", four, 4) == 4 && four[3] == 3);
+    four[4] = -7;
+    CHECK(cli_parse_cpus("0-4", four, 4) == -1);
+    CHECK(cli_parse_cpus("0,1,2,3,4", four, 4) == -1);
+    CHECK(four[4] == -7);
+    CHECK(cli_parse_cpus("0-256", cpus, MAX_CPUS) == -1);
+
+    static const char *const bad[] = {"3-1", "a", "1,,2", "", ",1", "1-", "-1", "1-a", "1;2",
+                                      "4096", "0-4096", "1 2", "1-2-3", "1,"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = cli_parse_cpus(bad[i], cpus, MAX_CPUS);
+        CHECK(rc == -1);
+        if (rc != -1) fprintf(stderr, "  cpus '%s' accepted (%d)\n", bad[i], rc);
+    }
+    CHECK(cli_parse_cpus(NULL, cpus, MAX_CPUS) == -1);
+}
+
+/* --- cli_parse ---------------------------------------------------------- */
+
+static void test_defaults(void)
+{
+    memset(&cfg, 0x5A, sizeof cfg);
+    CHECK(parsed_ok(CLI("http://127.0.0.1:8080/p?q=1")));
+    CHECK_EQ_U64(cfg.connections, 10);
+    CHECK_EQ_U64(cfg.threads, 1);
+    CHECK_EQ_U64(cfg.duration_ns, 10000000000ull);
+    CHECK_EQ_U64(cfg.warmup_ns, 0);
+    CHECK_EQ_U64(cfg.timeout_ns, 2000000000ull);
+    CHECK(cfg.rate_per_s == 0);
+    CHECK_EQ_U64(cfg.keepalive, 1);
+    CHECK(cfg.method && strcmp(cfg.method, "GET") == 0);
+    CHECK_EQ_U64(cfg.header_count, 0);
+    CHECK(cfg.body == NULL);
+    CHECK_EQ_U64(cfg.body_len, 0);
+    CHECK(cfg.requests_file == NULL);
+    CHECK_EQ_U64(cfg.cookies, 0);
+    CHECK_EQ_U64(cfg.seed, 1);
+    CHECK(cfg.raw_file == NULL);
+    CHECK_EQ_U64(cfg.cpu_count, 0);
+    CHECK_EQ_U64(cfg.allow_remote, 0);
+    CHECK(strcmp(cfg.url, "http://127.0.0.1:8080/p?q=1") == 0);
+    CHECK(strcmp(cfg.host, "127.0.0.1") == 0);
+    CHECK(strcmp(cfg.port, "8080") == 0);
+    CHECK(strcmp(cfg.path, "/p?q=1") == 0);
+    CHECK(strcmp(cfg.addr_text, "127.0.0.1") == 0);
+    CHECK_EQ_U64(cfg.addr.ss_family, AF_INET);
+    CHECK_EQ_U64(ntohs(((const struct sockaddr_in *)&cfg.addr)->sin_port), 8080);
+}
+
+static void test_all_options(void)
+{
+    CHECK(parsed_ok(CLI("-c", "50", "-t", "4", "-d", "2m", "-w", "500ms", "-R", "1000.5", "-k", "-H", "X-A: 1",
+                        "-H", "X-B:2", "-m", "POST", "--body", "x=1&y=2", "--timeout", "250ms", "--cookies",
+                        "--seed", "42", "--raw", "/tmp/raw.csv", "--cpus", "0-1,3", "http://localhost:3000/p")));
+    CHECK_EQ_U64(cfg.connections, 50);
+    CHECK_EQ_U64(cfg.threads, 4);
+    CHECK_EQ_U64(cfg.duration_ns, 120000000000ull);
+    CHECK_EQ_U64(cfg.warmup_ns, 500000000ull);
+    CHECK(cfg.rate_per_s == 1000.5);
+    CHECK_EQ_U64(cfg.keepalive, 0);
+    CHECK_EQ_U64(cfg.header_count, 2);
+    CHECK(cfg.headers[0] && strcmp(cfg.headers[0], "X-A: 1") == 0);
+    CHECK(cfg.headers[1] && strcmp(cfg.headers[1], "X-B:2") == 0);
+    CHECK(cfg.method && strcmp(cfg.method, "POST") == 0);
+    CHECK(cfg.body && strcmp(cfg.body, "x=1&y=2") == 0);
+    CHECK_EQ_U64(cfg.body_len, 7);
+    CHECK_EQ_U64(cfg.timeout_ns, 250000000ull);
+    CHECK_EQ_U64(cfg.cookies, 1);
+    CHECK_EQ_U64(cfg.seed, 42);
+    CHECK(cfg.raw_file && strcmp(cfg.raw_file, "/tmp/raw.csv") == 0);
+    CHECK_EQ_U64(cfg.cpu_count, 3);
+    CHECK(cfg.cpus[0] == 0 && cfg.cpus[1] == 1 && cfg.cpus[2] == 3);
+    CHECK(strcmp(cfg.host, "localhost") == 0 && strcmp(cfg.port, "3000") == 0 && strcmp(cfg.path, "/p") == 0);
+
+    /* Long forms, with "=" and separate values, options after the URL. */
+    CHECK(parsed_ok(CLI("http://[::1]:9/", "--connections=3", "--threads", "3", "--duration=1.5s", "--warmup", "1s",
+                        "--rate=20", "--no-keepalive", "--header=Accept: */*", "--method", "PUT", "--body=",
+                        "--seed=18446744073709551615", "--allow-remote", "--timeout=1ms")));
+    CHECK_EQ_U64(cfg.connections, 3);
+    CHECK_EQ_U64(cfg.threads, 3);
+    CHECK_EQ_U64(cfg.duration_ns, 1500000000ull);
+    CHECK_EQ_U64(cfg.warmup_ns, 1000000000ull);
+    CHECK(cfg.rate_per_s == 20);
+    CHECK_EQ_U64(cfg.keepalive, 0);
+    CHECK_EQ_U64(cfg.header_count, 1);
+    CHECK(cfg.headers[0] && strcmp(cfg.headers[0], "Accept: */*") == 0);
+    CHECK(cfg.method && strcmp(cfg.method, "PUT") == 0);
+    CHECK(cfg.body && cfg.body[0] == '\0');
+    CHECK_EQ_U64(cfg.body_len, 0);
+    CHECK_EQ_U64(cfg.seed, UINT64_MAX);
+    CHECK_EQ_U64(cfg.allow_remote, 1);
+    CHECK_EQ_U64(cfg.timeout_ns, 1000000ull);
+    CHECK(strcmp(cfg.host, "::1") == 0 && strcmp(cfg.addr_text, "::1") == 0);
+
+    /* Each parse starts from the defaults, not from the previous one. */
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.connections, 10);
+    CHECK_EQ_U64(cfg.header_count, 0);
+    CHECK_EQ_U64(cfg.keepalive, 1);
+    CHECK(cfg.body == NULL);
+    CHECK_EQ_U64(cfg.seed, 1);
+    CHECK_EQ_U64(cfg.allow_remote, 0);
+    CHECK(strcmp(cfg.port, "80") == 0);
+
+    /* 64 headers are accepted. */
+    char *argv[2 + 2 * MAX_HEADERS + 2 + 1];
+    static char names[MAX_HEADERS + 1][24];
+    int argc = 0;
+    argv[argc++] = "rackbench-engine";
+    for (int i = 0; i < MAX_HEADERS; i++) {
+        snprintf(names[i], sizeof names[i], "X-%d: v", i);
+        argv[argc++] = "-H";
+        argv[argc++] = names[i];
+    }
+    argv[argc++] = "http://127.0.0.1/";
+    argv[argc] = NULL;
+    CHECK(parsed_ok(cli(argc, argv)));
+    CHECK_EQ_U64(cfg.header_count, MAX_HEADERS);
+    CHECK(strcmp(cfg.headers[MAX_HEADERS - 1], "X-63: v") == 0);
+
+    /* The 65th is refused. */
+    argc--;
+    snprintf(names[MAX_HEADERS], sizeof names[MAX_HEADERS], "X-64: v");
+    argv[argc++] = "-H";
+    argv[argc++] = names[MAX_HEADERS];
+    argv[argc++] = "http://127.0.0.1/";
+    argv[argc] = NULL;
+    CHECK(usage_error_is(cli(argc, argv), "too many --header"));
+}
+
+static void test_invalid_values(void)
+{
+    static const struct {
+        const char *args[6];
+        const char *needle;
+    } cases[] = {
+        {{"-c", "0"}, "--connections '0'"},
+        {{"-c", "abc"}, "--connections 'abc'"},
+        {{"-c", "5x"}, "--connections '5x'"},
+        {{"-c", ""}, "--connections ''"},
+        {{"-c", "-3"}, "--connections '-3'"},
+        {{"-c", "1000001"}, "--connections"},
+        {{"--connections=99999999999999999999"}, "--connections"},
+        {{"-t", "0"}, "--threads '0'"},
+        {{"-t", "1025"}, "--threads '1025'"},
+        {{"-t", "two"}, "--threads"},
+        {{"-d", "0"}, "--duration '0'"},
+        {{"-d", "abc"}, "--duration"},
+        {{"-d", "10x"}, "--duration"},
+        {{"-d", "-1s"}, "--duration"},
+        {{"-d", "1e30"}, "--duration"},
+        {{"-w", "-1"}, "--warmup '-1'"},
+        {{"-w", "soon"}, "--warmup"},
+        {{"-R", "0"}, "--rate '0'"},
+        {{"-R", "-5"}, "--rate"},
+        {{"-R", "abc"}, "--rate"},
+        {{"-R", "10/s"}, "--rate"},
+        {{"-R", "inf"}, "--rate"},
+        {{"-R", "nan"}, "--rate"},
+        {{"-R", "1e9"}, "--rate"},
+        {{"-R", ""}, "--rate"},
+        {{"-H", "novalue"}, "--header 'novalue'"},
+        {{"-H", ": v"}, "--header"},
+        {{"-H", "X A: 1"}, "--header"},
+        {{"-H", "X-A: a\r\nInjected: 1"}, "--header"},
+        {{"-H", "X-A: a\nB: c"}, "--header"},
+        {{"-H", ""}, "--header"},
+        {{"-m", "get"}, "--method 'get'"},
+        {{"-m", "GE T"}, "--method"},
+        {{"-m", "GET\r\n"}, "--method"},
+        {{"-m", ""}, "method"},
+        {{"--timeout", "0"}, "--timeout '0'"},
+        {{"--timeout", "500us"}, "--timeout '500us'"},
+        {{"--timeout", "x"}, "--timeout"},
+        {{"--seed", "-1"}, "--seed '-1'"},
+        {{"--seed", "abc"}, "--seed"},
+        {{"--seed", "18446744073709551616"}, "--seed"},
+        {{"--seed", ""}, "--seed"},
+        {{"--cpus", "3-1"}, "--cpus '3-1'"},
+        {{"--cpus", ""}, "--cpus"},
+        {{"--cpus", "a"}, "--cpus"},
+        {{"--bogus"}, "unknown option '--bogus'"},
+        {{"--co", "5"}, "unknown option '--co'"}, /* ambiguous: connections, cookies */
+        {{"-x"}, "unknown option '-x'"},
+        {{"--cookies=yes"}, "--cookies"},
+        {{"--connections"}, "option --connections needs a value"},
+        {{"-c"}, "option -c needs a value"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *argv[10];
+        int argc = 0;
+        argv[argc++] = "rackbench-engine";
+        /* The URL first for the options that end in a missing value. */
+        argv[argc++] = "http://127.0.0.1:8080/";
+        for (int k = 0; k < 6 && cases[i].args[k]; k++) argv[argc++] = (char *)cases[i].args[k];
+        argv[argc] = NULL;
+        int rc = cli(argc, argv);
+        CHECK_EQ_U64(rc, 2);
+        int ok = usage_error_is(rc, cases[i].needle);
+        CHECK(ok);
+        if (!ok) fprintf(stderr, "  (case %zu: %s %s)\n", i, cases[i].args[0], cases[i].args[1] ? cases[i].args[1] : "");
+    }
+}
+
+static void test_arguments(void)
+{
+    char *no_url[] = {"rackbench-engine", NULL};
+    CHECK(usage_error_is(cli(1, no_url), "missing URL"));
+    CHECK(usage_error_is(CLI("-c", "5"), "missing URL"));
+    CHECK(usage_error_is(CLI("http://127.0.0.1/a", "http://127.0.0.1/b"), "unexpected argument 'http://127.0.0.1/b'"));
+    CHECK(usage_error_is(CLI("http://127.0.0.1/a", "-k", "extra"), "unexpected argument 'extra'"));
+    CHECK(usage_error_is(CLI("https://127.0.0.1/"), "invalid URL 'https://127.0.0.1/'"));
+    CHECK(usage_error_is(CLI("ftp://127.0.0.1/"), "invalid URL"));
+    CHECK(usage_error_is(CLI("http://127.0.0.1:0/"), "port"));
+    CHECK(usage_error_is(CLI("127.0.0.1:8080"), "http://"));
+
+    /* "--" ends the options: a URL-like word after it is the URL. */
+    CHECK(parsed_ok(CLI("-c", "3", "--", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.connections, 3);
+}
+
+static void test_threads_and_connections(void)
+{
+    /* threads defaults to 1, connections are at least 1. */
+    CHECK(parsed_ok(CLI("-c", "1", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.connections, 1);
+    CHECK_EQ_U64(cfg.threads, 1);
+    CHECK(parsed_ok(CLI("-c", "4", "-t", "4", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.threads, 4);
+    CHECK(parsed_ok(CLI("-t", "2", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.threads, 2);
+    CHECK_EQ_U64(cfg.connections, 10);
+    CHECK(usage_error_is(CLI("-c", "2", "-t", "4", "http://127.0.0.1/"), "--threads 4 exceeds --connections 2"));
+    CHECK(usage_error_is(CLI("-t", "11", "http://127.0.0.1/"), "--threads 11 exceeds --connections 10"));
+}
+
+static void test_requests_file_combinations(void)
+{
+    CHECK(parsed_ok(CLI("--requests", "/nonexistent/reqs.txt", "http://127.0.0.1/")));
+    CHECK(cfg.requests_file && strcmp(cfg.requests_file, "/nonexistent/reqs.txt") == 0);
+    CHECK(parsed_ok(CLI("--requests=r.txt", "--cookies", "-H", "X-A: 1", "http://127.0.0.1/")));
+    CHECK(usage_error_is(CLI("--requests", "r.txt", "--method", "POST", "http://127.0.0.1/"), "--requests"));
+    CHECK(usage_error_is(CLI("-m", "POST", "--requests", "r.txt", "http://127.0.0.1/"), "--requests"));
+    CHECK(usage_error_is(CLI("--requests", "r.txt", "--body", "x", "http://127.0.0.1/"), "--requests"));
+    CHECK(usage_error_is(CLI("--requests", "r.txt", "--body=", "http://127.0.0.1/"), "--requests"));
+}
+
+static void test_remote_targets(void)
+{
+    CHECK(usage_error_is(CLI("http://10.1.2.3:8080/"), "--allow-remote"));
+    CHECK(strstr(err_text, "10.1.2.3") != NULL);
+    CHECK(usage_error_is(CLI("http://8.8.8.8/"), "--allow-remote"));
+    CHECK(usage_error_is(CLI("http://[2001:db8::1]/"), "--allow-remote"));
+    CHECK(parsed_ok(CLI("--allow-remote", "http://10.1.2.3:8080/")));
+    CHECK(strcmp(cfg.addr_text, "10.1.2.3") == 0);
+    CHECK_EQ_U64(cfg.allow_remote, 1);
+    CHECK(parsed_ok(CLI("http://127.1.2.3:8080/")));
+    CHECK(parsed_ok(CLI("http://localhost:8080/")));
+    CHECK(parsed_ok(CLI("http://[::1]:8080/")));
+}
+
+static void test_help_and_version(void)
+{
+    CHECK_EQ_U64(CLI("--help"), -1);
+    CHECK(strncmp(out_text, "Usage: rackbench-engine [options] URL\n", 38) == 0);
+    CHECK(strstr(out_text, "--allow-remote") != NULL);
+    CHECK(err_text[0] == '\0');
+    CHECK_EQ_U64(CLI("-h"), -1);
+    CHECK(strncmp(out_text, "Usage: ", 7) == 0);
+
+    CHECK_EQ_U64(CLI("--version"), -1);
+    CHECK(strcmp(out_text, "rackbench-engine " ENGINE_VERSION "\n") == 0);
+    CHECK(err_text[0] == '\0');
+    CHECK_EQ_U64(CLI("-V", "http://127.0.0.1/"), -1);
+    CHECK(strcmp(out_text, "rackbench-engine " ENGINE_VERSION "\n") == 0);
+
+    /* Help wins over a broken rest of the line that comes after it. */
+    CHECK_EQ_U64(CLI("-h", "-c", "0"), -1);
+}
+
+/* cli_parse resets getopt itself, so it can run again in one process even
+ * after it stopped in the middle of a bundle of short options. */
+static void test_reparse_after_bundle(void)
+{
+    CHECK_EQ_U64(CLI("-Vk", "http://127.0.0.1/"), -1);
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.keepalive, 1); /* the 'k' of "-Vk" must not leak in */
+
+    CHECK(usage_error_is(CLI("-xk", "http://127.0.0.1/"), "-x"));
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.keepalive, 1);
+
+    /* Bundles that run to completion. */
+    CHECK(parsed_ok(CLI("-kc5", "-t2", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.keepalive, 0);
+    CHECK_EQ_U64(cfg.connections, 5);
+    CHECK_EQ_U64(cfg.threads, 2);
+}
+
+int main(void)
+{
+    test_url_parse_accepts();
+    test_url_parse_rejects();
+    test_resolve_loopback();
+    test_resolve_remote();
+    test_durations();
+    test_cpus();
+    test_defaults();
+    test_all_options();
+    test_invalid_values();
+    test_arguments();
+    test_threads_and_connections();
+    test_requests_file_combinations();
+    test_remote_targets();
+    test_help_and_version();
+    test_reparse_after_bundle();
+    return check_report("cli");
+}
