@@ -15,7 +15,7 @@ Gem::Specification.new do |spec|
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.1"
 
-  spec.files = Dir["lib/**/*.rb", "ext/**/*.{c,h,rb}", "exe/*", "doc/*.md", "README.md", "CHANGELOG.md"]
+  spec.files = Dir["lib/**/*.{rb,yml}", "ext/**/*.{c,h,rb}", "apps/**/*", "exe/*", "doc/*.md", "README.md", "CHANGELOG.md"]
   spec.bindir = "exe"
   spec.executables = ["rackbench"]
   spec.require_paths = ["lib"]

@@ -1,0 +1,206 @@
+# frozen_string_literal: true
+
+require "digest"
+require_relative "errors"
+require_relative "duration"
+require_relative "experiment/checker"
+require_relative "experiment/yaml_source"
+require_relative "experiment/canonical"
+require_relative "experiment/entries"
+require_relative "experiment/settings"
+require_relative "experiment/config"
+require_relative "experiment/matrix"
+
+module Rackbench
+  # A validated, frozen experiment: what to benchmark (rubies, servers,
+  # apps), how (processes, threads, load, env), how often (batches) and in
+  # which order (seed). The file format is specified in doc/experiment.md.
+  #
+  #   experiment = Rackbench::Experiment.load("experiment.yml")
+  #   experiment.configurations.size  # => 8
+  #   plan = Rackbench::Plan.new(experiment, unsupported: ->(config) { ... })
+  #
+  # (Plan lives in experiment/plan.rb and depends on this class, not the
+  # other way round.)
+  #
+  # Every mistake in the file raises ConfigError as one line that names the
+  # file and the key.
+  class Experiment
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env exclude].freeze
+    REQUIRED_KEYS = %w[name servers apps].freeze
+    NAME = /\A[a-z0-9._-]+\z/
+
+    # The server adapters accepted when Rackbench::Servers cannot say.
+    KNOWN_SERVERS = %w[puma webrick unicorn pitchfork falcon thin iodine agoo].freeze
+
+    # The built-in quick experiment that `rackbench run` runs without a file.
+    DEFAULT_PATH = File.expand_path("default_experiment.yml", __dir__)
+
+    # Where the built-in apps live (one directory per app).
+    APPS_DIR = File.expand_path("../../apps", __dir__)
+
+    # The name, seed (Integer), batches (Integer) and rubies, servers and
+    # apps (Arrays of RubySpec, ServerSpec, AppSpec) as normalized from the
+    # file; processes and threads (Arrays of Integer); load (Hash of key =>
+    # Array of values, defaults filled in); env (Hash of name => Array of
+    # String); exclude (Array of Hash of dimension => Array of values).
+    attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :exclude
+    # The file's text as read, kept to store beside the results.
+    attr_reader :source_text
+    # How errors name the file (the path as given).
+    attr_reader :source
+    # Hash of dimension name => Array of values (see Matrix).
+    attr_reader :dimensions
+    # Every configuration of the matrix, excludes removed (Array of Config).
+    attr_reader :configurations
+    # SHA-256 (hex) of the canonical JSON of the normalized experiment:
+    # equal for files that differ only in comments, spelling ("10" vs
+    # "10s"), key order, list order or defaults written out; different as
+    # soon as anything that changes the trials differs. Resume uses it to
+    # recognise the same experiment.
+    attr_reader :fingerprint
+
+    class << self
+      # Reads and validates the experiment file at +path+. Relative paths
+      # inside the file (apps' path, load.requests) are resolved against the
+      # file's directory. Options as for .parse.
+      def load(path, **options)
+        text = begin
+          File.read(path)
+        rescue Errno::ENOENT, Errno::ENOTDIR
+          raise ConfigError, "experiment file not found: #{path}"
+        rescue Errno::EISDIR
+          raise ConfigError, "experiment file is a directory: #{path}"
+        rescue SystemCallError => e
+          raise ConfigError, "cannot read experiment file #{path}: #{e.message}"
+        end
+        parse(text, source: path, base_dir: File.dirname(File.expand_path(path)), **options)
+      end
+
+      # Validates the YAML +text+ of an experiment.
+      #
+      # :source :: how errors name the file (default: "experiment.yml")
+      # :base_dir :: directory relative paths are resolved against
+      #              (default: the current directory)
+      # :known_servers :: adapter names accepted in +servers+ (default:
+      #                   .known_servers)
+      # :known_apps :: built-in app names, or nil to accept any name
+      #                (default: .builtin_apps)
+      def parse(text, source: "experiment.yml", base_dir: Dir.pwd, known_servers: self.known_servers,
+                known_apps: builtin_apps)
+        checker = Checker.new(source)
+        data = YAMLSource.load(text, checker)
+        checker.keys!(data, TOP_KEYS, nil, required: REQUIRED_KEYS)
+        entries = Entries.new(checker, base_dir: base_dir, known_servers: known_servers.map(&:to_s),
+                                       known_apps: known_apps&.map(&:to_s))
+        settings = Settings.new(checker, base_dir: base_dir)
+        parts = parts(data, checker, entries, settings)
+        matrix = Matrix.new(checker, settings, parts, data.fetch("exclude", Matrix::NO_EXCLUDE))
+        new(**parts, exclude: matrix.exclude, dimensions: matrix.dimensions, configurations: matrix.configurations,
+                     source: source, source_text: text)
+      end
+
+      # The built-in quick experiment (lib/rackbench/default_experiment.yml).
+      def default(**options)
+        load(DEFAULT_PATH, **options)
+      end
+
+      # Adapter names: from the server adapter registry when it is loaded
+      # or can be autoloaded, else KNOWN_SERVERS.
+      def known_servers
+        if Rackbench.const_defined?(:Servers) && Rackbench::Servers.respond_to?(:names)
+          Rackbench::Servers.names.map(&:to_s)
+        else
+          KNOWN_SERVERS
+        end
+      end
+
+      # Built-in app names: from Rackbench::Apps when it is loaded or can
+      # be autoloaded, else the directories under APPS_DIR, else nil (no
+      # apps directory: any name is accepted).
+      def builtin_apps
+        return Rackbench::Apps.names.map(&:to_s) if Rackbench.const_defined?(:Apps) && Rackbench::Apps.respond_to?(:names)
+        return nil unless File.directory?(APPS_DIR)
+
+        Dir.children(APPS_DIR).select { |name| File.directory?(File.join(APPS_DIR, name)) }.sort
+      end
+
+      private
+
+      def parts(data, checker, entries, settings)
+        processes = settings.counts(data.fetch("processes", 1), "processes")
+        threads = settings.counts(data.fetch("threads", 1), "threads")
+        {
+          name: checker.pattern!(data["name"], "name", NAME, "experiment name ([a-z0-9._-])"),
+          seed: checker.integer!(data.fetch("seed", 1), "seed", min: 0),
+          batches: checker.integer!(data.fetch("batches", 1), "batches", min: 1),
+          rubies: entries.rubies(data.fetch("rubies", ["ruby"])),
+          servers: entries.servers(data["servers"]),
+          apps: entries.apps(data["apps"]),
+          processes: processes,
+          threads: threads,
+          load: settings.load(data.fetch("load", {}), processes: processes, threads: threads),
+          env: settings.env(data.fetch("env", {}))
+        }
+      end
+    end
+
+    # Use Experiment.load, .parse or .default; this takes normalized parts.
+    def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
+                   dimensions:, configurations:, source:, source_text:)
+      @name = name
+      @seed = seed
+      @batches = batches
+      @rubies = rubies
+      @servers = servers
+      @apps = apps
+      @processes = processes
+      @threads = threads
+      @load = load
+      @env = env
+      @exclude = exclude
+      @dimensions = dimensions
+      @configurations = configurations
+      @source = source
+      @source_text = source_text.dup.freeze
+      @fingerprint = Digest::SHA256.hexdigest(Canonical.json(canonical)).freeze
+      freeze
+    end
+
+    # A copy with another +seed+ or number of +batches+ (the command line's
+    # --seed), with its own fingerprint.
+    def with(seed: @seed, batches: @batches)
+      checker = Checker.new(source)
+      self.class.new(**parts, seed: checker.integer!(seed, "seed", min: 0),
+                              batches: checker.integer!(batches, "batches", min: 1))
+    end
+
+    # The normalized experiment as plain data, lists that the matrix treats
+    # as sets sorted, so that reordering a list in the file changes neither
+    # the fingerprint nor the order of the plan.
+    def canonical
+      {
+        "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
+        "rubies" => sort(rubies.map { |r| Canonical.sorted(r) }),
+        "servers" => sort(servers.map { |s| Canonical.sorted(s) }),
+        "apps" => sort(apps.map { |a| Canonical.sorted(a) }),
+        "processes" => processes.sort, "threads" => threads.sort,
+        "load" => load.transform_values { |values| sort(values) },
+        "env" => env.transform_values { |values| sort(values) },
+        "exclude" => sort(exclude.map { |entry| entry.transform_values { |values| sort(values) } })
+      }
+    end
+
+    private
+
+    def parts
+      { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
+        threads: threads, load: load, env: env, exclude: exclude, dimensions: dimensions,
+        configurations: configurations, source: source, source_text: source_text }
+    end
+
+    def sort(values)
+      values.sort_by { |value| Canonical.sort_key(value) }
+    end
+  end
+end

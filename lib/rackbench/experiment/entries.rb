@@ -1,0 +1,218 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Experiment
+    # One entry of +rubies+: which install to run (+ruby+: a name listed by
+    # `rackbench rubies` or an absolute path), under which +label+ results
+    # show it, with extra command-line +options+ (Array of String) and +env+
+    # (Hash of String => String). Two entries may use the same install with
+    # different options, e.g. "ruby" and "ruby-yjit".
+    RubySpec = Struct.new(:label, :ruby, :options, :env, keyword_init: true)
+
+    # One entry of +servers+: the adapter +name+ (puma, webrick, ...), the
+    # +label+ results show, and adapter-specific +options+ (Hash with String
+    # keys, passed to the adapter unchecked).
+    ServerSpec = Struct.new(:label, :name, :options, keyword_init: true)
+
+    # One entry of +apps+. +health+ is the path polled until the server is
+    # ready, +load_path+ the path the load engine requests, +expect_status+,
+    # +expect_content_type+ (a prefix) and +expect_body+ (a substring) what
+    # a correct answer to +load_path+ looks like.
+    #
+    # For the user's own app (+builtin+ false), +path+ is the absolute
+    # directory holding config.ru and every field is resolved (health and
+    # load_path "/", expect_status 200, the others nil unless given).
+    #
+    # For a built-in app (+builtin+ true), +path+ is nil and a field is nil
+    # unless the experiment file overrides it: the app's own manifest
+    # (apps/NAME/app.yml, Rackbench::Apps.builtin) supplies the rest, e.g.
+    #   Apps.builtin(spec.name).to_h.merge(spec.to_h.compact)
+    AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
+                         :expect_body, keyword_init: true)
+
+    # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
+    # benchmarked. Each returns an Array of frozen specs with unique labels.
+    class Entries
+      RUBY_KEYS = %w[name ruby options env].freeze
+      SERVER_KEYS = %w[name label options].freeze
+      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body].freeze
+      EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body].freeze
+      # What the user's own app gets when the file does not say.
+      APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
+      LABEL_TEXT = "label ([A-Za-z0-9._+-])"
+
+      # +checker+ :: Checker for errors
+      # +base_dir+ :: directory relative app paths are resolved against
+      # +known_servers+ :: adapter names accepted in +servers+
+      # +known_apps+ :: built-in app names, or nil to accept any name
+      def initialize(checker, base_dir:, known_servers:, known_apps:)
+        @checker = checker
+        @base_dir = base_dir
+        @known_servers = known_servers
+        @known_apps = known_apps
+      end
+
+      def rubies(value)
+        unique(entries(value, "rubies") { |item, key| ruby(item, key) }, "rubies", :label, "name")
+      end
+
+      def servers(value)
+        unique(entries(value, "servers") { |item, key| server(item, key) }, "servers", :label, "label")
+      end
+
+      def apps(value)
+        unique(entries(value, "apps") { |item, key| app(item, key) }, "apps", :name, "name")
+      end
+
+      private
+
+      def entries(value, key)
+        @checker.items!(value, key).map { |item, item_key| yield(item, item_key).freeze }
+      end
+
+      def unique(specs, key, attribute, field)
+        seen = {}
+        specs.each_with_index do |spec, i|
+          label = spec[attribute]
+          if seen.key?(label)
+            @checker.fail!("#{key}[#{i}]", "duplicate #{field} #{label.inspect} (also #{key}[#{seen[label]}]); " \
+                                           "give each entry its own #{field}")
+          end
+          seen[label] = i
+        end
+        specs.freeze
+      end
+
+      def ruby(item, key)
+        unless item.is_a?(Hash)
+          install = install(item, key)
+          return RubySpec.new(label: install, ruby: install, options: [].freeze, env: {}.freeze)
+        end
+
+        @checker.keys!(item, RUBY_KEYS, key, required: %w[name])
+        label = @checker.pattern!(item["name"], "#{key}.name", Checker::LABEL, LABEL_TEXT)
+        RubySpec.new(label: label, ruby: install(item.fetch("ruby", label), "#{key}.ruby"),
+                     options: ruby_options(item.fetch("options", []), "#{key}.options"),
+                     env: env(item.fetch("env", {}), "#{key}.env"))
+      end
+
+      # A ruby is a name (ruby, jruby, 3.1.2) or an absolute path; a relative
+      # path would depend on the directory rackbench happens to run in.
+      def install(value, key)
+        install = @checker.string!(value, key)
+        @checker.fail!(key, "#{install.inspect}: whitespace is not allowed") if install.match?(/\s/)
+        if install.include?("/") && !install.start_with?("/")
+          @checker.fail!(key, "#{install.inspect}: a ruby path must be absolute (or a name listed by `rackbench rubies`)")
+        end
+        install
+      end
+
+      # Options go on the ruby command line before the server's script, so
+      # each must be a switch: a bare word would be run as the script.
+      def ruby_options(value, key)
+        items = value.is_a?(Array) ? value : [value]
+        items.each_with_index.map do |option, i|
+          option = @checker.string!(option, "#{key}[#{i}]")
+          @checker.fail!("#{key}[#{i}]", "#{option.inspect} must start with - (e.g. --yjit)") unless option.start_with?("-")
+          option
+        end.freeze
+      end
+
+      def env(value, key)
+        @checker.mapping!(value, key).to_h do |name, v|
+          @checker.env_name!(name, "#{key}.#{name}")
+          [name, @checker.env_value!(v, "#{key}.#{name}")]
+        end.freeze
+      end
+
+      def server(item, key)
+        unless item.is_a?(Hash)
+          name = server_name(item, key)
+          return ServerSpec.new(label: name, name: name, options: {}.freeze)
+        end
+
+        @checker.keys!(item, SERVER_KEYS, key, required: %w[name])
+        name = server_name(item["name"], "#{key}.name")
+        label = item.key?("label") ? @checker.pattern!(item["label"], "#{key}.label", Checker::LABEL, LABEL_TEXT) : name
+        options = @checker.mapping!(item.fetch("options", {}), "#{key}.options")
+        ServerSpec.new(label: label, name: name, options: deep_freeze(options))
+      end
+
+      def server_name(value, key)
+        @checker.one_of!(value, key, @known_servers, "server")
+      end
+
+      def app(item, key)
+        return builtin_app(builtin_name(item, key), {}, key) unless item.is_a?(Hash)
+
+        @checker.keys!(item, APP_KEYS, key, required: %w[name])
+        name = @checker.pattern!(item["name"], "#{key}.name", Checker::LABEL, "app #{LABEL_TEXT}")
+        return user_app(name, item, key) if item.key?("path")
+
+        if @known_apps && !@known_apps.include?(name)
+          hint = @checker.suggestion(name, @known_apps)
+          @checker.fail!("#{key}.path", "required: #{name.inspect} is not a built-in app#{" (#{hint})" if hint}; " \
+                                        "built-in: #{@known_apps.join(", ")}")
+        end
+        builtin_app(name, item, key)
+      end
+
+      def builtin_name(value, key)
+        name = @checker.pattern!(value, key, Checker::LABEL, "app #{LABEL_TEXT}")
+        return name unless @known_apps
+
+        @checker.one_of!(name, key, @known_apps, "built-in app", note: "for your own app write a mapping with name: and path:")
+      end
+
+      # A built-in app by name; a mapping without +path+ may override its
+      # paths and expectations.
+      def builtin_app(name, item, key)
+        AppSpec.new(name: name, builtin: true, path: nil, **expectations(item, key, {}))
+      end
+
+      def user_app(name, item, key)
+        path = @checker.string!(item["path"], "#{key}.path")
+        dir = -File.expand_path(path, @base_dir)
+        @checker.fail!("#{key}.path", "#{path.inspect} is not a directory (#{dir})") unless File.directory?(dir)
+        unless File.file?(File.join(dir, "config.ru"))
+          @checker.fail!("#{key}.path", "#{path.inspect} has no config.ru (#{dir})")
+        end
+        AppSpec.new(name: name, builtin: false, path: dir, **expectations(item, key, APP_DEFAULTS))
+      end
+
+      # The fields given in +item+, else from +defaults+, else nil. A key
+      # written with nothing after it (null) counts as not given.
+      def expectations(item, key, defaults)
+        given = defaults.merge(item.compact)
+        EXPECTATIONS.to_h do |field|
+          value = given[field]
+          [field.to_sym, value.nil? ? nil : expectation(field, value, "#{key}.#{field}")]
+        end
+      end
+
+      def expectation(field, value, key)
+        case field
+        when "health", "load_path" then http_path(value, key)
+        when "expect_status" then @checker.integer!(value, key, min: 100, max: 599)
+        else @checker.string!(value, key)
+        end
+      end
+
+      def http_path(value, key)
+        path = @checker.string!(value, key)
+        @checker.fail!(key, "#{path.inspect} must start with / (e.g. /up)") unless path.start_with?("/")
+        @checker.fail!(key, "#{path.inspect} must not contain whitespace") if path.match?(/\s/)
+        path
+      end
+
+      def deep_freeze(value)
+        case value
+        when Hash then value.to_h { |k, v| [deep_freeze(k), deep_freeze(v)] }.freeze
+        when Array then value.map { |v| deep_freeze(v) }.freeze
+        when String then value.dup.freeze
+        else value
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,121 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Experiment
+    # Parses and checks the sweep values: +processes+, +threads+, +load+ and
+    # +env+. Every value may be written once or as a list; each comes back
+    # as a frozen, duplicate-free Array (a list of more than one value is a
+    # matrix dimension).
+    class Settings
+      # The +load+ keys: the LoadSettings option each becomes, and its
+      # default. +connections+ has no fixed default (see #default_connections).
+      LOAD_KEYS = {
+        "connections" => :connections,
+        "threads" => :threads,
+        "duration" => :duration_s,
+        "warmup" => :warmup_s,
+        "rate" => :rate,
+        "keepalive" => :keepalive,
+        "requests" => :requests_file,
+        "timeout" => :timeout_s
+      }.freeze
+
+      LOAD_DEFAULTS = {
+        "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
+        "keepalive" => true, "requests" => nil, "timeout" => 2.0
+      }.freeze
+
+      # The fewest connections the default gives.
+      MIN_DEFAULT_CONNECTIONS = 16
+
+      def initialize(checker, base_dir:)
+        @checker = checker
+        @base_dir = base_dir
+      end
+
+      # +processes+ or +threads+ (the server's): Array of Integer >= 1.
+      def counts(value, key)
+        @checker.list!(value, key) { |item, item_key| @checker.integer!(item, item_key, min: 1) }.freeze
+      end
+
+      # The +load+ mapping: Hash of String key => Array of normalized values,
+      # every key present (defaults filled in). Durations are Float seconds,
+      # +requests+ an absolute path (or nil), +rate+ Float requests/s (or nil).
+      def load(value, processes:, threads:)
+        @checker.keys!(value, LOAD_KEYS.keys, "load")
+        LOAD_KEYS.keys.to_h do |name|
+          values = if value.key?(name)
+                     load_values(name, value[name])
+                   elsif name == "connections"
+                     [default_connections(processes, threads)]
+                   else
+                     [LOAD_DEFAULTS.fetch(name)]
+                   end
+          [name, values.freeze]
+        end.freeze
+      end
+
+      # Normalizes one value of load key +name+ (also used for exclude
+      # entries, so that "10s" there matches 10 here).
+      def load_value(name, value, key)
+        case name
+        when "connections" then @checker.integer!(value, key, min: 1)
+        when "threads" then @checker.integer!(value, key, min: 1, max: 1024)
+        when "duration" then @checker.duration!(value, key, positive: true)
+        when "warmup" then @checker.duration!(value, key)
+        when "timeout" then @checker.duration!(value, key, min_s: 0.001)
+        when "keepalive" then @checker.boolean!(value, key)
+        when "rate" then rate(value, key)
+        when "requests" then requests_file(value, key)
+        end
+      end
+
+      # The +env+ mapping: Hash of variable name => Array of String.
+      def env(value)
+        @checker.mapping!(value, "env").to_h do |name, values|
+          key = "env.#{name}"
+          @checker.env_name!(name, key)
+          [name, @checker.list!(values, key) { |v, k| @checker.env_value!(v, k) }.freeze]
+        end.freeze
+      end
+
+      # Without +load.connections+, every configuration gets the same
+      # number of connections: twice the most server threads any
+      # configuration has (max processes x max threads), at least 16. The
+      # same client for every configuration keeps them comparable, and two
+      # connections per server thread keep every thread busy while the
+      # previous response is in flight.
+      def default_connections(processes, threads)
+        [MIN_DEFAULT_CONNECTIONS, 2 * processes.max * threads.max].max
+      end
+
+      private
+
+      def load_values(name, value)
+        # null in a list is a value (rate: [null, 500] compares closed and
+        # open loop); a lone null means the default.
+        return [LOAD_DEFAULTS.fetch(name)] if value.nil? && LOAD_DEFAULTS.key?(name)
+
+        @checker.list!(value, "load.#{name}") { |item, key| load_value(name, item, key) }
+      end
+
+      def rate(value, key)
+        return nil if value.nil?
+
+        ok = value.is_a?(Numeric) && value.positive? && value.to_f.finite?
+        @checker.fail!(key, "must be requests/s > 0 or null (closed loop), got #{value.inspect}") unless ok
+        value.to_f
+      end
+
+      # Request list files are resolved against the experiment file's
+      # directory, so the experiment runs the same from any directory.
+      def requests_file(value, key)
+        return nil if value.nil?
+
+        path = -File.expand_path(@checker.string!(value, key), @base_dir)
+        @checker.fail!(key, "#{value.inspect} not found (#{path})") unless File.file?(path)
+        path
+      end
+    end
+  end
+end

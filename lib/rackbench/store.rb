@@ -1,0 +1,270 @@
+# frozen_string_literal: true
+
+require "etc"
+require "json"
+require "set"
+require_relative "errors"
+require_relative "version"
+require_relative "store/connection"
+require_relative "store/schema"
+require_relative "store/trial_row"
+
+module Rackbench
+  # The results database: experiments, their trials and each `rackbench run`
+  # of them (doc/store.md has every column and its unit). SQLite in a results
+  # directory by default; any database URL Sequel understands through the
+  # same code.
+  #
+  # Each trial is written in its own transaction and is on disk when
+  # save_trial returns. Nothing here modifies or deletes a stored trial: the
+  # only writes are the inserts and updates the methods below name.
+  #
+  #   Rackbench::Store.open("rackbench-results") do |store|
+  #     id = store.find_or_create_experiment(name: "quick", fingerprint: fp, seed: 1,
+  #                                          batches: 3, source_text: yaml, environment: env)
+  #     done = store.finished_keys(id)
+  #     store.save_trial(id, key: "b1/puma/p1t5", status: "ok", rps: 1234.5, ...) unless done.include?("b1/puma/p1t5")
+  #   end
+  class Store
+    # Any problem with the results database, as one line naming it.
+    class Error < Rackbench::Error; end
+
+    # A trial whose key the experiment already holds. Resume skips finished
+    # trials before running them, so this means a bug, not a retry.
+    class DuplicateTrial < Error; end
+
+    RUN_END_STATUSES = %w[finished interrupted failed].freeze
+    EXPERIMENT_COLUMNS = %i[id name fingerprint seed batches source_text created_at finished_at
+                            rackbench_version environment].freeze
+
+    # Opens (creating if needed) the results database at +target+: a results
+    # directory, which gets a +results.db+ SQLite file, or a database URL
+    # (+sqlite://path+; later +postgres://...+). The schema is created or
+    # upgraded on the way. With a block, yields the store and closes it
+    # afterwards, returning the block's value.
+    #
+    # Raises Store::Error when the directory cannot be created or written,
+    # or the file is not a rackbench results database.
+    def self.open(target)
+      store = new(target)
+      return store unless block_given?
+
+      begin
+        yield store
+      ensure
+        store.close
+      end
+    end
+
+    # The database file's path, or its URL without the password.
+    attr_reader :location
+
+    # See Store.open.
+    def initialize(target)
+      @db, @location = Connection.connect(target)
+      guard("open") { Schema.migrate!(@db, @location) }
+    rescue StandardError
+      @db&.disconnect
+      raise
+    end
+
+    # The Sequel::Database, for tools and tests that need plain SQL; the
+    # methods below are the interface.
+    def db
+      raise Error, "#{location} is closed" if @db.nil?
+
+      @db
+    end
+
+    # Disconnects. Safe to call twice; the store cannot be used afterwards.
+    def close
+      @db&.disconnect
+      @db = nil
+    end
+
+    # The id of the experiment stored under +name+ and +fingerprint+,
+    # creating it first when there is none (so a resumed run finds the
+    # experiment it started). The other attributes are only written on
+    # creation:
+    #
+    # :seed :: the seed of the trial order
+    # :batches :: number of batches planned
+    # :source_text :: the experiment file's text, as read
+    # :environment :: Hash from MachineEnv.capture (stored as JSON)
+    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:)
+      experiments = db[:experiments]
+      guard("record experiment #{name}") do
+        # :immediate takes SQLite's write lock first, so two runners of one
+        # experiment cannot both insert it.
+        db.transaction(mode: :immediate) do
+          experiments.where(name: name, fingerprint: fingerprint).get(:id) ||
+            experiments.insert(name: name, fingerprint: fingerprint, seed: seed, batches: batches,
+                               source_text: source_text, created_at: Time.now,
+                               rackbench_version: Rackbench::VERSION,
+                               environment: encode_json(environment, "experiment #{name}: environment"))
+        end
+      end
+    end
+
+    # The experiment with +id+ as a Hash (environment decoded), or nil.
+    def experiment(id)
+      row = guard("read experiment #{id}") { db[:experiments].where(id: id).first }
+      row && decode_experiment(row)
+    end
+
+    # The most recently created experiment, of that +name+ when given, or
+    # nil when there is none.
+    def latest_experiment(name: nil)
+      dataset = db[:experiments].reverse(:id)
+      dataset = dataset.where(name: name) if name
+      row = guard("read experiments") { dataset.first }
+      row && decode_experiment(row)
+    end
+
+    # Every experiment, oldest first, as Hashes with the environment decoded.
+    def experiments
+      guard("read experiments") { db[:experiments].order(:id).all }.map { |row| decode_experiment(row) }
+    end
+
+    # The Set of trial keys stored for the experiment, failed ones included:
+    # resume runs only the plan's trials whose key is not in it.
+    def finished_keys(experiment_id)
+      guard("read trials") { db[:trials].where(experiment_id: experiment_id).select_map(:key) }.to_set
+    end
+
+    # Stores one trial in its own transaction and returns its id; the row is
+    # on disk when this returns. +attrs+ holds the trials columns
+    # (doc/store.md), +:key+ and +:status+ ("ok" or "failed") required; the
+    # JSON columns take Hashes (or objects with #to_h such as LoadResult).
+    #
+    # Raises DuplicateTrial when the key is already stored, Store::Error when
+    # the database cannot take the row (disk full, ...), ArgumentError for an
+    # unknown attribute or a value that cannot be stored.
+    def save_trial(experiment_id, attrs)
+      row = TrialRow.encode(experiment_id, attrs)
+      trials = db[:trials]
+      db.transaction { trials.insert(row) }
+    rescue Sequel::UniqueConstraintViolation
+      raise DuplicateTrial, "trial #{row[:key]} is already stored for experiment #{experiment_id} in #{location}"
+    rescue Sequel::ForeignKeyConstraintViolation
+      raise Error, "cannot save trial #{row[:key]}: #{location} has no experiment #{experiment_id}"
+    rescue Sequel::DatabaseError => e
+      raise Error, "cannot save trial #{row[:key]} to #{location}: #{Connection.reason(e)}"
+    end
+
+    # Stored trials, of one experiment or of all, in the order they were
+    # saved, as Hashes with Symbol keys and the JSON columns decoded.
+    #
+    # :engine_result :: include the engine's full document, the largest
+    #                   column by far (default: true)
+    def trials(experiment_id = nil, engine_result: true)
+      columns = [:id, :experiment_id, *TrialRow::COLUMNS]
+      columns.delete(:engine_result) unless engine_result
+      dataset = db[:trials].select(*columns).order(:id)
+      dataset = dataset.where(experiment_id: experiment_id) if experiment_id
+      guard("read trials") { dataset.all }.map { |row| TrialRow.decode(row) }
+    end
+
+    # One Hash per trial with what `rackbench report --json` shows
+    # (TrialRow::REPORT_COLUMNS: key, batch, position, ruby, server, app,
+    # processes, threads, dims, status, reason, rps, error_rate, latency_us,
+    # rss_peak_bytes, pss_peak_bytes), in plan order. Yields each when given
+    # a block.
+    def report_rows(experiment_id, &block)
+      dataset = db[:trials].select(*TrialRow::REPORT_COLUMNS)
+                           .where(experiment_id: experiment_id).order(:position, :batch, :id)
+      rows = guard("read trials") { dataset.all }.map { |row| TrialRow.decode(row) }
+      rows.each(&block) if block
+      rows
+    end
+
+    # Records the start of a `rackbench run` of the experiment and returns
+    # the run's id. Runs of this experiment left "running" by a process of
+    # this host that no longer exists (kill -9, power cut) are marked
+    # "interrupted" first.
+    #
+    # :resumed :: whether this run continues the experiment (--resume)
+    # :environment :: MachineEnv.capture at this run's start (default: nil)
+    def start_run(experiment_id, resumed:, environment: nil)
+      runs = db[:runs]
+      hostname = Etc.uname[:nodename]
+      guard("record a run") do
+        db.transaction(mode: :immediate) do
+          runs.where(experiment_id: experiment_id, status: "running", hostname: hostname).select_map(%i[id pid])
+              .each { |id, pid| runs.where(id: id).update(status: "interrupted") unless process_alive?(pid) }
+          runs.insert(experiment_id: experiment_id, started_at: Time.now, status: "running",
+                      resumed: resumed ? true : false, hostname: hostname, pid: Process.pid,
+                      environment: encode_json(environment, "run environment"))
+        end
+      end
+    end
+
+    # Records how run +run_id+ ended: +status+ is "finished" (every planned
+    # trial is stored, which also marks the experiment finished),
+    # "interrupted" or "failed". Raises Store::Error when the run is not
+    # running.
+    def finish_run(run_id, status)
+      unless RUN_END_STATUSES.include?(status)
+        raise ArgumentError, "run status is #{status.inspect}, expected one of #{RUN_END_STATUSES.join(", ")}"
+      end
+
+      guard("record the end of run #{run_id}") do
+        db.transaction do
+          now = Time.now
+          run = db[:runs].where(id: run_id).first
+          raise Error, "#{location} has no run #{run_id}" unless run
+          raise Error, "run #{run_id} already ended (#{run[:status]})" unless run[:status] == "running"
+
+          db[:runs].where(id: run_id).update(status: status, finished_at: now)
+          if status == "finished"
+            db[:experiments].where(id: run[:experiment_id], finished_at: nil).update(finished_at: now)
+          end
+        end
+      end
+      nil
+    end
+
+    # The runs of one experiment or of all, oldest first (environment decoded).
+    def runs(experiment_id = nil)
+      dataset = db[:runs].order(:id)
+      dataset = dataset.where(experiment_id: experiment_id) if experiment_id
+      guard("read runs") { dataset.all }.map { |row| row.merge(environment: decode_json(row[:environment])) }
+    end
+
+    private
+
+    # Runs the block, turning a database failure into one Store::Error line.
+    def guard(action)
+      yield
+    rescue Sequel::DatabaseError => e
+      raise Error, "cannot #{action} in #{location}: #{Connection.reason(e)}"
+    end
+
+    def decode_experiment(row)
+      row.merge(environment: decode_json(row[:environment]))
+    end
+
+    def encode_json(value, what)
+      value.nil? ? nil : JSON.generate(value)
+    rescue JSON::GeneratorError => e
+      raise ArgumentError, "#{what} cannot be stored as JSON (#{e.message.lines.first.strip})"
+    end
+
+    def decode_json(text)
+      text.nil? ? nil : JSON.parse(text)
+    rescue JSON::ParserError
+      raise Error, "#{location} holds invalid JSON where an environment belongs; the database is damaged"
+    end
+
+    def process_alive?(pid)
+      return false unless pid
+
+      Process.kill(0, pid)
+      true
+    rescue Errno::ESRCH
+      false
+    rescue Errno::EPERM
+      true # exists, owned by someone else
+    end
+  end
+end

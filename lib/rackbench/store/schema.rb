@@ -1,0 +1,138 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Store
+    # The results database's schema, as an ordered list of migrations written
+    # in Sequel's schema DSL (so the same code creates the tables on SQLite and
+    # PostgreSQL), and the code that brings any database up to date.
+    #
+    # Migrations live here in Ruby rather than in a directory Sequel::Migrator
+    # would scan, so an installed gem can never miss or misorder a file. The
+    # version reached is kept in the table +rackbench_schema+ (one row); a
+    # results directory written by an older rackbench is upgraded when opened,
+    # one written by a newer rackbench is refused rather than misread.
+    #
+    # Rules for adding a migration: append, never edit a released one; only
+    # add tables or nullable columns, so stored trials keep their meaning.
+    # doc/store.md describes every column and must change with this file.
+    module Schema
+      VERSION_TABLE = :rackbench_schema
+
+      MIGRATIONS = [
+        # 1: experiments, the trials they hold, and each `rackbench run` of them.
+        lambda do |db|
+          db.create_table(:experiments) do
+            primary_key :id
+            String :name, null: false
+            # Digest of the validated experiment: what it measures, not how it is spelt.
+            String :fingerprint, null: false
+            Bignum :seed
+            Integer :batches
+            String :source_text, text: true
+            DateTime :created_at, null: false
+            DateTime :finished_at
+            String :rackbench_version, null: false
+            String :environment, text: true # JSON: MachineEnv.capture at creation
+            unique %i[name fingerprint]
+          end
+
+          db.create_table(:trials) do
+            primary_key :id
+            foreign_key :experiment_id, :experiments, null: false
+            String :key, null: false
+            Integer :batch
+            Integer :position
+            String :ruby
+            String :ruby_description, text: true
+            String :server
+            String :app
+            Integer :processes
+            Integer :threads
+            String :dims, text: true          # JSON
+            String :load_settings, text: true # JSON
+            String :env, text: true           # JSON
+            String :status, null: false
+            String :reason, text: true
+            DateTime :started_at
+            DateTime :finished_at
+            Float :boot_s
+            Float :warmup_s
+            Float :measure_s
+            Float :wall_s
+            Float :rps
+            Bignum :requests
+            Bignum :errors
+            Float :error_rate
+            String :latency_us, text: true    # JSON
+            String :engine_result, text: true # JSON, often hundreds of KB
+            String :sampler, text: true       # JSON
+            Bignum :rss_peak_bytes
+            Bignum :pss_peak_bytes
+            Float :cpu_user_s
+            Float :cpu_system_s
+            String :gem_versions, text: true  # JSON
+            String :layout, text: true        # JSON
+            String :log_path, text: true
+            # Resume relies on this: a trial is stored at most once.
+            unique %i[experiment_id key]
+            constraint(:trials_status_valid, status: %w[ok failed])
+          end
+
+          db.create_table(:runs) do
+            primary_key :id
+            foreign_key :experiment_id, :experiments, null: false
+            DateTime :started_at, null: false
+            DateTime :finished_at
+            String :status, null: false
+            TrueClass :resumed, null: false, default: false
+            String :hostname
+            Integer :pid
+            String :environment, text: true # JSON: MachineEnv.capture at this run's start
+            index :experiment_id
+            constraint(:runs_status_valid, status: %w[running finished interrupted failed])
+          end
+        end
+      ].freeze
+
+      # The schema version this rackbench writes.
+      VERSION = MIGRATIONS.size
+
+      module_function
+
+      # Brings +db+ up to VERSION inside one transaction, so a crash half-way
+      # leaves the previous version intact. +location+ names the database in
+      # error messages. Raises Store::Error when +db+ holds tables that are not
+      # rackbench's, or was written by a newer rackbench.
+      def migrate!(db, location)
+        # :immediate takes SQLite's write lock before reading the version, so
+        # two runners opening a new results directory at once cannot both
+        # create the tables (other databases ignore the option).
+        db.transaction(mode: :immediate) do
+          current = current_version(db, location)
+          if current > VERSION
+            raise Store::Error, "#{location} has results schema version #{current}, newer than this " \
+                                "rackbench #{Rackbench::VERSION} understands (#{VERSION}); upgrade rackbench"
+          end
+          MIGRATIONS[current..].each { |migration| migration.call(db) }
+          db[VERSION_TABLE].update(version: VERSION) if current < VERSION
+        end
+      end
+
+      # The version recorded in +db+; 0 for an empty database (after creating
+      # the version table).
+      def current_version(db, location)
+        unless db.table_exists?(VERSION_TABLE)
+          others = db.tables
+          unless others.empty?
+            raise Store::Error, "#{location} is not a rackbench results database " \
+                                "(it holds other tables: #{others.first(5).join(", ")})"
+          end
+          db.create_table(VERSION_TABLE) { Integer :version, null: false }
+          db[VERSION_TABLE].insert(version: 0)
+        end
+        db[VERSION_TABLE].for_update.get(:version) ||
+          raise(Store::Error, "#{location}: #{VERSION_TABLE} is empty; the database is damaged")
+      end
+    end
+  end
+end

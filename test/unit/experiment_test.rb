@@ -1,0 +1,226 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require_relative "../fixtures/experiments/experiment_support"
+
+describe Rackbench::Experiment do
+  include Rackbench::Test::ExperimentSupport
+
+  describe "a minimal file" do
+    let(:experiment) { build_experiment() }
+
+    it "fills in every default" do
+      assert_equal "t", experiment.name
+      assert_equal 1, experiment.seed
+      assert_equal 1, experiment.batches
+      assert_equal [["ruby", "ruby", [], {}]], experiment.rubies.map { |r| [r.label, r.ruby, r.options, r.env] }
+      assert_equal [%w[puma puma]], experiment.servers.map { |s| [s.label, s.name] }
+      app = experiment.apps.first
+      assert_equal ["rack-hello", true, nil], [app.name, app.builtin, app.path]
+      assert_equal [nil] * 5, [app.health, app.load_path, app.expect_status, app.expect_content_type, app.expect_body],
+                   "a built-in app's own manifest supplies what the file does not override"
+      assert_equal [1], experiment.processes
+      assert_equal [1], experiment.threads
+      assert_equal({ "connections" => [16], "threads" => [1], "duration" => [10.0], "warmup" => [5.0],
+                     "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [2.0] }, experiment.load)
+      assert_equal({}, experiment.env)
+      assert_equal [], experiment.exclude
+    end
+
+    it "is frozen all the way down" do
+      assert_predicate experiment, :frozen?
+      [experiment.rubies, experiment.rubies.first, experiment.rubies.first.options, experiment.load,
+       experiment.load["duration"], experiment.configurations, experiment.configurations.first,
+       experiment.configurations.first.dims, experiment.configurations.first.load, experiment.fingerprint,
+       experiment.name, experiment.rubies.first.label, experiment.servers.first.label, experiment.apps.first.name,
+       experiment.configurations.first.dims["ruby"], experiment.configurations.first.key].each do |part|
+        assert_predicate part, :frozen?, part.inspect
+      end
+    end
+
+    it "keeps the source text" do
+      assert_includes experiment.source_text, "name: t"
+      assert_equal "experiment.yml", experiment.source
+    end
+  end
+
+  describe "the full fixture" do
+    let(:experiment) { Rackbench::Experiment.load(fixture("full.yml"), **known) }
+
+    it "reads every key" do
+      assert_equal ["puma-vs-webrick", 42, 3], [experiment.name, experiment.seed, experiment.batches]
+      yjit = experiment.rubies.last
+      assert_equal ["ruby-yjit", "ruby", ["--yjit"], { "MALLOC_ARENA_MAX" => "2" }],
+                   [yjit.label, yjit.ruby, yjit.options, yjit.env]
+      webrick = experiment.servers.last
+      assert_equal ["webrick-default", "webrick", { "DoNotReverseLookup" => true }],
+                   [webrick.label, webrick.name, webrick.options]
+      assert_equal [1, 2], experiment.processes
+      assert_equal [1, 4], experiment.threads
+      assert_equal ["10000", "600000"], experiment.env["RUBY_GC_HEAP_INIT_SLOTS"]
+      assert_equal ["production"], experiment.env["RACK_ENV"]
+    end
+
+    it "resolves the user's app and request file against the file's directory" do
+      app = experiment.apps.last
+      assert_equal ["myapp", false, fixture("myapp"), "/up", "/posts", 200, "Posts"],
+                   [app.name, app.builtin, app.path, app.health, app.load_path, app.expect_status, app.expect_body]
+      assert_equal [fixture("requests.txt")], experiment.load["requests"]
+    end
+
+    it "converts durations to seconds whatever the spelling" do
+      assert_equal [10.0], experiment.load["duration"]
+      assert_equal [5.0], experiment.load["warmup"]
+      assert_equal [0.5], experiment.load["timeout"]
+    end
+
+    it "resolves relative paths against the file, not the current directory" do
+      Dir.chdir(Dir.tmpdir) do
+        copy = Rackbench::Experiment.load(fixture("full.yml"), **known)
+        assert_equal fixture("myapp"), copy.apps.last.path
+      end
+    end
+  end
+
+  describe "single values and lists" do
+    it "accepts a single server, app or ruby without a list" do
+      experiment = build_experiment("servers" => "webrick", "apps" => "rails-blog", "rubies" => "jruby")
+      assert_equal ["jruby", "webrick", "rails-blog"],
+                   [experiment.rubies.first.label, experiment.servers.first.label, experiment.apps.first.name]
+    end
+
+    it "treats a list of one value like the value" do
+      assert_equal build_experiment("load" => { "connections" => 8 }).fingerprint,
+                   build_experiment("load" => { "connections" => [8] }).fingerprint
+    end
+
+    it "accepts an absolute ruby path and uses it as the label" do
+      experiment = build_experiment("rubies" => ["/opt/rubies/3.3.0/bin/ruby"])
+      assert_equal "/opt/rubies/3.3.0/bin/ruby", experiment.rubies.first.label
+    end
+
+    it "accepts a built-in app as a mapping without path, overriding some of its settings" do
+      app = build_experiment("apps" => [{ "name" => "rails-blog", "load_path" => "/posts", "expect_body" => "Posts" }]).apps.first
+      assert_equal [true, nil, "/posts", "Posts"], [app.builtin, app.path, app.load_path, app.expect_body]
+      assert_nil app.health
+      assert_nil app.expect_status
+    end
+
+    it "resolves the user's app with defaults" do
+      app = build_experiment("apps" => [{ "name" => "mine", "path" => "myapp", "expect_content_type" => "text/plain" }]).apps.first
+      assert_equal [false, fixture("myapp"), "/", "/", 200, "text/plain", nil],
+                   [app.builtin, app.path, app.health, app.load_path, app.expect_status, app.expect_content_type, app.expect_body]
+    end
+
+    it "allows null among the values of rate: closed and open loop side by side" do
+      experiment = build_experiment("load" => { "rate" => [nil, 500] })
+      assert_equal [nil, 500.0], experiment.dimensions["load.rate"]
+    end
+  end
+
+  describe "default connections" do
+    it "is 16 for small sweeps" do
+      assert_equal [16], build_experiment("processes" => [1, 2], "threads" => [1, 4]).load["connections"]
+    end
+
+    it "is twice the most server threads for large sweeps, the same for every configuration" do
+      experiment = build_experiment("processes" => [1, 4], "threads" => [1, 8])
+      assert_equal [64], experiment.load["connections"]
+      assert_equal [64], experiment.configurations.map { |c| c.load[:connections] }.uniq
+    end
+  end
+
+  describe "#fingerprint" do
+    let(:text) { File.read(fixture("full.yml")) }
+    let(:base) { parse_yaml(text) }
+
+    it "is a SHA-256 hex digest" do
+      assert_match(/\A[0-9a-f]{64}\z/, base.fingerprint)
+    end
+
+    it "ignores comments, key order, list order, spelling and defaults written out" do
+      reordered = parse_yaml(<<~YAML)
+        # the same experiment, written differently
+        load: { requests: requests.txt, timeout: 0.5, warmup: 5s, duration: 10, connections: [64, 16], threads: 2,
+                keepalive: true }
+        env: { RACK_ENV: production, RUBY_GC_HEAP_INIT_SLOTS: [600000, 10000] }
+        threads: [4, 1]
+        processes: [2, 1]
+        batches: 3
+        seed: 42
+        name: puma-vs-webrick
+        exclude: [{ processes: 2, server: webrick-default }]
+        apps:
+          - { name: myapp, path: ./myapp/, health: /up, load_path: /posts, expect_body: Posts }
+          - rack-hello
+        servers:
+          - { label: webrick-default, name: webrick, options: { DoNotReverseLookup: true } }
+          - puma
+        rubies:
+          - { name: ruby-yjit, ruby: ruby, options: --yjit, env: { MALLOC_ARENA_MAX: "2" } }
+          - ruby
+      YAML
+      assert_equal base.fingerprint, reordered.fingerprint
+    end
+
+    it "changes with anything that changes the trials" do
+      changes = [
+        ["seed: 42", "seed: 43"], ["batches: 3", "batches: 4"], ["duration: 10s", "duration: 11s"],
+        ['options: ["--yjit"]', 'options: ["--yjit", "-W0"]'], ["threads: [1, 4]", "threads: [1, 2]"],
+        ["expect_body: Posts", "expect_body: Post"], ["{ server: webrick-default, processes: 2 }", "{ server: puma, processes: 2 }"]
+      ]
+      changes.each do |from, to|
+        assert_includes text, from
+        refute_equal base.fingerprint, parse_yaml(text.sub(from, to)).fingerprint, "#{from} -> #{to}"
+      end
+    end
+  end
+
+  describe "#with" do
+    it "returns a copy with another seed and its own fingerprint" do
+      experiment = build_experiment("seed" => 5)
+      copy = experiment.with(seed: 6)
+      assert_equal [5, 6], [experiment.seed, copy.seed]
+      refute_equal experiment.fingerprint, copy.fingerprint
+      assert_equal experiment.fingerprint, copy.with(seed: 5).fingerprint
+      assert_equal 4, experiment.with(batches: 4).batches
+      assert_predicate copy, :frozen?
+    end
+
+    it "validates the new values" do
+      error = assert_raises(Rackbench::ConfigError) { build_experiment.with(seed: -1) }
+      assert_includes error.message, "seed: must be an integer >= 0"
+      error = assert_raises(Rackbench::ConfigError) { build_experiment.with(batches: 0) }
+      assert_includes error.message, "batches: must be an integer >= 1"
+    end
+  end
+
+  describe ".default" do
+    let(:experiment) { Rackbench::Experiment.default(**known) }
+
+    it "is Rack hello world on Puma and WEBrick with a small sweep" do
+      assert_equal %w[puma webrick], experiment.servers.map(&:name)
+      assert_equal ["rack-hello"], experiment.apps.map(&:name)
+      assert_equal 6, experiment.configurations.size
+      assert_equal [1], experiment.configurations.select { |c| c.server.name == "webrick" }.map(&:processes).uniq
+    end
+
+    it "fits in three minutes by its own estimate" do
+      plan = Rackbench::Plan.new(experiment)
+      assert_operator plan.estimated_s, :<=, 180
+      assert_equal 6, plan.size
+    end
+
+    it "loads with the real server list and built-in apps" do
+      experiment = Rackbench::Experiment.default
+      assert_equal "quick", experiment.name
+    end
+  end
+
+  describe ".known_servers" do
+    it "falls back to the adapters rackbench knows" do
+      assert_includes Rackbench::Experiment.known_servers, "puma"
+      assert_includes Rackbench::Experiment::KNOWN_SERVERS, "agoo"
+    end
+  end
+end

@@ -1,0 +1,366 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "fileutils"
+require "io/wait"
+require "json"
+require "rbconfig"
+require "rackbench/store"
+
+describe Rackbench::Store do
+  before do
+    @tmp = Dir.mktmpdir("rackbench-store")
+    @dir = File.join(@tmp, "results")
+  end
+
+  after do
+    @store&.close
+    FileUtils.rm_rf(@tmp)
+  end
+
+  def store
+    @store ||= Rackbench::Store.open(@dir)
+  end
+
+  def reopen
+    @store&.close
+    @store = nil
+    store
+  end
+
+  def experiment_id(name: "quick", fingerprint: "fp1", store: self.store)
+    store.find_or_create_experiment(name: name, fingerprint: fingerprint, seed: 42, batches: 3,
+                                    source_text: "name: #{name}\n", environment: { "cpu_count" => 2 })
+  end
+
+  def trial(key, **attrs)
+    { key: key, status: "ok", batch: 1, position: 0, ruby: "ruby-3.1", server: "puma", app: "hello",
+      processes: 1, threads: 5 }.merge(attrs)
+  end
+
+  describe ".open" do
+    it "creates the results directory and results.db in WAL mode with synchronous=FULL" do
+      store
+      assert File.file?(File.join(@dir, "results.db"))
+      assert_equal File.join(File.expand_path(@dir), "results.db"), store.location
+      assert_equal "wal", store.db.fetch("PRAGMA journal_mode").single_value
+      assert_equal 2, store.db.fetch("PRAGMA synchronous").single_value, "2 is FULL"
+      assert_equal 1, store.db.fetch("PRAGMA foreign_keys").single_value
+      assert_equal Rackbench::Store::Schema::VERSION, store.db[:rackbench_schema].get(:version)
+      assert_equal [], store.experiments
+      assert_nil store.latest_experiment
+    end
+
+    it "keeps everything across close and reopen, without migrating twice" do
+      id = experiment_id
+      store.save_trial(id, trial("a", rps: 10.5))
+      reopen
+      assert_equal [id], store.experiments.map { |e| e[:id] }
+      assert_equal [["a", 10.5]], store.trials(id).map { |t| [t[:key], t[:rps]] }
+      assert_equal 1, store.db[:rackbench_schema].count
+    end
+
+    it "yields the store and closes it when given a block" do
+      seen = nil
+      value = Rackbench::Store.open(@dir) do |s|
+        seen = s
+        experiment_id(store: s)
+      end
+      assert_equal 1, value
+      assert_raises(Rackbench::Store::Error) { seen.experiments }
+    end
+
+    it "hides the password of a database URL in messages" do
+      assert_equal "postgres://bench:***@db.example:5432/results",
+                   Rackbench::Store::Connection.redact("postgres://bench:p@ss:w0rd@db.example:5432/results")
+      assert_equal "postgres://bench@db/results", Rackbench::Store::Connection.redact("postgres://bench@db/results")
+    end
+
+    it "accepts a sqlite:// URL" do
+      path = File.join(@tmp, "other.db")
+      Rackbench::Store.open("sqlite://#{path}") { |s| s.save_trial(experiment_id(store: s), trial("a")) }
+      Rackbench::Store.open("sqlite://#{path}") { |s| assert_equal ["a"], s.finished_keys(1).to_a }
+    end
+
+    it "refuses a results.db that is not SQLite, naming the file" do
+      FileUtils.mkdir_p(@dir)
+      File.write(File.join(@dir, "results.db"), "these are not the bytes you are looking for\n" * 200)
+      error = assert_raises(Rackbench::Store::Error) { store }
+      assert_match %r{\Acannot open .*/results\.db: file is not a database\z}, error.message
+      assert_kind_of Rackbench::Error, error
+    end
+
+    it "refuses a SQLite file holding someone else's tables" do
+      FileUtils.mkdir_p(@dir)
+      other = Sequel.sqlite(File.join(@dir, "results.db"), keep_reference: false)
+      other.create_table(:invoices) { primary_key :id }
+      other.disconnect
+      error = assert_raises(Rackbench::Store::Error) { store }
+      assert_match(/results\.db is not a rackbench results database \(it holds other tables: invoices\)/, error.message)
+    end
+
+    it "refuses results written by a newer schema" do
+      store.db[:rackbench_schema].update(version: 99)
+      error = assert_raises(Rackbench::Store::Error) { reopen }
+      assert_match(/results\.db has results schema version 99, newer than/, error.message)
+    end
+
+    it "says so when the results directory cannot be created or written" do
+      File.write(File.join(@tmp, "file"), "")
+      error = assert_raises(Rackbench::Store::Error) { Rackbench::Store.open(File.join(@tmp, "file", "results")) }
+      assert_match(%r{\Acannot create results directory .*/file/results: .*/file is not a directory\z}, error.message)
+
+      FileUtils.mkdir_p(File.join(@dir, "results.db"))
+      error = assert_raises(Rackbench::Store::Error) { store }
+      assert_match(%r{results\.db is not a writable file\z}, error.message)
+
+      skip "root can write anywhere" if Process.uid.zero?
+      locked = File.join(@tmp, "locked")
+      FileUtils.mkdir_p(locked, mode: 0o500)
+      error = assert_raises(Rackbench::Store::Error) { Rackbench::Store.open(locked) }
+      assert_equal "results directory #{locked} is not writable", error.message
+    end
+  end
+
+  describe "experiments" do
+    it "finds the experiment with the same name and fingerprint instead of creating another" do
+      id = experiment_id
+      assert_equal id, experiment_id
+      other = experiment_id(fingerprint: "fp2")
+      refute_equal id, other
+      third = experiment_id(name: "other")
+      assert_equal [id, other, third], store.experiments.map { |e| e[:id] }
+      assert_equal other, store.latest_experiment(name: "quick")[:id]
+      assert_equal third, store.latest_experiment[:id]
+      assert_nil store.latest_experiment(name: "missing")
+    end
+
+    it "stores what it was created with" do
+      e = store.experiment(experiment_id)
+      assert_equal ["quick", "fp1", 42, 3, "name: quick\n", Rackbench::VERSION, { "cpu_count" => 2 }],
+                   e.values_at(:name, :fingerprint, :seed, :batches, :source_text, :rackbench_version, :environment)
+      assert_in_delta Time.now.to_f, e[:created_at].to_f, 5
+      assert_nil e[:finished_at]
+      assert_nil store.experiment(999)
+    end
+  end
+
+  describe "#save_trial" do
+    it "stores trials and reports their keys, failed ones included" do
+      id = experiment_id
+      store.save_trial(id, trial("a"))
+      store.save_trial(id, trial("b", status: "failed", reason: "server never ready"))
+      assert_equal Set["a", "b"], store.finished_keys(id)
+      assert_equal Set[], store.finished_keys(experiment_id(fingerprint: "fp2"))
+      assert_equal ["server never ready"], store.trials(id).filter_map { |t| t[:reason] }
+    end
+
+    it "raises on a second save of one key and leaves the first untouched" do
+      id = experiment_id
+      first = store.save_trial(id, trial("a", rps: 1.0))
+      error = assert_raises(Rackbench::Store::DuplicateTrial) { store.save_trial(id, trial("a", rps: 2.0)) }
+      assert_match(/\Atrial a is already stored for experiment #{id} in .*results\.db\z/, error.message)
+      assert_equal [[first, 1.0]], store.trials(id).map { |t| [t[:id], t[:rps]] }
+      other = experiment_id(fingerprint: "fp2")
+      store.save_trial(other, trial("a")) # keys are unique per experiment only
+      assert_equal 2, store.trials.size
+    end
+
+    it "round-trips every column, JSON ones decoded" do
+      id = experiment_id
+      started = Time.at(1_700_000_000, 123_456, :usec)
+      engine = Struct.new(:to_h).new({ "rps" => 1234.5, "histogram" => { "buckets" => [[1, 2]] } })
+      attrs = trial(
+        "b2/ruby-3.1/puma/hello/p2t5", batch: 2, position: 7, ruby_description: "ruby 3.1.2p20", processes: 2,
+        dims: { "ruby" => "ruby-3.1", "load.connections" => 50, "env.MALLOC_ARENA_MAX" => "2" },
+        load_settings: { "connections" => 50, "duration_s" => 10.0 }, env: { "MALLOC_ARENA_MAX" => "2" },
+        started_at: started, finished_at: started + 12.5, boot_s: 0.8, warmup_s: 2.0, measure_s: 10.01,
+        wall_s: 13.2, rps: 1234.5, requests: 12_357, errors: 3, error_rate: 0.000243,
+        latency_us: { "min" => 80, "mean" => 402.5, "stdev" => 31.2, "max" => 9000, "p50" => 390,
+                      "p90" => 450, "p99" => 800, "p99_9" => 2100 },
+        engine_result: engine, sampler: { "samples" => 100, "processes_max" => 3 },
+        rss_peak_bytes: 5 * 2**30, pss_peak_bytes: 3 * 2**30, cpu_user_s: 7.5, cpu_system_s: 1.25,
+        gem_versions: { "puma" => "6.4.2", "rack" => "3.0.9" }, layout: { "server_cpus" => [1], "engine_cpus" => [0] },
+        log_path: "logs/b2-ruby-3.1-puma-hello-p2t5.log"
+      )
+      store.save_trial(id, attrs)
+      row = reopen.trials(id).first
+      expected = attrs.merge(engine_result: engine.to_h)
+      expected.each { |name, value| assert_equal value, row[name], name }
+      assert_equal started.usec, row[:started_at].usec
+      assert_equal (%i[id experiment_id] + Rackbench::Store::TrialRow::COLUMNS).sort, row.keys.sort
+    end
+
+    it "stores a 300 KB engine result intact" do
+      id = experiment_id
+      buckets = Array.new(12_000) { |i| [i * 7, (i * 7919) % 100_003] }
+      timeline = Array.new(3600) { |s| { "second" => s, "requests" => 1000 + s, "p99_us" => 800.25 } }
+      engine = { "histogram" => { "buckets" => buckets }, "timeline" => timeline }
+      assert_operator JSON.generate(engine).bytesize, :>, 300_000
+      store.save_trial(id, trial("big", engine_result: engine))
+      assert_equal engine, reopen.trials(id).first[:engine_result]
+      refute_includes store.trials(id, engine_result: false).first.keys, :engine_result
+    end
+
+    it "rejects what it cannot store faithfully, storing nothing" do
+      id = experiment_id
+      assert_raises(ArgumentError) { store.save_trial(id, trial("a", rsp: 1)) }
+      assert_raises(ArgumentError) { store.save_trial(id, trial("a", status: "skipped")) }
+      assert_raises(ArgumentError) { store.save_trial(id, trial("")) }
+      error = assert_raises(ArgumentError) { store.save_trial(id, trial("a", latency_us: { "p50" => Float::NAN })) }
+      assert_match(/\Atrial a: latency_us cannot be stored as JSON/, error.message)
+      assert_equal Set[], store.finished_keys(id)
+    end
+
+    it "names the experiment when it does not exist" do
+      store
+      error = assert_raises(Rackbench::Store::Error) { store.save_trial(7, trial("a")) }
+      assert_match(/has no experiment 7\z/, error.message)
+    end
+
+    it "reports a full disk in one line and keeps the trials already stored" do
+      id = experiment_id
+      store.save_trial(id, trial("a"))
+      store.db.run("PRAGMA wal_checkpoint(TRUNCATE)")
+      pages = store.db.fetch("PRAGMA page_count").single_value
+      store.db.fetch("PRAGMA max_page_count = #{pages + 2}").all
+      error = assert_raises(Rackbench::Store::Error) do
+        store.save_trial(id, trial("b", engine_result: { "blob" => "x" * 200_000 }))
+      end
+      assert_match(%r{\Acannot save trial b to .*/results\.db: database or disk is full\z}, error.message)
+      assert_equal Set["a"], reopen.finished_keys(id)
+    end
+
+    it "refuses to be used once closed" do
+      id = experiment_id
+      store.close
+      error = assert_raises(Rackbench::Store::Error) { store.save_trial(id, trial("a")) }
+      assert_match(/results\.db is closed\z/, error.message)
+    end
+  end
+
+  describe "#report_rows" do
+    it "gives the report's columns per trial in plan order" do
+      id = experiment_id
+      store.save_trial(id, trial("second", position: 1, rps: 2.0, latency_us: { "p99" => 900 }))
+      store.save_trial(id, trial("first", position: 0, status: "failed", reason: "crashed"))
+      store.save_trial(experiment_id(fingerprint: "fp2"), trial("elsewhere"))
+      yielded = []
+      rows = store.report_rows(id) { |row| yielded << row[:key] }
+      assert_equal %w[first second], yielded
+      assert_equal Rackbench::Store::TrialRow::REPORT_COLUMNS, rows.first.keys
+      assert_equal({ "p99" => 900 }, rows.last[:latency_us])
+      assert_equal ["failed", "crashed"], rows.first.values_at(:status, :reason)
+      %i[ruby server app processes threads batch status rps latency_us rss_peak_bytes pss_peak_bytes].each do |name|
+        assert_includes rows.first.keys, name
+      end
+    end
+  end
+
+  describe "runs" do
+    it "records a run from start to finish and marks the experiment finished" do
+      id = experiment_id
+      run = store.start_run(id, resumed: false, environment: { "loadavg" => [0.1, 0.1, 0.1] })
+      assert_equal [["running", false, Process.pid]], store.runs(id).map { |r| r.values_at(:status, :resumed, :pid) }
+      store.finish_run(run, "finished")
+      row = store.runs(id).first
+      assert_equal ["finished", { "loadavg" => [0.1, 0.1, 0.1] }], row.values_at(:status, :environment)
+      assert_equal row[:finished_at], store.experiment(id)[:finished_at]
+
+      error = assert_raises(Rackbench::Store::Error) { store.finish_run(run, "failed") }
+      assert_equal "run #{run} already ended (finished)", error.message
+      assert_raises(ArgumentError) { store.finish_run(run, "done") }
+      assert_raises(Rackbench::Store::Error) { store.finish_run(999, "failed") }
+    end
+
+    it "leaves the experiment unfinished when a run is interrupted" do
+      id = experiment_id
+      store.finish_run(store.start_run(id, resumed: false), "interrupted")
+      resumed = store.start_run(id, resumed: true)
+      assert_nil store.experiment(id)[:finished_at]
+      assert_equal [["interrupted", false], ["running", true]], store.runs(id).map { |r| r.values_at(:status, :resumed) }
+      store.finish_run(resumed, "finished")
+      refute_nil store.experiment(id)[:finished_at]
+    end
+
+    it "marks a run whose process died (kill -9) interrupted when the next one starts" do
+      id = experiment_id
+      dead = Process.spawn(RbConfig.ruby, "-e", "exit")
+      Process.wait(dead)
+      store.db[:runs].insert(experiment_id: id, started_at: Time.now, status: "running", resumed: false,
+                             hostname: Etc.uname[:nodename], pid: dead)
+      alive = store.start_run(id, resumed: false) # this process: still alive, stays running
+      store.start_run(id, resumed: true)
+      assert_equal [[dead, "interrupted"], [Process.pid, "running"], [Process.pid, "running"]],
+                   store.runs(id).map { |r| r.values_at(:pid, :status) }
+      assert_equal alive, store.runs(id)[1][:id]
+    end
+  end
+
+  describe "durability" do
+    # Saves trials in a loop, skipping those already stored as a resumed run
+    # does, and prints each key once its save has returned.
+    def durability_child(blob_bytes)
+      <<~RUBY
+        require "rackbench/store"
+        store = Rackbench::Store.open(ARGV[0])
+        id = store.find_or_create_experiment(name: "k", fingerprint: "f", seed: 1, batches: 1,
+                                             source_text: "", environment: {})
+        done = store.finished_keys(id)
+        $stdout.sync = true
+        (1..).each do |i|
+          next if done.include?("t\#{i}")
+
+          store.save_trial(id, key: "t\#{i}", status: "ok", batch: i, rps: i * 1.5,
+                               latency_us: { "p99" => i }, engine_result: { "i" => i, "blob" => "x" * #{blob_bytes} })
+          puts "saved t\#{i}"
+        end
+      RUBY
+    end
+
+    # Runs the child until it has reported +count+ saves, then kills it with
+    # SIGKILL, most likely in the middle of a later save (the child runs
+    # ahead of this reader). Returns the keys it reported.
+    def run_and_kill(script, count)
+      reader, writer = IO.pipe
+      pid = Process.spawn(RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__), "-e", script, @dir,
+                          out: writer, err: File::NULL)
+      writer.close
+      reported = []
+      wait_until(timeout_s: 15, message: "the child to save #{count} trials") do
+        while reported.size < count && reader.wait_readable(0.05)
+          line = reader.gets or flunk("the child exited after saving #{reported.inspect}")
+          reported << line[/\Asaved (\S+)\n\z/, 1] || flunk("unexpected output #{line.inspect}")
+        end
+        reported.size >= count
+      end
+      reported
+    ensure
+      Process.kill(:KILL, pid) if pid
+      Process.wait(pid) if pid
+      reader&.close
+    end
+
+    # Every reported trial must be there after each kill, whole; no row may
+    # be partial. Three kills, each resumed by the next child, so a save that
+    # is not atomic has three chances to be caught half-done.
+    it "keeps every trial whose save returned when the process is killed with SIGKILL" do
+      blob_bytes = 50_000
+      script = durability_child(blob_bytes)
+      reported = []
+      3.times { reported.concat(run_and_kill(script, 5)) }
+
+      rows = store.trials
+      keys = rows.map { |r| r[:key] }
+      assert_empty reported - keys, "every save that returned survived"
+      assert_equal (1..rows.size).map { |i| "t#{i}" }, keys, "saved in order, none lost or duplicated"
+      rows.each do |r|
+        i = r[:batch]
+        assert_equal [i * 1.5, { "p99" => i }, i, blob_bytes],
+                     [r[:rps], r[:latency_us], r[:engine_result]&.fetch("i"), r[:engine_result]&.fetch("blob")&.size],
+                     "trial #{r[:key]} is whole"
+      end
+      assert_equal "ok", store.db.fetch("PRAGMA integrity_check").single_value
+    end
+  end
+end
