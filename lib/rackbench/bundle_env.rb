@@ -1,0 +1,284 @@
+# frozen_string_literal: true
+
+require "digest"
+require "fileutils"
+require "json"
+
+module Rackbench
+  # One Bundler environment per (app, ruby, server gems): a generated
+  # Gemfile that evaluates the app's own Gemfile plus the server's gem
+  # lines, its own Gemfile.lock, and gems installed once per ruby engine
+  # and ABI. Created on first use, reused afterwards. See doc/rubies.md.
+  #
+  #   root/<app>-<digest>/Gemfile, Gemfile.lock, .bundle/, bundle.log
+  #   root/gems/<engine>-<abi>/        BUNDLE_PATH, shared by all environments of that ruby
+  #   root/gems/<engine>-<abi>.lock    flock held while installing
+  #
+  # All variants of one ruby (ruby, ruby --yjit, ruby + jemalloc) share an
+  # environment: options and variables change how the ruby runs, not which
+  # gems it needs.
+  class BundleEnv
+    autoload :Failure, File.expand_path("bundle_env/failure", __dir__)
+    autoload :Gemfile, File.expand_path("bundle_env/gemfile", __dir__)
+    autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
+
+    LAUNCHER = File.expand_path("bundle_env/launcher.rb", __dir__)
+    # Part of the digest: bump it when the generated layout changes, so old
+    # environments are not reused.
+    LAYOUT_VERSION = 1
+    INSTALL_TIMEOUT_S = 1800.0
+    CHECK_TIMEOUT_S = 120.0
+    # Runs `gem install` with this ruby's RubyGems, whatever `gem` is on PATH.
+    GEM_COMMAND = 'require "rubygems/gem_runner"; require "rubygems/exceptions"; ' \
+                  "begin; Gem::GemRunner.new.run(ARGV.dup); rescue Gem::SystemExitException => e; exit(e.exit_code); end"
+
+    # The cache directory: $RACKBENCH_CACHE/bundles, else
+    # ${XDG_CACHE_HOME:-~/.cache}/rackbench/bundles.
+    def self.default_root(env = ENV)
+      cache = env["RACKBENCH_CACHE"] || File.join(env["XDG_CACHE_HOME"] || File.join(Dir.home, ".cache"), "rackbench")
+      File.join(File.expand_path(cache), "bundles")
+    end
+
+    attr_reader :app_dir, :gemfile_extra, :variant, :root
+
+    # :app_dir :: the app's directory (its Gemfile and Gemfile.lock, when present, are used)
+    # :gemfile_extra :: Gemfile lines the server needs, e.g. ['gem "puma", ">= 6"'] (default: [])
+    # :variant :: the Rubies::Variant to install for and run with
+    # :root :: cache directory (default: BundleEnv.default_root)
+    # :parent_env :: environment bundler commands start from, minus leaks (default: ENV)
+    # :install_timeout_s :: deadline for `bundle install` (default: 1800)
+    def initialize(app_dir:, variant:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
+                   install_timeout_s: INSTALL_TIMEOUT_S)
+      @app_dir = File.expand_path(app_dir)
+      @gemfile_extra = gemfile_extra.map { |line| line.to_s.dup.freeze }.freeze
+      @variant = variant
+      @root = File.expand_path(root)
+      @parent_env = parent_env
+      @install_timeout_s = install_timeout_s
+      @ready = false
+    end
+
+    def install
+      variant.install
+    end
+
+    # Short digest of what decides the environment's content: the app's
+    # location, Gemfile and Gemfile.lock, the extra lines, and the ruby.
+    def digest
+      @digest ||= Digest::SHA256.hexdigest(JSON.generate(digest_inputs))[0, 16]
+    end
+
+    def dir
+      File.join(root, "#{app_name}-#{digest}")
+    end
+
+    def gemfile_path
+      File.join(dir, "Gemfile")
+    end
+
+    def lockfile_path
+      File.join(dir, "Gemfile.lock")
+    end
+
+    def app_config_dir
+      File.join(dir, ".bundle")
+    end
+
+    def log_path
+      File.join(dir, "bundle.log")
+    end
+
+    # BUNDLE_PATH: gems are installed once per ruby engine and ABI version
+    # (Bundler adds <engine>/<abi> below it, as RubyGems does for GEM_HOME;
+    # RubyGems also keeps native extensions of static and shared builds
+    # apart).
+    def install_path
+      File.join(root, "gems", "#{install.engine}-#{install.abi_version}")
+    end
+
+    # Where the gems actually land: Bundler's <engine>/<abi> below install_path.
+    def gem_dir
+      File.join(install_path, install.engine, install.abi_version)
+    end
+
+    def lock_path
+      "#{install_path}.lock"
+    end
+
+    # The environment variables a server command needs, as overrides for
+    # Process.spawn (nil removes a variable): this bundle's BUNDLE_GEMFILE,
+    # BUNDLE_PATH and BUNDLE_APP_CONFIG, BUNDLE_FROZEN so the lock cannot
+    # change mid-experiment, the removal of what a parent under `bundle
+    # exec` or a version manager leaks (RUBYOPT, RUBYLIB, GEM_HOME,
+    # GEM_PATH, BUNDLER_*; see Rubies::CleanEnv), then the variant's own
+    # variables, which win.
+    def env(parent = @parent_env)
+      Rubies::CleanEnv.overrides(parent).merge(bundle_variables(frozen: true)).merge(variant.env)
+    end
+
+    # The argv prefix that runs a gem executable of this bundle with the
+    # variant's interpreter and options: append the executable's name and
+    # its arguments, e.g. exec_prefix + ["puma", "-b", "tcp://127.0.0.1:9292"].
+    # Run it with #env. Raises SetupError when no Bundler is available yet
+    # (call #ensure_installed! first).
+    def exec_prefix
+      lib = bundler_lib
+      [*variant.command, *(lib ? ["-I", lib] : []), LAUNCHER]
+    end
+
+    # Hash of gem name => version from this environment's lockfile (see
+    # Lockfile.gem_versions). Raises SetupError when it is not installed.
+    def gem_versions
+      Lockfile.gem_versions(File.read(lockfile_path))
+    rescue Errno::ENOENT
+      raise SetupError, "no Gemfile.lock in #{dir}: the bundle is not installed"
+    end
+
+    # The `bundle` script this environment uses: the ruby's own Bundler, or
+    # the one installed into gem_dir for a ruby that has none. nil if neither.
+    def bundler_bin
+      install.bundler_bin || Dir.glob(File.join(gem_dir, "gems", "bundler-*", "exe", "bundle"))
+                                .max_by { |path| Gem::Version.new(path[%r{/bundler-([^/]+)/exe/bundle\z}, 1]) }
+    end
+
+    # Installs the bundle unless it already is (its lockfile exists and
+    # `bundle check` passes; checked once per BundleEnv object). Holds an
+    # exclusive lock on the ruby's gem directory meanwhile, so concurrent
+    # runs install one after the other. Returns :installed or :reused.
+    # Raises SetupError with Bundler's last meaningful line and the log's
+    # path when the install fails, or with the reason when the cache
+    # cannot be written (full disk, permissions).
+    #
+    # :log :: file that receives Bundler's output (default: log_path)
+    # :before_install :: called with this BundleEnv just before a real install starts, e.g. to print a notice (default: nil)
+    def ensure_installed!(log: log_path, before_install: nil)
+      return :reused if @ready
+
+      FileUtils.mkdir_p([dir, app_config_dir, install_path])
+      outcome = File.open(lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
+        lock.flock(File::LOCK_EX)
+        write_files
+        if installed?(log)
+          :reused
+        else
+          before_install&.call(self)
+          install!(log)
+          :installed
+        end
+      end
+      @ready = true
+      outcome
+    rescue SystemCallError => e
+      raise SetupError, "cannot prepare the bundle in #{dir}: #{e.message.sub(/ @ \w+/, "")}"
+    end
+
+    def inspect
+      "#<#{self.class.name} #{dir}>"
+    end
+
+    private
+
+    def digest_inputs
+      [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,
+       install.path, install.engine, install.version]
+    end
+
+    def app_name
+      File.basename(app_dir).gsub(/[^A-Za-z0-9_.-]/, "_")
+    end
+
+    def read_app_file(name)
+      File.read(File.join(app_dir, name))
+    rescue Errno::ENOENT
+      nil
+    end
+
+    def bundle_variables(frozen:)
+      { "BUNDLE_GEMFILE" => gemfile_path, "BUNDLE_PATH" => install_path, "BUNDLE_APP_CONFIG" => app_config_dir,
+        "BUNDLE_FROZEN" => frozen.to_s }
+    end
+
+    # The lib directory beside the bundle script (absent when Bundler is
+    # part of the ruby's standard library, as in Debian's JRuby).
+    def bundler_lib
+      bin = bundler_bin
+      raise SetupError, "no Bundler for #{install.name} (#{install.path}): install the bundle first" unless bin
+
+      lib = File.expand_path("../lib", File.dirname(bin))
+      lib if File.directory?(lib)
+    end
+
+    # Writes the Gemfile when its content changed, and seeds a new
+    # lockfile from the app's own, so the app's locked versions are kept.
+    def write_files
+      app_gemfile = File.join(app_dir, "Gemfile")
+      content = Gemfile.render(app_gemfile: File.file?(app_gemfile) ? app_gemfile : nil, extra: gemfile_extra)
+      write_atomically(gemfile_path, content) unless read_file(gemfile_path) == content
+      app_lock = read_app_file("Gemfile.lock")
+      write_atomically(lockfile_path, Gemfile.seed_lock(app_lock)) if app_lock && !File.exist?(lockfile_path)
+    end
+
+    def installed?(log)
+      return false unless File.exist?(lockfile_path) && bundler_bin
+
+      run(["check"], log: log, timeout_s: CHECK_TIMEOUT_S).success?
+    end
+
+    def install!(log)
+      install_bundler!(log) unless bundler_bin
+      result = run(["install"], log: log, timeout_s: @install_timeout_s)
+      raise SetupError, failure("bundle install", result, log) unless result.success?
+    end
+
+    # For a ruby without Bundler: install one into gem_dir with the ruby's
+    # own RubyGems (which picks the newest Bundler that supports the ruby).
+    def install_bundler!(log)
+      FileUtils.mkdir_p(gem_dir)
+      argv = [install.path, "-e", GEM_COMMAND, "--", "install", "--no-document", "--install-dir", gem_dir, "bundler"]
+      result = command(argv, log: log, timeout_s: @install_timeout_s)
+      raise SetupError, failure("gem install bundler", result, log) unless result.success? && bundler_bin
+    end
+
+    def run(args, log:, timeout_s:)
+      command([install.path, bundler_bin, *args], log: log, timeout_s: timeout_s)
+    end
+
+    # Runs argv with the bundle's variables, output appended to log after a
+    # header line; remembers where this command's output starts.
+    def command(argv, log:, timeout_s:)
+      FileUtils.mkdir_p(File.dirname(log))
+      File.open(log, "a") { |f| f.puts("== #{Time.now.utc.strftime("%FT%TZ")} #{argv.join(" ")}") }
+      @output_offset = File.size(log)
+      env = Rubies::CleanEnv.clean(@parent_env).merge(bundle_variables(frozen: false))
+      begin
+        Rubies::Child.run(argv, env: env, timeout_s: timeout_s, log_path: log, chdir: dir)
+      rescue SystemCallError => e
+        raise SetupError, "cannot run #{install.path}: #{e.message}"
+      end
+    end
+
+    def failure(what, result, log)
+      reason = result.timed_out ? "timed out after #{format("%g", @install_timeout_s)} s" : Failure.reason(tail(log))
+      "#{what} failed for #{File.basename(app_dir)} on #{install.name}: #{reason} (log: #{log})"
+    end
+
+    def tail(log)
+      File.open(log) do |f|
+        f.seek(@output_offset)
+        f.read
+      end
+    end
+
+    def read_file(path)
+      File.read(path)
+    rescue Errno::ENOENT
+      nil
+    end
+
+    def write_atomically(path, content)
+      tmp = "#{path}.#{Process.pid}.tmp"
+      File.write(tmp, content)
+      File.rename(tmp, path)
+    end
+  end
+end

@@ -1,0 +1,38 @@
+# Runs a gem executable of the bundle in this very interpreter:
+#
+#   <ruby> [options] launcher.rb <executable> [arguments...]
+#
+# with BUNDLE_GEMFILE and BUNDLE_PATH set (Rackbench::BundleEnv#env). It does
+# what `bundle exec` does, minus one thing: `bundle exec` loads the gem's
+# stub in-process only when the stub's shebang is one it recognises, and
+# execs it otherwise. Bundler writes stubs with "#!/usr/bin/env
+# <ruby_install_name>", which for Debian's ruby is "ruby3.1": not
+# recognised, so `ruby --yjit -S bundle exec puma` starts a fresh ruby3.1
+# from PATH, without --yjit. Here the executable is always loaded, so the
+# interpreter and options that started this script are the ones measured.
+#
+# This is a script, not a library file, and runs under every benchmarked
+# ruby: keep it parseable by old ones (JRuby 9.x implements Ruby 2.5/2.6).
+require "bundler"
+
+# RUBYOPT=-rbundler/setup, RUBYLIB and PATH for any process the server
+# execs (as `bundle exec` sets them).
+Bundler::SharedHelpers.set_bundle_environment
+require "bundler/setup"
+
+executable = ARGV.shift
+abort "rackbench launcher: no executable given" unless executable
+
+# A path (a boot script a server adapter wrote) runs as is; a bare name is
+# a gem executable of the bundle.
+if executable.include?("/")
+  abort "rackbench launcher: no such script #{executable}" unless File.file?(executable)
+  path = executable
+else
+  spec = Gem.loaded_specs.values.find { |s| s.executables.include?(executable) }
+  abort "rackbench launcher: no gem in the bundle (#{ENV["BUNDLE_GEMFILE"]}) provides '#{executable}'" unless spec
+
+  path = spec.bin_file(executable)
+end
+$0 = path
+load path

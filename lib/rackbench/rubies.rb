@@ -1,0 +1,83 @@
+# frozen_string_literal: true
+
+module Rackbench
+  # The Ruby installations rackbench can benchmark, and the variants an
+  # experiment builds from them (a ruby plus options such as --yjit and
+  # environment such as LD_PRELOAD). See doc/rubies.md.
+  #
+  #   installs = Rackbench::Rubies.discover
+  #   variant = Rackbench::Rubies.resolve({ name: "yjit", ruby: "ruby", options: ["--yjit"] }, installs: installs)
+  #   variant.command # => ["/usr/bin/ruby3.1", "--yjit"]
+  module Rubies
+    autoload :Child, File.expand_path("rubies/child", __dir__)
+    autoload :CleanEnv, File.expand_path("rubies/clean_env", __dir__)
+    autoload :Install, File.expand_path("rubies/install", __dir__)
+    autoload :Locator, File.expand_path("rubies/locator", __dir__)
+    autoload :Prober, File.expand_path("rubies/prober", __dir__)
+    autoload :Resolver, File.expand_path("rubies/resolver", __dir__)
+    autoload :Variant, File.expand_path("rubies/variant", __dir__)
+
+    # JRuby needs several seconds to start on a small machine; give a probe
+    # ample time before calling the ruby broken.
+    PROBE_TIMEOUT_S = 30.0
+
+    # Finds the rubies installed on this machine and describes each by
+    # running it. Returns an Array of Install in discovery order: the
+    # `ruby`, `jruby` and `truffleruby` on PATH, then rbenv, chruby,
+    # asdf, mise and rvm installs, then extra_paths. Installs are
+    # deduplicated by the real path of the interpreter, so a version
+    # manager's shim on PATH and the install it points to appear once
+    # (under the PATH name). A ruby that cannot run is included with
+    # Install#error set to the reason.
+    #
+    # :env :: environment to search (PATH, RBENV_ROOT, ...) and to run the probes with, minus variables that would leak into another ruby (default: ENV)
+    # :home :: home directory holding ~/.rbenv, ~/.rubies, ... (default: Dir.home)
+    # :extra_paths :: interpreters or install directories named explicitly (default: [])
+    # :probe_timeout_s :: how long one ruby may take to describe itself (default: 30)
+    def self.discover(env: ENV, home: Dir.home, extra_paths: [], probe_timeout_s: PROBE_TIMEOUT_S)
+      # PATH as it was before any `bundle exec` that runs rackbench.
+      candidates = Locator.new(env: CleanEnv.clean(env), home: home).candidates(extra_paths: extra_paths)
+      prober = Prober.new(env: env, timeout_s: probe_timeout_s)
+      # Probes run in parallel: each is a separate process and JRuby's
+      # start-up dominates; the wall time is that of the slowest ruby.
+      installs = candidates.map { |candidate| Thread.new { prober.describe(candidate) } }.map(&:value)
+      name_uniquely(dedupe(installs))
+    end
+
+    # Turns an experiment's ruby entry into a Variant. spec is a Hash with
+    # :ruby (an install name such as "ruby" or "ruby-3.3.0", a version such
+    # as "3.1.2" or "3.1", or an absolute path), and optional :name (the
+    # label results are stored under), :options (interpreter options, e.g.
+    # ["--yjit"]) and :env (variables for the server, e.g.
+    # { "MALLOC_ARENA_MAX" => "2" }); string keys work too. A String spec
+    # means { ruby: spec }. Raises ConfigError for an unknown ruby or an
+    # option the ruby cannot take, SetupError when the matching ruby does
+    # not run.
+    #
+    # :installs :: the result of discover
+    # :env :: environment for probing an absolute path that discover did not find (default: ENV)
+    def self.resolve(spec, installs:, env: ENV, probe_timeout_s: PROBE_TIMEOUT_S)
+      Resolver.new(installs, env: env, probe_timeout_s: probe_timeout_s).resolve(spec)
+    end
+
+    # Keeps the first Install seen for each interpreter path.
+    def self.dedupe(installs)
+      installs.uniq(&:path)
+    end
+    private_class_method :dedupe
+
+    # PATH rubies keep their command name, others are "<engine>-<version>";
+    # a clash gets "@<source>" and then a counter appended.
+    def self.name_uniquely(installs)
+      taken = {}
+      installs.map do |install|
+        name = install.name
+        name = "#{install.name}@#{install.source}" if taken[name]
+        name = "#{install.name}@#{install.source}-#{(2..).find { |i| !taken["#{name}-#{i}"] }}" if taken[name]
+        taken[name] = true
+        name == install.name ? install : install.with(name: name)
+      end
+    end
+    private_class_method :name_uniquely
+  end
+end

@@ -1,0 +1,82 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Rubies
+    # One Ruby installation as found and described by Rubies.discover. A
+    # frozen value; #error is set (and the descriptive fields may be nil)
+    # when the interpreter could not be run.
+    #
+    # name :: unique label: "ruby"/"jruby" for the PATH ones, else "<engine>-<version>"
+    # path :: real path of the interpreter executable
+    # engine :: "ruby", "jruby" or "truffleruby"
+    # version :: the engine's version: "3.1.2" for CRuby, "9.3.9.0" for JRuby
+    # ruby_version :: the Ruby language version it implements (RUBY_VERSION)
+    # abi_version :: RbConfig's ruby_version ("3.1.0"): gems with native code are built per ABI
+    # description :: RUBY_DESCRIPTION
+    # platform :: RUBY_PLATFORM
+    # jit :: JITs it supports: "yjit", "mjit", "rjit" (CRuby), "jvm" (JRuby), "graal" (TruffleRuby)
+    # source :: where it was found: :path, :rbenv, :chruby, :asdf, :mise, :rvm or :explicit
+    # bundler_version, bundler_bin :: its own Bundler and the `bundle` script to run with it, or nil
+    # error :: why it could not be described, or nil
+    class Install
+      FIELDS = %i[name path engine version ruby_version abi_version description platform
+                  jit source bundler_version bundler_bin error].freeze
+
+      attr_reader(*FIELDS)
+
+      def initialize(name:, path:, source:, engine: nil, version: nil, ruby_version: nil, abi_version: nil,
+                     description: nil, platform: nil, jit: [], bundler_version: nil, bundler_bin: nil, error: nil)
+        @name = name.to_s.dup.freeze
+        @path = path.to_s.dup.freeze
+        @source = source.to_sym
+        @engine = engine&.dup&.freeze
+        @version = version&.dup&.freeze
+        @ruby_version = ruby_version&.dup&.freeze
+        @abi_version = abi_version&.dup&.freeze
+        @description = description&.dup&.freeze
+        @platform = platform&.dup&.freeze
+        @jit = jit.map { |j| j.to_s.dup.freeze }.freeze
+        @bundler_version = bundler_version&.dup&.freeze
+        @bundler_bin = bundler_bin&.dup&.freeze
+        @error = error&.dup&.freeze
+        freeze
+      end
+
+      # A copy with some fields changed.
+      def with(**changes)
+        self.class.new(**to_h.merge(changes))
+      end
+
+      # True when the interpreter ran and described itself.
+      def usable?
+        error.nil?
+      end
+
+      # "<engine>-<version>", whatever the install's name.
+      def id
+        "#{engine}-#{version}" if usable?
+      end
+
+      def jit?(name)
+        jit.include?(name.to_s)
+      end
+
+      def to_h
+        FIELDS.to_h { |field| [field, public_send(field)] }
+      end
+
+      def ==(other)
+        other.is_a?(Install) && other.to_h == to_h
+      end
+      alias eql? ==
+
+      def hash
+        to_h.hash
+      end
+
+      def inspect
+        "#<#{self.class.name} #{name} #{path}#{" error=#{error.inspect}" if error}>"
+      end
+    end
+  end
+end

@@ -1,0 +1,90 @@
+# frozen_string_literal: true
+
+require "json"
+
+module Rackbench
+  module Rubies
+    # Runs lib/rackbench/ruby_probe.rb under a candidate interpreter and
+    # turns what it prints into an Install. Never raises for a broken ruby:
+    # the Install carries the reason in #error instead.
+    class Prober
+      SCRIPT = File.expand_path("../ruby_probe.rb", __dir__)
+      MARKER = "RACKBENCH_PROBE "
+      # Enough of the output to explain a failure in one line.
+      REASON_MAX_CHARS = 200
+
+      # :env :: the parent environment; leaks are removed (see CleanEnv)
+      # :timeout_s :: how long the probe may take
+      def initialize(env:, timeout_s:)
+        @env = CleanEnv.clean(env)
+        @timeout_s = timeout_s
+      end
+
+      # An Install for a Locator::Candidate (or anything with #path,
+      # #source and #command).
+      def describe(candidate)
+        return broken(candidate, "is a directory without bin/ruby") if File.directory?(candidate.path)
+
+        result = Child.run([candidate.path, SCRIPT], env: @env, timeout_s: @timeout_s)
+        return broken(candidate, "timed out after #{format("%g", @timeout_s)} s") if result.timed_out
+
+        info = parse(result.output)
+        return broken(candidate, failure(result)) unless result.status.success? && info
+
+        install(candidate, info)
+      rescue SystemCallError => e
+        broken(candidate, "cannot run: #{e.message.sub(/ @ \w+/, "")}")
+      end
+
+      private
+
+      def parse(output)
+        line = output.to_s.lines.reverse_each.find { |l| l.start_with?(MARKER) }
+        info = line && JSON.parse(line.delete_prefix(MARKER))
+        info if info.is_a?(Hash) && info["engine"] && info["version"]
+      rescue JSON::ParserError
+        nil
+      end
+
+      def failure(result)
+        last = result.output.to_s.lines.map(&:strip).reject(&:empty?).last.to_s[0, REASON_MAX_CHARS]
+        status = result.status
+        why = if status.signaled? then "killed by signal #{Signal.signame(status.termsig)}"
+              elsif !status.success? then "exited with status #{status.exitstatus}"
+              else "printed no description"
+              end
+        last.empty? ? why : "#{why}: #{last}"
+      end
+
+      def install(candidate, info)
+        engine = info["engine"].to_s
+        version = info["version"].to_s
+        Install.new(
+          name: candidate.command || "#{engine}-#{version}",
+          path: real_path(info["executable"]) || candidate.real_path,
+          source: candidate.source, engine: engine, version: version,
+          ruby_version: info["ruby_version"], abi_version: info["abi_version"],
+          description: info["description"], platform: info["platform"], jit: Array(info["jit"]),
+          bundler_version: info["bundler_version"], bundler_bin: info["bundler_bin"]
+        )
+      end
+
+      # The interpreter the probe ran in, which for a version manager's shim
+      # is the real ruby behind it (the shim's choice depends on the
+      # directory it runs in, so it is not a stable thing to benchmark).
+      def real_path(path)
+        File.realpath(path) if path
+      rescue SystemCallError
+        nil
+      end
+
+      # A broken ruby is named after its command, its install directory
+      # (rbenv's "3.0.0") or, given explicitly, its path.
+      def broken(candidate, reason)
+        name = candidate.command ||
+               (candidate.source == :explicit ? candidate.path : File.basename(File.dirname(File.dirname(candidate.path))))
+        Install.new(name: name, path: candidate.real_path, source: candidate.source, error: reason)
+      end
+    end
+  end
+end

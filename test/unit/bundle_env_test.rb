@@ -1,0 +1,333 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "fileutils"
+require "rackbench/rubies"
+require "rackbench/bundle_env"
+
+# Hermetic: paths, digests, environment and lockfile parsing, and the
+# install flow driven through a fake ruby (test/fixtures/rubies/
+# fake_bundler_ruby) that plays Bundler. test/integration/bundle_env_test.rb
+# installs for real.
+module BundleEnvSpec
+  FIXTURES = File.expand_path("../fixtures/rubies", __dir__)
+  Install = Rackbench::Rubies::Install
+  Variant = Rackbench::Rubies::Variant
+  BundleEnv = Rackbench::BundleEnv
+
+  module Helpers
+    def setup
+      @tmp = Dir.mktmpdir("rackbench-bundle")
+      @app = File.join(@tmp, "hello app")
+      @root = File.join(@tmp, "cache")
+      @calls = File.join(@tmp, "calls")
+      FileUtils.mkdir_p(@app)
+      File.write(File.join(@app, "Gemfile"), "source \"https://rubygems.org\"\ngem \"rack\"\n")
+    end
+
+    def teardown
+      FileUtils.rm_rf(@tmp)
+    end
+
+    def install(path: "/usr/bin/ruby3.1", engine: "ruby", version: "3.1.2", abi: "3.1.0",
+                bundler_bin: "/fake/bundler-2.3.15/exe/bundle", name: "ruby")
+      Install.new(name: name, path: path, source: :path, engine: engine, version: version, abi_version: abi,
+                  description: "#{engine} #{version}", jit: ["yjit"], bundler_bin: bundler_bin)
+    end
+
+    def variant(install = self.install, options: [], env: {})
+      Variant.new(install: install, options: options, env: env)
+    end
+
+    def bundle_env(variant = self.variant, extra: ['gem "puma"'], parent_env: {}, app: @app)
+      BundleEnv.new(app_dir: app, gemfile_extra: extra, variant: variant, root: @root, parent_env: parent_env)
+    end
+
+    # A BundleEnv whose ruby is the fake that plays Bundler.
+    def fake_env(bundler_bin: File.join(@tmp, "bundler/exe/bundle"), parent_env: {}, **fake_vars)
+      ruby = File.join(@tmp, "ruby")
+      FileUtils.cp(File.join(FIXTURES, "fake_bundler_ruby"), ruby) unless File.exist?(ruby)
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls }.merge(fake_vars).merge(parent_env)
+      bundle_env(variant(install(path: ruby, bundler_bin: bundler_bin)), parent_env: parent)
+    end
+
+    def calls
+      File.exist?(@calls) ? File.readlines(@calls, chomp: true) : []
+    end
+  end
+
+  describe "Rackbench::BundleEnv layout" do
+    include Helpers
+
+    it "keeps one directory per app and ruby, and one gem directory per engine and ABI" do
+      env = bundle_env
+
+      assert_match(%r{\A#{Regexp.escape(@root)}/hello_app-\h{16}\z}, env.dir)
+      assert_equal File.join(env.dir, "Gemfile"), env.gemfile_path
+      assert_equal File.join(env.dir, "Gemfile.lock"), env.lockfile_path
+      assert_equal File.join(env.dir, ".bundle"), env.app_config_dir
+      assert_equal File.join(@root, "gems/ruby-3.1.0"), env.install_path
+      assert_equal File.join(@root, "gems/ruby-3.1.0/ruby/3.1.0"), env.gem_dir
+      assert_equal File.join(@root, "gems/jruby-2.6.0"),
+                   bundle_env(variant(install(engine: "jruby", version: "9.3.9.0", abi: "2.6.0"))).install_path
+    end
+
+    it "changes the digest with the app's Gemfile and lock, the extra lines and the ruby, not with the variant" do
+      base = bundle_env.digest
+
+      assert_equal base, bundle_env.digest
+      assert_equal base, bundle_env(variant(options: ["--yjit"], env: { "MALLOC_ARENA_MAX" => "2" })).digest
+      refute_equal base, bundle_env(extra: ['gem "puma", "~> 6.0"']).digest
+      refute_equal base, bundle_env(variant(install(path: "/opt/rubies/ruby-3.1.2/bin/ruby"))).digest
+      refute_equal base, bundle_env(variant(install(version: "3.1.3"))).digest
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n")
+      with_lock = bundle_env.digest
+      refute_equal base, with_lock
+      File.write(File.join(@app, "Gemfile"), "gem \"rack\", \"< 3\"\n")
+      refute_equal with_lock, bundle_env.digest
+    end
+
+    it "keeps its cache under RACKBENCH_CACHE, else the XDG cache directory, else ~/.cache" do
+      assert_equal "/c/bundles", BundleEnv.default_root({ "RACKBENCH_CACHE" => "/c", "XDG_CACHE_HOME" => "/x" })
+      assert_equal "/x/rackbench/bundles", BundleEnv.default_root({ "XDG_CACHE_HOME" => "/x" })
+      assert_equal File.join(Dir.home, ".cache/rackbench/bundles"), BundleEnv.default_root({})
+    end
+  end
+
+  describe "Rackbench::BundleEnv#env and #exec_prefix" do
+    include Helpers
+
+    # What `bundle exec rackbench` leaves in the environment.
+    BUNDLE_EXEC_PARENT = {
+      "PATH" => "/work/vendor/bin:/usr/bin:/bin", "BUNDLER_ORIG_PATH" => "/usr/bin:/bin",
+      "RUBYOPT" => "-r/usr/lib/bundler/setup -rbundler/setup", "RUBYLIB" => "/usr/lib/bundler",
+      "BUNDLE_GEMFILE" => "/work/main/Gemfile", "BUNDLE_BIN_PATH" => "/usr/lib/bundler/exe/bundle",
+      "BUNDLER_VERSION" => "2.3.15", "BUNDLER_SETUP" => "/usr/lib/bundler/setup",
+      "BUNDLER_ORIG_RUBYOPT" => "BUNDLER_ENVIRONMENT_PRESERVER_INTENTIONALLY_NIL",
+      "GEM_HOME" => "/work/vendor", "GEM_PATH" => "/work/vendor", "BUNDLE_FROZEN" => "true",
+      "BUNDLE_WITHOUT" => "development", "BUNDLE_MIRROR__RUBYGEMS__ORG" => "https://mirror.example", "HOME" => "/root"
+    }.freeze
+
+    it "points a server at this bundle and removes what a parent under bundle exec leaks" do
+      env = bundle_env(variant(options: ["--yjit"], env: { "MALLOC_ARENA_MAX" => "2", "RUBYOPT" => "-W0" }))
+
+      vars = env.env(BUNDLE_EXEC_PARENT)
+
+      assert_equal({ "BUNDLE_GEMFILE" => env.gemfile_path, "BUNDLE_PATH" => env.install_path,
+                     "BUNDLE_APP_CONFIG" => env.app_config_dir, "BUNDLE_FROZEN" => "true",
+                     "PATH" => "/usr/bin:/bin", "MALLOC_ARENA_MAX" => "2", "RUBYOPT" => "-W0" },
+                   vars.compact)
+      removed = vars.select { |_, v| v.nil? }.keys.sort
+      assert_equal %w[BUNDLER_ORIG_PATH BUNDLER_ORIG_RUBYOPT BUNDLER_SETUP BUNDLER_VERSION BUNDLE_BIN_PATH
+                      BUNDLE_WITHOUT GEM_HOME GEM_PATH RUBYLIB], removed
+      refute vars.key?("BUNDLE_MIRROR__RUBYGEMS__ORG"), "the user's mirror setting passes through"
+      refute vars.key?("HOME")
+    end
+
+    it "gives the server a clean RUBYOPT when the variant sets none" do
+      assert_nil bundle_env.env(BUNDLE_EXEC_PARENT).fetch("RUBYOPT")
+      assert_equal({}, bundle_env.env({ "HOME" => "/root" }).reject { |k, _| k.start_with?("BUNDLE_") })
+    end
+
+    it "runs a gem executable through the launcher with the variant's interpreter, options and Bundler" do
+      dir = File.join(@tmp, "bundler-2.4.22")
+      FileUtils.mkdir_p([File.join(dir, "exe"), File.join(dir, "lib")])
+      env = bundle_env(variant(install(bundler_bin: File.join(dir, "exe/bundle")), options: ["--yjit"]))
+
+      assert_equal ["/usr/bin/ruby3.1", "--yjit", "-I", File.join(dir, "lib"), BundleEnv::LAUNCHER], env.exec_prefix
+      assert File.file?(BundleEnv::LAUNCHER)
+      # Bundler in the standard library (Debian's JRuby): nothing to add.
+      assert_equal ["/usr/bin/ruby3.1", BundleEnv::LAUNCHER], bundle_env.exec_prefix
+    end
+
+    it "uses a Bundler installed into the gem directory when the ruby has none" do
+      env = bundle_env(variant(install(bundler_bin: nil)))
+      error = assert_raises(Rackbench::SetupError) { env.exec_prefix }
+      assert_match(/no Bundler for ruby/, error.message)
+
+      %w[2.4.9 2.4.22].each { |v| FileUtils.mkdir_p(File.join(env.gem_dir, "gems/bundler-#{v}/exe")) }
+      %w[2.4.9 2.4.22].each { |v| File.write(File.join(env.gem_dir, "gems/bundler-#{v}/exe/bundle"), "") }
+      assert_equal File.join(env.gem_dir, "gems/bundler-2.4.22/exe/bundle"), env.bundler_bin
+    end
+  end
+
+  describe "Rackbench::BundleEnv::Gemfile" do
+    Gemfile = Rackbench::BundleEnv::Gemfile
+
+    it "evaluates the app's Gemfile and adds each server gem unless the app already declares it" do
+      text = Gemfile.render(app_gemfile: "/apps/my \"app\"/Gemfile", extra: ['gem "puma", ">= 6"', "gem('nio4r')",
+                                                                              "plugin 'x'"])
+
+      assert_includes text, 'eval_gemfile "/apps/my \"app\"/Gemfile"'
+      assert_includes text, "unless dependencies.any? { |dep| dep.name == \"puma\" }\n  gem \"puma\", \">= 6\"\nend"
+      assert_includes text, "unless dependencies.any? { |dep| dep.name == \"nio4r\" }\n  gem('nio4r')\nend"
+      assert_includes text, "\nplugin 'x'\n"
+      refute_includes text, "source"
+    end
+
+    it "declares a source only for an app without a Gemfile" do
+      assert_includes Gemfile.render(app_gemfile: nil, extra: []), 'source "https://rubygems.org"'
+    end
+
+    it "seeds a lockfile from the app's without its BUNDLED WITH" do
+      lock = "GEM\n  specs:\n    rack (3.0.8)\n\nDEPENDENCIES\n  rack\n\nBUNDLED WITH\n   2.5.3\n"
+
+      assert_equal "GEM\n  specs:\n    rack (3.0.8)\n\nDEPENDENCIES\n  rack\n", Gemfile.seed_lock(lock)
+    end
+  end
+
+  describe "Rackbench::BundleEnv::Lockfile" do
+    LOCK = <<~LOCK
+      GIT
+        remote: https://github.com/x/y.git
+        revision: abc
+        specs:
+          y (0.1.0)
+
+      PATH
+        remote: ../probe
+        specs:
+          probe (1.0.0)
+            rack (>= 2)
+
+      GEM
+        remote: https://rubygems.org/
+        specs:
+          nio4r (2.7.5-java)
+          puma (6.6.1-java)
+            nio4r (~> 2.0)
+          rack (3.0.8)
+          nokogiri (1.16.0-x86_64-linux)
+          nokogiri (1.16.0-java)
+
+      PLATFORMS
+        universal-java-17
+        x86_64-linux
+
+      DEPENDENCIES
+        probe!
+        puma (>= 6)
+
+      CHECKSUMS
+        rack (3.0.8) sha256=abc
+
+      BUNDLED WITH
+         2.4.22
+    LOCK
+
+    it "reads every locked gem's version without platform, and the Bundler version" do
+      expected = { "bundler" => "2.4.22", "nio4r" => "2.7.5", "nokogiri" => "1.16.0", "probe" => "1.0.0",
+                   "puma" => "6.6.1", "rack" => "3.0.8", "y" => "0.1.0" }
+
+      assert_equal expected, Rackbench::BundleEnv::Lockfile.gem_versions(LOCK)
+      assert_equal expected.keys, Rackbench::BundleEnv::Lockfile.gem_versions(LOCK).keys
+    end
+
+    it "prefers a locked bundler gem over BUNDLED WITH" do
+      lock = "GEM\n  specs:\n    bundler (2.3.0)\n\nBUNDLED WITH\n   2.4.22\n"
+
+      assert_equal({ "bundler" => "2.3.0" }, Rackbench::BundleEnv::Lockfile.gem_versions(lock))
+    end
+  end
+
+  describe "Rackbench::BundleEnv::Failure" do
+    it "picks the line that explains the failure, not Bundler's trailing context" do
+      output = "Fetching gem metadata\nCould not find gem 'nope' in rubygems repository.\n\nIn Gemfile:\n  nope\n"
+
+      assert_equal "Could not find gem 'nope' in rubygems repository.", Rackbench::BundleEnv::Failure.reason(output)
+      assert_equal "Your Ruby version is 3.1.2, but your Gemfile specified 3.3.0",
+                   Rackbench::BundleEnv::Failure.reason("Your Ruby version is 3.1.2, but your Gemfile specified 3.3.0\n")
+      assert_equal "no output", Rackbench::BundleEnv::Failure.reason("\n== header\n")
+    end
+  end
+
+  describe "Rackbench::BundleEnv#ensure_installed!" do
+    include Helpers
+
+    it "installs once with the bundle's variables and no leaks, then reuses the bundle" do
+      env = fake_env(parent_env: { "RUBYOPT" => "-rbundler/setup", "GEM_HOME" => "/x",
+                                   "BUNDLE_MIRROR__RUBYGEMS__ORG" => "https://mirror.example" })
+      notices = []
+
+      assert_equal :installed, env.ensure_installed!(before_install: ->(e) { notices << e.dir })
+
+      assert_equal [env.dir], notices
+      assert_equal 1, calls.size
+      assert_equal "install bundle=#{@tmp}/bundler/exe/bundle gemfile=#{env.gemfile_path} path=#{env.install_path} " \
+                   "config=#{env.app_config_dir} frozen=false rubyopt=unset gem_home=unset " \
+                   "mirror=https://mirror.example cwd=#{env.dir}", calls.first
+      assert_includes File.read(env.gemfile_path), "eval_gemfile #{File.join(@app, "Gemfile").inspect}"
+      assert_equal({ "bundler" => "9.9.9", "rack" => "3.0.8" }, env.gem_versions)
+      log = File.read(env.log_path)
+      assert_match(/^== \S+ #{Regexp.escape(@tmp)}\/ruby .*bundle install$/, log)
+      assert_includes log, "Bundle complete!"
+      assert_equal :reused, env.ensure_installed!, "the same object does not check again"
+      assert_equal 1, calls.size
+
+      again = fake_env
+      assert_equal :reused, again.ensure_installed!(before_install: ->(e) { notices << e })
+      assert_equal %w[install check], calls.map { |c| c.split.first }
+      assert_equal 1, notices.size
+    end
+
+    it "raises SetupError with Bundler's meaningful line and the log's path when the install fails" do
+      env = fake_env("FAKE_FAIL" => "1")
+
+      error = assert_raises(Rackbench::SetupError) { env.ensure_installed!(log: File.join(@tmp, "logs/b.log")) }
+
+      assert_equal "bundle install failed for hello app on ruby: Could not find gem 'nope' in rubygems repository " \
+                   "https://rubygems.org/ or installed locally. (log: #{@tmp}/logs/b.log)", error.message
+      assert_includes File.read(File.join(@tmp, "logs/b.log")), "In Gemfile:"
+      assert_raises(Rackbench::SetupError) { env.gem_versions }
+    end
+
+    it "installs Bundler into the gem directory first for a ruby without one" do
+      env = fake_env(bundler_bin: nil)
+
+      assert_equal :installed, env.ensure_installed!
+
+      bundle = File.join(env.gem_dir, "gems/bundler-9.9.9/exe/bundle")
+      assert_equal ["gem-install install dir=#{env.gem_dir} gem=bundler", "install bundle=#{bundle}"],
+                   calls.map { |c| c[/\A.*?bundle(r|=\S+)/] }
+      assert_equal [env.variant.install.path, BundleEnv::LAUNCHER], env.exec_prefix
+    end
+
+    it "starts from the app's own Gemfile.lock so its locked versions are kept" do
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n  specs:\n    rack (2.2.8)\n\nBUNDLED WITH\n   2.5.0\n")
+      env = fake_env
+
+      env.ensure_installed!
+
+      assert_equal({ "rack" => "2.2.8" }, env.gem_versions)
+    end
+
+    it "reports a cache it cannot write, or a ruby it cannot start, in one line" do
+      File.write(File.join(@tmp, "file"), "")
+      unwritable = BundleEnv.new(app_dir: @app, variant: variant, root: File.join(@tmp, "file/cache"))
+      error = assert_raises(Rackbench::SetupError) { unwritable.ensure_installed! }
+      assert_equal "cannot prepare the bundle in #{unwritable.dir}: File exists - #{@tmp}/file", error.message
+
+      gone = bundle_env(variant(install(path: File.join(@tmp, "gone/ruby"), bundler_bin: nil)))
+      error = assert_raises(Rackbench::SetupError) { gone.ensure_installed! }
+      assert_equal "cannot run #{@tmp}/gone/ruby: No such file or directory - #{@tmp}/gone/ruby", error.message
+    end
+
+    it "waits for another process installing for the same ruby" do
+      env = fake_env
+      FileUtils.mkdir_p(File.dirname(env.lock_path))
+      File.open(env.lock_path, File::RDWR | File::CREAT) do |held|
+        held.flock(File::LOCK_EX)
+        inode = held.stat.ino
+        installer = Thread.new { env.ensure_installed! }
+        # /proc/locks shows a blocked waiter as "-> FLOCK ... <pid> <dev>:<inode> ...".
+        wait_until(message: "the installer to block on the lock") do
+          File.read("/proc/locks").match?(/-> FLOCK\s+ADVISORY\s+WRITE\s+#{Process.pid}\s+\S+:#{inode}\s/)
+        end
+        assert_empty calls
+        held.flock(File::LOCK_UN)
+        assert_equal :installed, installer.value
+      end
+      assert_equal 1, calls.size
+    end
+  end
+end
