@@ -25,4 +25,5 @@ Gem::Specification.new do |spec|
 
   spec.add_dependency "sequel", "~> 5.0"
   spec.add_dependency "sqlite3", ">= 1.4"
+  spec.add_dependency "terminal-table", ">= 3.0"
 end

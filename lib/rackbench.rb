@@ -17,4 +17,13 @@ module Rackbench
   autoload :Plan, File.expand_path("rackbench/experiment/plan", __dir__)
   autoload :MachineEnv, File.expand_path("rackbench/machine_env", __dir__)
   autoload :Store, File.expand_path("rackbench/store", __dir__)
+  autoload :Runner, File.expand_path("rackbench/runner", __dir__)
+  autoload :TrialReport, File.expand_path("rackbench/trial_report", __dir__)
+  autoload :Rubies, File.expand_path("rackbench/rubies", __dir__)
+  autoload :BundleEnv, File.expand_path("rackbench/bundle_env", __dir__)
+  autoload :Servers, File.expand_path("rackbench/servers", __dir__)
+  autoload :ServerProcess, File.expand_path("rackbench/server_process", __dir__)
+  autoload :Ports, File.expand_path("rackbench/ports", __dir__)
+  autoload :ProcessTree, File.expand_path("rackbench/process_tree", __dir__)
+  autoload :Sampler, File.expand_path("rackbench/sampler", __dir__)
 end

@@ -9,10 +9,15 @@ module Rackbench
     EXIT_FAILURE = 1
     EXIT_USAGE = 2
     EXIT_INTERRUPTED = 130
+    DEFAULT_RESULTS_DIR = "rackbench-results"
 
     # name => [file under rackbench/cli, class name, one-line description]
     COMMANDS = {
-      "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"]
+      "run" => ["run_command", "RunCommand", "run an experiment (the built-in quick one without a file)"],
+      "report" => ["report_command", "ReportCommand", "show the stored trials of an experiment"],
+      "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
+      "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds"],
+      "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"]
     }.freeze
 
     USAGE = <<~TEXT
@@ -41,7 +46,7 @@ module Rackbench
         require_relative "cli/#{entry[0]}"
         CLI.const_get(entry[1]).new(out: out, err: err).run(rest)
       end
-    rescue UsageError => e
+    rescue UsageError, ConfigError => e
       err.puts "rackbench: #{e.message}"
       EXIT_USAGE
     rescue Interrupted, Interrupt

@@ -3,6 +3,11 @@
 require "digest"
 require_relative "errors"
 require_relative "duration"
+# Declared before its parts load: they reopen it, and must not trigger the
+# autoload of this very file.
+module Rackbench
+  class Experiment; end
+end
 require_relative "experiment/checker"
 require_relative "experiment/yaml_source"
 require_relative "experiment/canonical"

@@ -5,6 +5,11 @@ require "json"
 require "set"
 require_relative "errors"
 require_relative "version"
+# Declared before its parts load: they reopen it, and must not trigger the
+# autoload of this very file.
+module Rackbench
+  class Store; end
+end
 require_relative "store/connection"
 require_relative "store/schema"
 require_relative "store/trial_row"

@@ -59,6 +59,7 @@ module Rackbench
             Float :warmup_s
             Float :measure_s
             Float :wall_s
+            Float :stop_s
             Float :rps
             Bignum :requests
             Bignum :errors

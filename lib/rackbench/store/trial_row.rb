@@ -11,7 +11,7 @@ module Rackbench
       # Attributes save_trial accepts (every trials column but the ids).
       SCALAR_COLUMNS = %i[
         key batch position ruby ruby_description server app processes threads
-        status reason started_at finished_at boot_s warmup_s measure_s wall_s
+        status reason started_at finished_at boot_s warmup_s measure_s wall_s stop_s
         rps requests errors error_rate rss_peak_bytes pss_peak_bytes
         cpu_user_s cpu_system_s log_path
       ].freeze

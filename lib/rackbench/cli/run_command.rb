@@ -1,0 +1,95 @@
+# frozen_string_literal: true
+
+require "json"
+require "optparse"
+require "shellwords"
+
+module Rackbench
+  module CLI
+    # `rackbench run [FILE]`: runs an experiment (the built-in quick one
+    # without a file), storing every trial as it finishes, and ends with the
+    # results table.
+    class RunCommand
+      def initialize(out:, err:)
+        @out = out
+        @err = err
+      end
+
+      def run(argv)
+        options = { results: CLI::DEFAULT_RESULTS_DIR }
+        files = parse(argv, options)
+        return CLI::EXIT_OK if options[:help]
+        raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
+
+        experiment = load_experiment(files.first, options)
+        runner = Runner.new(experiment: experiment, results_dir: options[:results], resume: options[:resume],
+                            fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err)
+        return dry_run(runner) if options[:dry_run]
+
+        summary = runner.run
+        print_results(options, summary)
+        summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
+      rescue Interrupted => e
+        @err.puts "rackbench: #{e.message}: resume with #{resume_command(files, options)}"
+        CLI::EXIT_INTERRUPTED
+      end
+
+      private
+
+      def load_experiment(file, options)
+        experiment = file ? Experiment.load(file) : Experiment.default
+        overrides = options.slice(:seed, :batches)
+        overrides.empty? ? experiment : experiment.with(**overrides)
+      end
+
+      def dry_run(runner)
+        @out.print runner.plan
+        CLI::EXIT_OK
+      end
+
+      def print_results(options, summary)
+        Store.open(options[:results]) do |store|
+          report = TrialReport.new(store, experiment_id: summary.experiment_id)
+          options[:json] ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(report.table)
+        end
+        line = "#{summary.ok} ok, #{summary.failed} failed"
+        line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
+        line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
+        @err.puts line if options[:json]
+        @out.puts line unless options[:json]
+      end
+
+      def resume_command(files, options)
+        words = ["rackbench", "run", *files, "--resume", "--results", options[:results]]
+        words.push("--seed", options[:seed].to_s) if options[:seed]
+        words.push("--batches", options[:batches].to_s) if options[:batches]
+        words.shelljoin
+      end
+
+      def parse(argv, options)
+        parser = OptionParser.new do |p|
+          p.banner = "Usage: rackbench run [options] [EXPERIMENT.yml]"
+          p.separator "Runs an experiment (doc/experiment.md); without a file, the built-in quick one."
+          p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          p.on("--resume", "finish an interrupted experiment: run only the trials not yet stored") do
+            options[:resume] = true
+          end
+          p.on("--dry-run", "print the plan (trials in order, skipped combinations) and stop") do
+            options[:dry_run] = true
+          end
+          p.on("--seed N", Integer, "override the experiment's seed") { |v| options[:seed] = v }
+          p.on("--batches N", Integer, "override the experiment's number of batches") { |v| options[:batches] = v }
+          p.on("--fail-fast", "stop at the first failed trial") { options[:fail_fast] = true }
+          p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
+          p.on("-h", "--help", "show this help") do
+            @out.print p.help
+            options[:help] = true
+          end
+        end
+        parser.parse(argv)
+      rescue OptionParser::ParseError => e
+        raise UsageError, e.message
+      end
+    end
+  end
+end

@@ -1,0 +1,82 @@
+# frozen_string_literal: true
+
+require "socket"
+
+module Rackbench
+  # TCP ports for benchmark servers, on the loopback address only.
+  module Ports
+    LOCALHOST = "127.0.0.1"
+    LISTEN_STATE = "0A"
+
+    module_function
+
+    # A port that is free right now: the kernel's choice for a socket bound
+    # to port 0. Another process may take it before the server binds it;
+    # ServerProcess#start checks again, and a server that cannot bind exits,
+    # which readiness reports.
+    #
+    # :host :: the address to bind (default: 127.0.0.1)
+    def free_port(host: LOCALHOST)
+      server = TCPServer.new(host, 0)
+      server.addr[1]
+    ensure
+      server&.close
+    end
+
+    # True when a socket listens on port. On Linux this reads the kernel's
+    # socket tables (/proc/net/tcp, tcp6) and counts a listener on any
+    # address (the conservative answer); connections a stopped server left
+    # in TIME_WAIT do not count, since no process holds them. Elsewhere it
+    # tries to bind host:port with SO_REUSEADDR, as servers do.
+    #
+    # :host :: the address to check (default: 127.0.0.1)
+    # :proc_dir :: where /proc is (default: "/proc")
+    def in_use?(port, host: LOCALHOST, proc_dir: "/proc")
+      tables = %w[tcp tcp6].map { |name| File.join(proc_dir, "net", name) }.select { |path| File.readable?(path) }
+      return bind_fails?(port, host) if tables.empty?
+
+      tables.any? { |path| listening_ports(File.read(path)).include?(Integer(port)) }
+    end
+
+    # The local ports of the LISTEN sockets in one /proc/net/tcp table
+    # (columns: sl local_address rem_address st ...; addresses are hex
+    # "ADDR:PORT"; state 0A is LISTEN).
+    def listening_ports(table)
+      table.each_line.drop(1).filter_map do |line|
+        fields = line.split
+        fields[1].split(":").last.to_i(16) if fields[3] == LISTEN_STATE
+      end
+    end
+
+    private_class_method :listening_ports
+
+    def bind_fails?(port, host)
+      socket = Socket.new(:INET, :STREAM)
+      socket.setsockopt(:SOCKET, :REUSEADDR, true)
+      socket.bind(Addrinfo.tcp(host, Integer(port)))
+      false
+    rescue Errno::EADDRINUSE
+      true
+    ensure
+      socket&.close
+    end
+    private_class_method :bind_fails?
+
+    # Waits until port is free; returns true when it is, false when it is
+    # still in use after timeout_s.
+    #
+    # :timeout_s :: how long to wait
+    # :host :: the address to check (default: 127.0.0.1)
+    # :interval_s :: time between checks (default: 0.02)
+    # :proc_dir :: where /proc is (default: "/proc")
+    def wait_free(port, timeout_s:, host: LOCALHOST, interval_s: 0.02, proc_dir: "/proc")
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout_s
+      loop do
+        return true unless in_use?(port, host: host, proc_dir: proc_dir)
+        return false if Process.clock_gettime(Process::CLOCK_MONOTONIC) >= deadline
+
+        sleep interval_s
+      end
+    end
+  end
+end

@@ -1,0 +1,153 @@
+# frozen_string_literal: true
+
+require_relative "runner/bundle_cache"
+require_relative "runner/cpu_layout"
+require_relative "runner/progress"
+require_relative "runner/trial_runner"
+
+module Rackbench
+  # Runs a whole experiment: resolves its rubies, plans its trials in seeded
+  # order (saying up front what cannot run), then runs every trial not yet
+  # stored, committing each to the store before the next begins. An
+  # interrupted run (Ctrl-C, kill -9) loses nothing: `--resume` runs what
+  # is missing, never a trial twice.
+  #
+  #   Runner.new(experiment: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
+  class Runner
+    Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, keyword_init: true)
+
+    # :experiment :: an Experiment
+    # :results_dir :: results directory (SQLite store, logs/, work/)
+    # :resume :: continue an experiment that already has trials in the store (default: false)
+    # :fail_fast :: stop at the first failed trial (default: false)
+    # :out, :err :: where progress and warnings go
+    # :engine :: the LoadEngine (default: the native engine)
+    # :installs :: Rubies::Install list (default: Rubies.discover)
+    # :bundle_root :: cache of Bundler environments (default: BundleEnv.default_root)
+    # :bundles :: what provides a trial's Bundler environment (default: a BundleCache over bundle_root)
+    # :layout :: CpuLayout (default: detected from this process's CPUs)
+    # :ready_timeout_s :: per-server boot allowance (default: 60)
+    # :stop_grace_s :: time a server gets to exit after TERM before KILL (default: 10)
+    # :environment :: machine description (default: MachineEnv.capture)
+    def initialize(experiment:, results_dir:, resume: false, fail_fast: false, out: $stdout, err: $stderr,
+                   engine: LoadEngine.new, installs: nil, bundle_root: nil, bundles: nil, layout: CpuLayout.detect,
+                   ready_timeout_s: 60, stop_grace_s: 10, environment: nil)
+      @experiment = experiment
+      @results_dir = File.expand_path(results_dir)
+      @resume = resume
+      @fail_fast = fail_fast
+      @out = out
+      @err = err
+      @engine = engine
+      @installs = installs
+      @bundles = bundles || BundleCache.new(root: bundle_root, out: out)
+      @layout = layout
+      @ready_timeout_s = ready_timeout_s
+      @stop_grace_s = stop_grace_s
+      @environment = environment
+    end
+
+    # The resolved ruby variants, label => Rubies::Variant (ConfigError for
+    # a ruby that does not exist: before anything is stored).
+    def variants
+      @variants ||= begin
+        installs = @installs || Rubies.discover
+        @experiment.rubies.to_h do |spec|
+          variant = Rubies.resolve({ name: spec.label, ruby: spec.ruby, options: spec.options, env: spec.env },
+                                   installs: installs)
+          [spec.label, variant]
+        end
+      end
+    end
+
+    # The plan, with what the server adapters cannot run removed up front.
+    def plan
+      @plan ||= Plan.new(@experiment, unsupported: lambda do |config|
+        Servers.fetch(config.server.name).unsupported_reason(
+          processes: config.processes, threads: config.threads,
+          ruby_engine: variants.fetch(config.ruby.label).install.engine
+        )
+      end)
+    end
+
+    # Runs what is left of the experiment; returns a Summary. Raises
+    # Interrupted after Ctrl-C (the current server stopped, the run marked
+    # interrupted) and UsageError when the store already holds this
+    # experiment's trials and resume was not asked for.
+    def run
+      plan # resolve rubies and adapters before touching the store
+      environment = @environment || capture_environment
+      Store.open(@results_dir) do |store|
+        experiment_id = store.find_or_create_experiment(
+          name: @experiment.name, fingerprint: @experiment.fingerprint, seed: @experiment.seed,
+          batches: @experiment.batches, source_text: @experiment.source_text, environment: environment
+        )
+        done = store.finished_keys(experiment_id)
+        refuse_rerun(done) unless done.empty? || @resume
+        run_remaining(store, experiment_id, done)
+      end
+    end
+
+    private
+
+    def capture_environment
+      env = MachineEnv.capture
+      MachineEnv.warnings(env).each { |warning| @err.puts "rackbench: warning: #{warning}" }
+      env.merge(rubies: variants.transform_values(&:description), cpu_layout: @layout.to_h)
+    end
+
+    def refuse_rerun(done)
+      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@experiment.name}': " \
+                        "add --resume to finish it, or choose another --results directory"
+    end
+
+    def run_remaining(store, experiment_id, done)
+      remaining = plan.remaining(done)
+      announce(done, remaining)
+      run_id = store.start_run(experiment_id, resumed: !done.empty?)
+      summary = Summary.new(experiment_id: experiment_id, ok: 0, failed: 0, skipped: plan.skipped.size,
+                            already_done: plan.size - remaining.size)
+      progress = Progress.new(out: @out, total: plan.size, already_done: summary.already_done)
+      trial_runner = build_trial_runner
+      remaining.each do |trial|
+        progress.starting(trial)
+        attrs = trial_runner.run(trial)
+        store.save_trial(experiment_id, attrs) # committed before the next trial starts
+        progress.finished(describe(attrs), attrs[:wall_s])
+        attrs[:status] == "ok" ? summary.ok += 1 : summary.failed += 1
+        raise Error, "stopping (--fail-fast): #{attrs[:reason]}" if @fail_fast && attrs[:status] != "ok"
+      end
+      store.finish_run(run_id, "finished")
+      summary
+    rescue Interrupt, Interrupted
+      store.finish_run(run_id, "interrupted") if run_id
+      @out.puts
+      raise Interrupted, "interrupted; the finished trials are stored"
+    rescue StandardError
+      store.finish_run(run_id, "failed") if run_id
+      raise
+    end
+
+    def build_trial_runner
+      TrialRunner.new(variants: variants, bundles: @bundles, engine: @engine,
+                      layout: @layout, results_dir: @results_dir, seed: @experiment.seed,
+                      ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s)
+    end
+
+    def announce(done, remaining)
+      @out.puts "Experiment #{@experiment.name}: #{plan.size} trials" \
+                "#{", #{done.size} already stored" unless done.empty?}, #{remaining.size} to run " \
+                "(about #{Plan.format_duration(plan.estimated_s(remaining))}); results in #{@results_dir}"
+      plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
+      return unless @layout.pinned?
+
+      @out.puts "  server on CPU #{@layout.server_cpus.join(",")}, load engine on CPU #{@layout.engine_cpus.join(",")}"
+    end
+
+    def describe(attrs)
+      return "FAILED: #{attrs[:reason]}" unless attrs[:status] == "ok"
+
+      format("ok %.1f req/s, p99 %s", attrs[:rps], LoadSummary.format_us(attrs[:latency_us]["p99"]))
+    end
+  end
+end

@@ -1,0 +1,164 @@
+# frozen_string_literal: true
+
+module Rackbench
+  # The registry of app-server adapters. Each adapter lives in its own file,
+  # lib/rackbench/servers/NAME.rb, and registers itself under NAME (as Roda
+  # plugins do), so adding a server means adding one file.
+  #
+  # == The adapter interface
+  #
+  # An adapter is an object (in practice one instance of a Servers::Adapter
+  # subclass) that knows how to run one server and nothing else: it never
+  # starts a process itself. ServerProcess starts what #command returns.
+  #
+  # name ::
+  #   The registered name, a String ("puma").
+  # gem_lines(ruby_engine) ::
+  #   Gemfile lines the app's bundle needs to run this server on the given
+  #   RUBY_ENGINE ("ruby", "jruby"), e.g. <tt>['gem "puma"']</tt>. They may
+  #   constrain Rack where the server needs it (Unicorn: Rack 2).
+  # unsupported_reason(processes:, threads:, ruby_engine:) ::
+  #   nil when the server can run processes x threads on that engine, else
+  #   a one-line reason, so a plan can skip the combination up front.
+  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:) ::
+  #   The argv (an Array of Strings, never a shell string) that boots the
+  #   app bound to 127.0.0.1:port, to be prefixed with the bundle's exec
+  #   prefix and run with app_dir as the working directory. Config files or
+  #   boot scripts the server needs are written into work_dir.
+  # env ::
+  #   Environment variables the server needs (RACK_ENV=production).
+  # worker_processes(processes) ::
+  #   How many processes the server runs when fully booted (Puma cluster:
+  #   1 master + N workers); readiness waits for at least that many.
+  # ready_log(processes) ::
+  #   nil, or [Regexp, count]: a line the server logs once per booted worker,
+  #   which readiness also waits for (a forked worker may still be loading
+  #   the app; its log line says it has finished).
+  # supports ::
+  #   A short text for `rackbench servers`.
+  module Servers
+    # Every server binds here explicitly: a benchmark server must never be
+    # reachable from the network, and "localhost" may resolve to ::1.
+    HOST = "127.0.0.1"
+
+    @registry = {}
+
+    class << self
+      # Registers adapter under name (a String or Symbol).
+      def register(name, adapter)
+        @registry[name.to_s] = adapter
+      end
+
+      # The names of every registered adapter (all shipped ones are loaded
+      # first), sorted.
+      def names
+        load_all
+        @registry.keys.sort
+      end
+
+      # The adapter registered as name; raises ConfigError listing the known
+      # names when there is none.
+      def fetch(name)
+        key = name.to_s
+        load_adapter(key) unless @registry.key?(key)
+        @registry.fetch(key) do
+          raise ConfigError, "unknown server #{key.inspect} (known: #{names.join(", ")})"
+        end
+      end
+
+      # Every adapter, in name order.
+      def all
+        names.map { |name| @registry.fetch(name) }
+      end
+
+      private
+
+      def adapter_files
+        Dir[File.expand_path("servers/*.rb", __dir__)]
+      end
+
+      def load_all
+        adapter_files.each { |path| require path }
+      end
+
+      # Loads servers/NAME.rb when it exists; only names matching a shipped
+      # file are ever required, so a name cannot point outside that folder.
+      def load_adapter(key)
+        path = adapter_files.find { |file| File.basename(file, ".rb") == key }
+        require path if path
+      end
+    end
+
+    # Base class of the shipped adapters: defaults for the optional parts of
+    # the interface and helpers shared by several servers.
+    class Adapter
+      # JRuby's RUBY_ENGINE. JRuby cannot fork and runs no MRI C extensions,
+      # which rules out most servers.
+      JRUBY = "jruby"
+
+      def name
+        raise NotImplementedError, "#{self.class} must define #name"
+      end
+
+      # The RACK_ENV every trial runs in: production, so that servers and
+      # frameworks add no development middleware (Lint, ShowExceptions,
+      # request logging) that would be measured instead of the app.
+      def env
+        { "RACK_ENV" => "production" }
+      end
+
+      # One process unless the adapter says otherwise.
+      def worker_processes(_processes)
+        1
+      end
+
+      def ready_log(_processes)
+        nil
+      end
+
+      # Checks common to every server, then the adapter's own (#own_limits).
+      def unsupported_reason(processes:, threads:, ruby_engine:)
+        return "processes must be a positive integer (got #{processes.inspect})" unless positive?(processes)
+        return "threads must be a positive integer (got #{threads.inspect})" unless positive?(threads)
+
+        own_limits(processes: processes, threads: threads, ruby_engine: ruby_engine.to_s)
+      end
+
+      def to_s
+        name
+      end
+
+      private
+
+      # Subclasses override: nil or a one-line reason.
+      def own_limits(processes:, threads:, ruby_engine:); end
+
+      def positive?(value)
+        value.is_a?(Integer) && value.positive?
+      end
+
+      def jruby?(ruby_engine)
+        ruby_engine.to_s == JRUBY
+      end
+
+      # The common JRuby refusal for servers built on fork or C extensions.
+      def no_jruby(ruby_engine)
+        "#{name} does not run on JRuby (it needs fork and C extensions)" if jruby?(ruby_engine)
+      end
+
+      def bind_address(port)
+        "#{HOST}:#{Integer(port)}"
+      end
+
+      # Writes a generated file into work_dir and returns its path. Values
+      # reach the file through #inspect only, so nothing is interpolated as
+      # code or shell.
+      def write_work_file(work_dir, file_name, text, mode: 0o644)
+        path = File.join(File.expand_path(work_dir), file_name)
+        File.write(path, text)
+        File.chmod(mode, path)
+        path
+      end
+    end
+  end
+end

@@ -1,0 +1,90 @@
+# frozen_string_literal: true
+
+require "terminal-table"
+
+module Rackbench
+  # The plain per-trial report of one stored experiment: a terminal table
+  # and the JSON document of `rackbench report --json` (doc/output.md).
+  # Statistics across batches belong to the statistics report; this one
+  # shows each trial as it was measured.
+  class TrialReport
+    FORMAT = "rackbench-report"
+    FORMAT_VERSION = 1
+    STANDARD_DIMS = %w[ruby server app processes threads].freeze
+
+    attr_reader :experiment
+
+    # store :: an open Store
+    # :experiment_id :: which experiment (default: the latest, or the latest named :name)
+    # :name :: experiment name to pick the latest of (default: any)
+    def initialize(store, experiment_id: nil, name: nil)
+      @experiment = experiment_id ? store.experiment(experiment_id) : store.latest_experiment(name: name)
+      unless @experiment
+        where = name ? "named '#{name}' " : ""
+        raise UsageError, "no experiment #{where}in #{store.location}: run one with rackbench run"
+      end
+
+      @rows = store.report_rows(@experiment[:id])
+    end
+
+    def to_h
+      {
+        "format" => FORMAT, "format_version" => FORMAT_VERSION,
+        "experiment" => @experiment.slice(:name, :fingerprint, :seed, :batches, :created_at, :finished_at)
+                                   .transform_keys(&:to_s).transform_values { |v| v.is_a?(Time) ? v.utc.iso8601 : v },
+        "trials" => @rows.map { |row| trial_hash(row) }
+      }
+    end
+
+    def table
+      extra = extra_dims
+      headings = ["#", "ruby", "server", "app", "proc", "thr", *extra, "batch", "status", "req/s", "p50", "p99",
+                  "RSS peak", "PSS peak"]
+      rows = @rows.map do |row|
+        [row[:position], row[:ruby], row[:server], row[:app], row[:processes], row[:threads],
+         *extra.map { |d| row[:dims][d] }, row[:batch], status_text(row), rps_text(row),
+         latency(row, "p50"), latency(row, "p99"), bytes(row[:rss_peak_bytes]), bytes(row[:pss_peak_bytes])]
+      end
+      table = Terminal::Table.new(title: "#{@experiment[:name]} (#{@rows.size} trials)", headings: headings,
+                                  rows: rows)
+      (6 + extra.size + 2...headings.size).each { |i| table.align_column(i, :right) }
+      failures = @rows.reject { |r| r[:status] == "ok" }.map { |r| "  ##{r[:position]}: #{r[:reason]}" }
+      [table.to_s, *(["Failed trials:"] + failures unless failures.empty?)].join("\n") << "\n"
+    end
+
+    private
+
+    def trial_hash(row)
+      {
+        "key" => row[:key], "ruby" => row[:ruby], "server" => row[:server], "app" => row[:app],
+        "processes" => row[:processes], "threads" => row[:threads], "batch" => row[:batch],
+        "dims" => row[:dims], "status" => row[:status], "reason" => row[:reason], "rps" => row[:rps],
+        "error_rate" => row[:error_rate], "latency_us" => row[:latency_us],
+        "rss_peak_bytes" => row[:rss_peak_bytes], "pss_peak_bytes" => row[:pss_peak_bytes]
+      }
+    end
+
+    # Dimensions beyond the standard ones that vary in this experiment
+    # (load.connections, env.X, ...): shown as extra columns.
+    def extra_dims
+      @rows.flat_map { |row| row[:dims].keys }.uniq - STANDARD_DIMS
+    end
+
+    def status_text(row)
+      row[:status] == "ok" ? "ok" : "FAILED"
+    end
+
+    def rps_text(row)
+      row[:rps] ? format("%.1f", row[:rps]) : "-"
+    end
+
+    def latency(row, key)
+      value = row[:latency_us]&.fetch(key, nil)
+      value ? LoadSummary.format_us(value) : "-"
+    end
+
+    def bytes(value)
+      value ? format("%.1f MB", value / 1e6) : "-"
+    end
+  end
+end

@@ -1,0 +1,133 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "open3"
+
+# The whole runner with real servers, real Bundler environments and the real
+# load engine, through the command line as a user runs it. Durations are
+# short: these tests check accounting and process hygiene, not speed.
+describe "rackbench run (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-run") }
+  let(:results) { File.join(dir, "results") }
+  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
+  let(:experiment_file) do
+    File.join(dir, "matrix.yml").tap do |path|
+      File.write(path, <<~YAML)
+        name: integration-matrix
+        seed: 11
+        batches: 1
+        rubies:
+          - ruby
+          - { name: ruby-yjit, ruby: ruby, options: ["--yjit"] }
+        servers: [puma, webrick]
+        apps: [rack-hello]
+        processes: 1
+        threads: [1, 2]
+        load: { connections: 2, duration: 0.5s, warmup: 0.2s }
+      YAML
+    end
+  end
+
+  after do
+    FileUtils.rm_rf(dir)
+  end
+
+  def rackbench(*args)
+    Open3.capture3(RbConfig.ruby, exe, *args)
+  end
+
+  # Every process started for a trial of this test: the runner marks each
+  # server with RACKBENCH_TRIAL_DIR under the results directory.
+  def experiment_processes
+    Dir.glob("/proc/[0-9]*/environ").select do |path|
+      File.binread(path).include?("RACKBENCH_TRIAL_DIR=#{results}")
+    rescue SystemCallError
+      false
+    end
+  end
+
+  def stored
+    Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }
+  end
+
+  it "runs 2 rubies x 2 servers x 2 thread counts: exactly 8 trials, all measured" do
+    out, err, status = rackbench("run", experiment_file, "--results", results)
+    assert status.success?, "run failed: #{err}\n#{out}"
+    trials = stored
+    assert_equal 8, trials.size
+    assert_equal 8, trials.map { |t| t[:key] }.uniq.size
+    assert(trials.all? { |t| t[:status] == "ok" }, trials.map { |t| t[:reason] }.compact.join("\n"))
+    assert_equal %w[ruby ruby-yjit], trials.map { |t| t[:ruby] }.uniq.sort
+    assert_equal %w[puma webrick], trials.map { |t| t[:server] }.uniq.sort
+    assert(trials.all? { |t| t[:rps].positive? && t[:pss_peak_bytes].to_i.positive? })
+    assert(trials.select { |t| t[:ruby] == "ruby-yjit" }.all? { |t| t[:ruby_description].include?("--yjit") })
+    assert(trials.all? { |t| t[:gem_versions].key?(t[:server]) }, "gem versions recorded")
+    assert_match(/8 ok, 0 failed/, out)
+
+    json, _err, status = rackbench("report", "--results", results, "--json")
+    assert status.success?
+    doc = JSON.parse(json)
+    assert_equal 8, doc["trials"].size
+    keys = %w[ruby server app processes threads batch status rps latency_us rss_peak_bytes pss_peak_bytes]
+    assert(doc["trials"].all? { |t| (keys - t.keys).empty? })
+    assert_empty experiment_processes
+  end
+
+  it "survives kill -9 of the runner: --resume finishes with every trial exactly once, no process left" do
+    pid = Process.spawn(RbConfig.ruby, exe, "run", experiment_file, "--results", results,
+                        out: File::NULL, err: File::NULL, pgroup: true)
+    begin
+      wait_until(timeout_s: 120, interval_s: 0.2, message: "two stored trials") do
+        File.exist?(File.join(results, "results.db")) && stored.size >= 2
+      end
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    ensure
+      begin
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+      rescue Errno::ESRCH, Errno::ECHILD
+        nil
+      end
+    end
+    before = stored.size
+    assert_operator before, :<, 8, "the runner finished before it was killed"
+    # The server of the interrupted trial dies with its parent.
+    wait_until(timeout_s: 15, message: "the orphaned server to exit") { experiment_processes.empty? }
+
+    _out, err, status = rackbench("run", experiment_file, "--results", results)
+    refute status.success?
+    assert_match(/already holds #{before} trials.*--resume/, err)
+
+    out, err, status = rackbench("run", experiment_file, "--results", results, "--resume")
+    assert status.success?, "resume failed: #{err}\n#{out}"
+    trials = stored
+    assert_equal 8, trials.size
+    assert_equal 8, trials.map { |t| t[:key] }.uniq.size
+    assert_match(/#{8 - before} to run/, out)
+    runs = Rackbench::Store.open(results, &:runs)
+    assert_equal %w[interrupted finished], runs.map { |r| r[:status] }
+    assert_empty experiment_processes
+  end
+
+  it "fails one clear line for a malformed experiment file, storing nothing" do
+    File.write(experiment_file, "name: x\nservers: [puma]\nrubies: [ruby]\napps: [rack-hello]\nthreds: 2\n")
+    out, err, status = rackbench("run", experiment_file, "--results", results)
+    assert_equal 2, status.exitstatus
+    assert_equal "", out
+    assert_equal 1, err.lines.size
+    assert_match(/threds.*did you mean threads/, err)
+    refute File.exist?(File.join(results, "results.db"))
+  end
+
+  it "names a ruby that does not exist" do
+    File.write(experiment_file, File.read(experiment_file).sub("  - ruby\n", "  - ruby-9.9.9\n"))
+    _out, err, status = rackbench("run", experiment_file, "--results", results)
+    assert_equal 2, status.exitstatus
+    assert_equal 1, err.lines.size
+    assert_match(/ruby.*9\.9\.9.*not found/, err)
+  end
+end

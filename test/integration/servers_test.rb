@@ -1,0 +1,109 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "rbconfig"
+require "rackbench/servers"
+require "rackbench/ports"
+require "rackbench/process_tree"
+require "rackbench/sampler"
+require "rackbench/server_process"
+
+# Boots real servers (Puma and WEBrick, installed for the Ruby running the
+# tests, outside any bundle) on a hello-world app: ready, app check, one
+# second of sampling under a little load, stop; then nothing may be left.
+describe "real servers" do
+  HELLO_APP = <<~RUBY
+    # frozen_string_literal: true
+
+    run ->(_env) { [200, { "content-type" => "text/plain" }, ["Hello, world!"]] }
+  RUBY
+
+  # Stands in for a bundle's exec prefix: runs the gem executable named by
+  # argv[0] (or the script at that path) with this very Ruby, as
+  # `bundle exec` does with binstubs.
+  EXEC_PREFIX = [RbConfig.ruby, "-e", <<~RUBY.tr("\n", ";")].freeze
+    command = ARGV.shift
+    $0 = command
+    load(File.exist?(command) ? command : Gem.bin_path(command, command))
+  RUBY
+
+  before do
+    @dir = Dir.mktmpdir("rackbench-real-servers")
+    File.write(File.join(@dir, "config.ru"), HELLO_APP)
+    @env = unbundled_env
+    gems = 'gem "puma"; gem "webrick"; gem "rackup"'
+    unless system(@env, RbConfig.ruby, "-e", gems, out: File::NULL, err: File::NULL)
+      skip "puma, webrick and rackup are not installed for #{RbConfig.ruby} (gem install puma webrick rackup)"
+    end
+  end
+
+  after { FileUtils.remove_entry(@dir) }
+
+  # The environment without Bundler's variables, so a test run under
+  # `bundle exec` does not force rackbench's own bundle onto the server.
+  def unbundled_env
+    base = defined?(Bundler) ? Bundler.unbundled_env : ENV.to_h
+    (ENV.keys - base.keys).to_h { |key| [key, nil] }.merge(base)
+  end
+
+  def run_server(name, processes:, threads:)
+    adapter = Rackbench::Servers.fetch(name)
+    assert_nil adapter.unsupported_reason(processes: processes, threads: threads, ruby_engine: RUBY_ENGINE)
+    port = Rackbench::Ports.free_port
+    work_dir = File.join(@dir, "work-#{name}").tap { |dir| FileUtils.mkdir_p(dir) }
+    argv = EXEC_PREFIX + adapter.command(app_dir: @dir, config_ru: File.join(@dir, "config.ru"), port: port,
+                                         processes: processes, threads: threads, work_dir: work_dir)
+    server = Rackbench::ServerProcess.new(argv: argv, env: @env.merge(adapter.env), chdir: @dir,
+                                          log_path: File.join(@dir, "logs", "#{name}.log"), port: port)
+    begin
+      server.start
+      server.wait_ready(health_path: "/", timeout_s: 15, expected_processes: adapter.worker_processes(processes),
+                        ready_log: adapter.ready_log(processes))
+      server.check_app(path: "/", expect_status: 200, expect_body: "Hello, world!")
+      summary, pids = sample_under_load(server)
+    ensure
+      server.stop
+    end
+    assert_all_gone(server, pids)
+    summary
+  end
+
+  # About a second of sequential requests while the sampler runs.
+  def sample_under_load(server)
+    sampler = Rackbench::Sampler.new(server.pid, interval_s: 0.1).start
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1.0
+    server.check_app(path: "/") while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    [sampler.stop, server.processes]
+  end
+
+  def assert_all_gone(server, pids)
+    refute server.alive?
+    pids.each do |pid|
+      entry = Rackbench::ProcessTree.read(pid)
+      assert(entry.nil? || entry.zombie?, "process #{pid} is still alive")
+    end
+    assert_empty Rackbench::ProcessTree.pids(server.pid, pgid: server.pgid)
+    refute Rackbench::Ports.in_use?(server.port), "port #{server.port} is still in use"
+  end
+
+  def assert_plausible_memory(summary)
+    %i[rss_peak_bytes rss_mean_bytes pss_peak_bytes pss_mean_bytes].each do |key|
+      assert_operator summary[key], :>, 1_000_000, key
+    end
+    assert_operator summary[:pss_peak_bytes], :<=, summary[:rss_peak_bytes]
+    assert_operator summary[:samples], :>=, 5
+  end
+
+  it "runs Puma as a cluster of 2 workers x 2 threads" do
+    summary = run_server("puma", processes: 2, threads: 2)
+    assert_equal 3, summary[:processes_peak]
+    assert_plausible_memory(summary)
+    assert_operator summary[:cpu_user_s] + summary[:cpu_system_s], :>, 0
+  end
+
+  it "runs WEBrick with 2 threads" do
+    summary = run_server("webrick", processes: 1, threads: 2)
+    assert_equal 1, summary[:processes_peak]
+    assert_plausible_memory(summary)
+  end
+end
