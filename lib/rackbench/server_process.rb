@@ -203,10 +203,14 @@ module Rackbench
     private
 
     def readiness(health_path, expected_processes, ready_log)
-      status = probe_status(health_path)
       count = processes.size
       logged = ready_log && count_log_matches(ready_log[0])
-      ready = status == 200 && count >= expected_processes && (!ready_log || logged >= ready_log[1])
+      # No HTTP probe before the server says it is up: a request that lands
+      # while Puma boots on JRuby 9.3 leaves its reader broken for good
+      # ("arraycopy: last source index 280 out of bounds for byte[256]").
+      log_ready = !ready_log || logged >= ready_log[1]
+      status = log_ready ? probe_status(health_path) : "waiting for the boot log"
+      ready = status == 200 && count >= expected_processes && log_ready
       text = "#{status.is_a?(Integer) ? "HTTP #{status}" : status}, #{count} of #{expected_processes} processes"
       text += ", #{logged} of #{ready_log[1]} workers booted" if ready_log
       { ready: ready, text: text }

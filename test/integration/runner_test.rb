@@ -113,6 +113,27 @@ describe "rackbench run (integration)" do
     assert_empty experiment_processes
   end
 
+  it "runs JRuby (Debian's) with the Java variant of Puma end to end" do
+    File.write(experiment_file, <<~YAML)
+      name: integration-jruby
+      rubies: [jruby]
+      servers: [puma]
+      apps: [rack-hello]
+      processes: 1
+      threads: 2
+      load: { connections: 2, duration: 1s, warmup: 1s }
+    YAML
+    out, err, status = rackbench("run", experiment_file, "--results", results)
+    assert status.success?, "run failed: #{err}\n#{out}"
+    trial = stored.fetch(0)
+    assert_equal "ok", trial[:status], trial[:reason]
+    assert_match(/\Ajruby /, trial[:ruby_description])
+    assert trial[:gem_versions].key?("puma") # on JRuby only puma's -java platform gem installs
+    assert_match(/Ruby version: jruby/, File.read(trial[:log_path]))
+    assert_operator trial[:rps], :>, 0
+    assert_empty experiment_processes
+  end
+
   it "fails one clear line for a malformed experiment file, storing nothing" do
     File.write(experiment_file, "name: x\nservers: [puma]\nrubies: [ruby]\napps: [rack-hello]\nthreds: 2\n")
     out, err, status = rackbench("run", experiment_file, "--results", results)

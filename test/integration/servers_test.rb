@@ -8,8 +8,8 @@ require "rackbench/process_tree"
 require "rackbench/sampler"
 require "rackbench/server_process"
 
-# Boots real servers (Puma and WEBrick, installed for the Ruby running the
-# tests, outside any bundle) on a hello-world app: ready, app check, one
+# Boots real servers (Puma and WEBrick, each in its own Bundler environment
+# as the runner uses them) on a hello-world app: ready, app check, one
 # second of sampling under a little load, stop; then nothing may be left.
 describe "real servers" do
   HELLO_APP = <<~RUBY
@@ -18,32 +18,21 @@ describe "real servers" do
     run ->(_env) { [200, { "content-type" => "text/plain" }, ["Hello, world!"]] }
   RUBY
 
-  # Stands in for a bundle's exec prefix: runs the gem executable named by
-  # argv[0] (or the script at that path) with this very Ruby, as
-  # `bundle exec` does with binstubs.
-  EXEC_PREFIX = [RbConfig.ruby, "-e", <<~RUBY.tr("\n", ";")].freeze
-    command = ARGV.shift
-    $0 = command
-    load(File.exist?(command) ? command : Gem.bin_path(command, command))
-  RUBY
-
   before do
     @dir = Dir.mktmpdir("rackbench-real-servers")
     File.write(File.join(@dir, "config.ru"), HELLO_APP)
-    @env = unbundled_env
-    gems = 'gem "puma"; gem "webrick"; gem "rackup"'
-    unless system(@env, RbConfig.ruby, "-e", gems, out: File::NULL, err: File::NULL)
-      skip "puma, webrick and rackup are not installed for #{RbConfig.ruby} (gem install puma webrick rackup)"
-    end
+    File.write(File.join(@dir, "Gemfile"), "source \"https://rubygems.org\"\n")
+    @variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
   end
 
   after { FileUtils.remove_entry(@dir) }
 
-  # The environment without Bundler's variables, so a test run under
-  # `bundle exec` does not force rackbench's own bundle onto the server.
-  def unbundled_env
-    base = defined?(Bundler) ? Bundler.unbundled_env : ENV.to_h
-    (ENV.keys - base.keys).to_h { |key| [key, nil] }.merge(base)
+  # The server's Bundler environment, installed on first use (cached).
+  def bundle_for(adapter)
+    bundle = Rackbench::BundleEnv.new(app_dir: @dir, variant: @variant,
+                                      gemfile_extra: adapter.gem_lines(@variant.install.engine))
+    bundle.ensure_installed!
+    bundle
   end
 
   def run_server(name, processes:, threads:)
@@ -51,9 +40,10 @@ describe "real servers" do
     assert_nil adapter.unsupported_reason(processes: processes, threads: threads, ruby_engine: RUBY_ENGINE)
     port = Rackbench::Ports.free_port
     work_dir = File.join(@dir, "work-#{name}").tap { |dir| FileUtils.mkdir_p(dir) }
-    argv = EXEC_PREFIX + adapter.command(app_dir: @dir, config_ru: File.join(@dir, "config.ru"), port: port,
-                                         processes: processes, threads: threads, work_dir: work_dir)
-    server = Rackbench::ServerProcess.new(argv: argv, env: @env.merge(adapter.env), chdir: @dir,
+    bundle = bundle_for(adapter)
+    argv = bundle.exec_prefix + adapter.command(app_dir: @dir, config_ru: File.join(@dir, "config.ru"), port: port,
+                                                processes: processes, threads: threads, work_dir: work_dir)
+    server = Rackbench::ServerProcess.new(argv: argv, env: bundle.env.merge(adapter.env), chdir: @dir,
                                           log_path: File.join(@dir, "logs", "#{name}.log"), port: port)
     begin
       server.start

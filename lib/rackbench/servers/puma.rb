@@ -15,6 +15,7 @@ module Rackbench
       # Puma logs this once per worker that has loaded the app (5.x-8.x:
       # "- Worker 0 (PID: 123) booted in 0.01s, phase: 0"; 4.x spelt "pid").
       WORKER_BOOTED = /Worker \d+ \(PID: \d+\) booted/i
+      SINGLE_READY = /Use Ctrl-C to stop/
 
       def name = "puma"
 
@@ -41,8 +42,10 @@ module Rackbench
         cluster?(processes) ? processes + 1 : 1
       end
 
+      # Single mode logs "Use Ctrl-C to stop" once it serves; a cluster logs
+      # one line per booted worker.
       def ready_log(processes)
-        [WORKER_BOOTED, processes] if cluster?(processes)
+        cluster?(processes) ? [WORKER_BOOTED, processes] : [SINGLE_READY, 1]
       end
 
       private
