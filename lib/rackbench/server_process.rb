@@ -205,9 +205,8 @@ module Rackbench
     def readiness(health_path, expected_processes, ready_log)
       count = processes.size
       logged = ready_log && count_log_matches(ready_log[0])
-      # No HTTP probe before the server says it is up: a request that lands
-      # while Puma boots on JRuby 9.3 leaves its reader broken for good
-      # ("arraycopy: last source index 280 out of bounds for byte[256]").
+      # With a ready log, no HTTP probe before the server says it is up: a
+      # probe racing the boot would only measure a half-initialised server.
       log_ready = !ready_log || logged >= ready_log[1]
       status = log_ready ? probe_status(health_path) : "waiting for the boot log"
       ready = status == 200 && count >= expected_processes && log_ready

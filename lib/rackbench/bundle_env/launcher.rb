@@ -20,6 +20,20 @@ require "bundler"
 Bundler::SharedHelpers.set_bundle_environment
 require "bundler/setup"
 
+# JRuby 9.3 reads getsockopt(IPPROTO_TCP, TCP_INFO) into a 256-byte buffer,
+# but Linux's struct tcp_info is 280 bytes since kernel 6.x: the call raises
+# a Java ArrayIndexOutOfBoundsException that no Ruby rescue expects. Puma
+# probes TCP_INFO to skip clients that already hung up, whenever its thread
+# pool is busy; the first such probe breaks its request handling for good.
+# Without the constant, servers take the path they take on platforms
+# without TCP_INFO. Remove this once JRuby copies the whole struct.
+if RUBY_ENGINE == "jruby"
+  require "socket"
+  [Socket, Socket::Constants].each do |holder|
+    holder.send(:remove_const, :TCP_INFO) if holder.const_defined?(:TCP_INFO, false)
+  end
+end
+
 executable = ARGV.shift
 abort "rackbench launcher: no executable given" unless executable
 

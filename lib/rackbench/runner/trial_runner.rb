@@ -80,9 +80,7 @@ module Rackbench
         FileUtils.mkdir_p(work_dir)
         command = adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"), port: port,
                                   processes: config.processes, threads: config.threads, work_dir: work_dir)
-        layout = layout_for(variant)
-        attrs[:layout] = layout.to_h
-        argv = orphan_guard + layout.server_prefix + bundle.exec_prefix + command
+        argv = orphan_guard + @layout.server_prefix + bundle.exec_prefix + command
         # The experiment's env wins over the ruby variant's, which wins over
         # what the adapter and the bundle set.
         env = bundle.env.merge(adapter.env).merge(variant.env).merge(config.env)
@@ -159,17 +157,6 @@ module Rackbench
         end
 
         attrs[:status] = "ok"
-      end
-
-      # JRuby 9.3 (Debian's) pinned to a single CPU breaks Puma's request
-      # reader for good ("arraycopy: last source index 280 out of bounds for
-      # byte[256]" on every request); with two or more CPUs it works. So a
-      # JRuby server that would get one CPU runs unpinned, and the stored
-      # layout says so.
-      def layout_for(variant)
-        return @layout unless variant.install.engine == "jruby" && @layout.server_cpus&.size == 1
-
-        CpuLayout.new(server_cpus: nil, engine_cpus: @layout.engine_cpus)
       end
 
       # If the runner itself dies (kill -9), its server must not live on:
