@@ -1,24 +1,18 @@
 # frozen_string_literal: true
 
 require "json"
-require "optparse"
+require_relative "command"
 
 module Rackbench
   module CLI
     # `rackbench load URL`: one run of the load engine, summarised for a
     # human or printed as the engine's JSON document (--json).
-    class LoadCommand
-      def initialize(out:, err:)
-        @out = out
-        @err = err
-      end
-
+    class LoadCommand < Command
       def run(argv)
         options = { headers: [] }
         json = false
-        parser = option_parser(options) { json = true }
-        urls = parse(parser, argv)
-        return CLI::EXIT_OK if options[:help]
+        urls = parse(argv, options) { json = true }
+        return CLI::EXIT_OK unless urls
         raise UsageError, "load needs exactly one URL (see rackbench load --help)" unless urls.size == 1
 
         settings = LoadSettings.build(url: urls.first, **options)
@@ -32,12 +26,6 @@ module Rackbench
       end
 
       private
-
-      def parse(parser, argv)
-        parser.parse(argv)
-      rescue OptionParser::ParseError => e
-        raise UsageError, e.message
-      end
 
       def print_result(result, json)
         if json
@@ -59,9 +47,8 @@ module Rackbench
         raise UsageError, "invalid #{name} #{text.inspect} (expected an integer)"
       end
 
-      def option_parser(o, &on_json)
-        OptionParser.new do |p|
-          p.banner = "Usage: rackbench load [options] URL"
+      def parse(argv, o, &on_json)
+        parse_options(argv, "Usage: rackbench load [options] URL") do |p|
           p.separator "Drives HTTP/1.1 load at URL (loopback only unless --allow-remote)."
           p.on("-c", "--connections N", "concurrent connections (default 10)") { |v| o[:connections] = integer(v, "--connections") }
           p.on("-t", "--threads N", "engine threads (default 1)") { |v| o[:threads] = integer(v, "--threads") }
@@ -80,10 +67,6 @@ module Rackbench
           p.on("--cpus LIST", "pin the engine's threads, e.g. 1 or 0-3") { |v| o[:cpus] = v }
           p.on("--allow-remote", "allow a non-loopback target") { o[:allow_remote] = true }
           p.on("--json", "print the engine's JSON document (doc/output.md)", &on_json)
-          p.on("-h", "--help", "show this help") do
-            @out.print p.help
-            o[:help] = true
-          end
         end
       end
     end

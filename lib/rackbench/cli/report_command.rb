@@ -1,22 +1,24 @@
 # frozen_string_literal: true
 
 require "json"
-require "optparse"
+require_relative "command"
 
 module Rackbench
   module CLI
     # `rackbench report`: the stored trials of an experiment as a table or
     # JSON (doc/output.md).
-    class ReportCommand
-      def initialize(out:, err:)
-        @out = out
-        @err = err
-      end
-
+    class ReportCommand < Command
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR }
-        parse(argv, options)
-        return CLI::EXIT_OK if options[:help]
+        rest = parse_options(argv, "Usage: rackbench report [options]") do |p|
+          p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          p.on("--experiment NAME", "report the latest experiment of that name (default: the latest)") do |v|
+            options[:experiment] = v
+          end
+          p.on("--json", "print JSON (doc/output.md)") { options[:json] = true }
+        end
+        return CLI::EXIT_OK unless rest
+        raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
         unless File.exist?(File.join(options[:results], "results.db"))
           raise UsageError, "no results in #{options[:results]} (run an experiment first, or pass --results DIR)"
         end
@@ -26,27 +28,6 @@ module Rackbench
           options[:json] ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(report.table)
         end
         CLI::EXIT_OK
-      end
-
-      private
-
-      def parse(argv, options)
-        parser = OptionParser.new do |p|
-          p.banner = "Usage: rackbench report [options]"
-          p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
-          p.on("--experiment NAME", "report the latest experiment of that name (default: the latest)") do |v|
-            options[:experiment] = v
-          end
-          p.on("--json", "print JSON (doc/output.md)") { options[:json] = true }
-          p.on("-h", "--help", "show this help") do
-            @out.print p.help
-            options[:help] = true
-          end
-        end
-        rest = parser.parse(argv)
-        raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
-      rescue OptionParser::ParseError => e
-        raise UsageError, e.message
       end
     end
   end

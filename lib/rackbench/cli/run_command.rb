@@ -1,24 +1,19 @@
 # frozen_string_literal: true
 
 require "json"
-require "optparse"
 require "shellwords"
+require_relative "command"
 
 module Rackbench
   module CLI
     # `rackbench run [FILE]`: runs an experiment (the built-in quick one
     # without a file), storing every trial as it finishes, and ends with the
     # results table.
-    class RunCommand
-      def initialize(out:, err:)
-        @out = out
-        @err = err
-      end
-
+    class RunCommand < Command
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR }
         files = parse(argv, options)
-        return CLI::EXIT_OK if options[:help]
+        return CLI::EXIT_OK unless files
         raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
 
         experiment = load_experiment(files.first, options)
@@ -67,8 +62,7 @@ module Rackbench
       end
 
       def parse(argv, options)
-        parser = OptionParser.new do |p|
-          p.banner = "Usage: rackbench run [options] [EXPERIMENT.yml]"
+        parse_options(argv, "Usage: rackbench run [options] [EXPERIMENT.yml]") do |p|
           p.separator "Runs an experiment (doc/experiment.md); without a file, the built-in quick one."
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
           p.on("--resume", "finish an interrupted experiment: run only the trials not yet stored") do
@@ -81,14 +75,7 @@ module Rackbench
           p.on("--batches N", Integer, "override the experiment's number of batches") { |v| options[:batches] = v }
           p.on("--fail-fast", "stop at the first failed trial") { options[:fail_fast] = true }
           p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
-          p.on("-h", "--help", "show this help") do
-            @out.print p.help
-            options[:help] = true
-          end
         end
-        parser.parse(argv)
-      rescue OptionParser::ParseError => e
-        raise UsageError, e.message
       end
     end
   end
