@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,6 +84,11 @@ int main(int argc, char **argv) {
     }
     if (pin_process(&cfg)) return 2;
     install_signals();
+    /* If whoever started the engine dies (a runner killed with -9), stop
+     * as on SIGTERM instead of loading a server nobody measures. */
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) engine_interrupted = 1; /* it died already */
 
     run_clock clock;
     clock.start_ns = clock_now_ns() + START_DELAY_NS;
