@@ -145,7 +145,11 @@ module Rackbench
     end
 
     def describe(attrs)
-      return "FAILED: #{attrs[:reason]}" unless attrs[:status] == "ok"
+      unless attrs[:status] == "ok"
+        # The stored reason may end with the server log's tail: one line here.
+        first, *rest = attrs[:reason].to_s.lines.map(&:strip).reject(&:empty?)
+        return "FAILED: #{first}#{" (see #{attrs[:log_path]})" if rest.any? && attrs[:log_path]}"
+      end
 
       format("ok %.1f req/s, p99 %s", attrs[:rps], LoadSummary.format_us(attrs[:latency_us]["p99"]))
     end

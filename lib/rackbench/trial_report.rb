@@ -48,7 +48,8 @@ module Rackbench
       table = Terminal::Table.new(title: "#{@experiment[:name]} (#{@rows.size} trials)", headings: headings,
                                   rows: rows)
       (6 + extra.size + 2...headings.size).each { |i| table.align_column(i, :right) }
-      failures = @rows.reject { |r| r[:status] == "ok" }.map { |r| "  ##{r[:position]}: #{r[:reason]}" }
+      failures = @rows.reject { |r| r[:status] == "ok" }
+                      .map { |r| "  ##{r[:position]}: #{r[:reason].to_s.lines.first.to_s.strip}" }
       [table.to_s, *(["Failed trials:"] + failures unless failures.empty?)].join("\n") << "\n"
     end
 
