@@ -134,6 +134,31 @@ describe "rackbench run (integration)" do
     assert_empty experiment_processes
   end
 
+  it "records a failed gem install as failed trials with Bundler's reason, and goes on" do
+    app = File.join(dir, "broken-app")
+    FileUtils.mkdir_p(app)
+    File.write(File.join(app, "config.ru"), "run ->(_env) { [200, {}, [\"ok\"]] }\n")
+    File.write(File.join(app, "Gemfile"), "source \"https://rubygems.org\"\ngem \"rackbench-no-such-gem-xyz\"\n")
+    File.write(experiment_file, <<~YAML)
+      name: integration-broken-gems
+      rubies: [ruby]
+      servers: [puma]
+      apps: [{ name: broken, path: broken-app }, rack-hello]
+      processes: 1
+      threads: [1, 2]
+      load: { connections: 2, duration: 0.3s, warmup: 0s }
+    YAML
+    out, _err, status = rackbench("run", experiment_file, "--results", results)
+    assert_equal 1, status.exitstatus
+    trials = stored
+    broken = trials.select { |t| t[:app] == "broken" }
+    assert_equal 2, broken.size
+    assert(broken.all? { |t| t[:status] == "failed" && t[:reason].match?(/cannot install gems for broken \+ puma/) })
+    assert(trials.select { |t| t[:app] == "rack-hello" }.all? { |t| t[:status] == "ok" })
+    assert_match(/2 ok, 2 failed/, out)
+    assert_empty experiment_processes
+  end
+
   it "fails one clear line for a malformed experiment file, storing nothing" do
     File.write(experiment_file, "name: x\nservers: [puma]\nrubies: [ruby]\napps: [rack-hello]\nthreds: 2\n")
     out, err, status = rackbench("run", experiment_file, "--results", results)
