@@ -335,6 +335,13 @@ static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return;
             if (c->state == CONN_CLOSING) break; /* reset instead of FIN: still closed */
+            if (c->state == CONN_IDLE) {
+                /* A kept-alive connection reset while idle: no request was
+                 * lost, and the slot is not in flight (nor to be freed). */
+                w->idle_closes++;
+                close_fd(c);
+                return;
+            }
             fail(c, ERR_READ, now_ns);
             return;
         }

@@ -96,6 +96,35 @@ describe "load engine against misbehaving servers" do
     end
   end
 
+  it "takes a kept-alive connection reset while idle as an idle close, not a failed request" do
+    server = TCPServer.new("127.0.0.1", 0)
+    # Answers one request per connection, then resets it (SO_LINGER 0)
+    # 10 ms later, long before the next open-loop request 50 ms on.
+    acceptor = Thread.new do
+      loop do
+        Thread.new(server.accept) do |sock|
+          head = +""
+          head << sock.readpartial(4096) until head.include?("\r\n\r\n")
+          sock.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+          sleep 0.01
+          sock.setsockopt(Socket::SOL_SOCKET, Socket::SO_LINGER, [1, 0].pack("ii"))
+          sock.close
+        rescue IOError, SystemCallError
+          nil
+        end
+      end
+    rescue IOError
+      nil
+    end
+    result = run_load("http://127.0.0.1:#{server.addr[1]}/", rate: 20, duration_s: 1.0)
+    assert_equal 20, result.requests
+    assert_equal 0, result.error_count, result.errors.inspect
+    assert_equal result.requests, result.connections["idle_closes"]
+  ensure
+    server&.close
+    acceptor&.join(2)
+  end
+
   it "counts error statuses by code, not as transport errors" do
     with_server(:ok, status: 503) do |server|
       result = run_load(server.url)
