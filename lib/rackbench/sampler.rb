@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "monotonic_clock"
 require "etc"
 
 module Rackbench
@@ -27,6 +28,8 @@ module Rackbench
   # are lost). The first sample is taken synchronously by #start and the
   # last by #stop, so the window is exactly start..stop.
   class Sampler
+    include MonotonicClock
+
     DEFAULT_INTERVAL_S = 0.25
     KIB = 1024
 
@@ -183,10 +186,6 @@ module Rackbench
       (File.read(File.join(@proc_dir, "uptime")).split.first.to_f * @clock_ticks_per_s).floor
     rescue Errno::ENOENT, Errno::EACCES
       nil
-    end
-
-    def now
-      Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
   end
 end

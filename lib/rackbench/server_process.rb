@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "monotonic_clock"
 require "fileutils"
 require "net/http"
 
@@ -24,6 +25,8 @@ module Rackbench
   # grace period, then sends KILL to whatever is left (see TreeStopper),
   # reaps the server and checks that its port is free again.
   class ServerProcess
+    include MonotonicClock
+
     READY_TIMEOUT_S = 60
     STOP_GRACE_S = 10
     # How long a KILLed process may take to disappear (it may be in the
@@ -295,10 +298,6 @@ module Rackbench
 
     def format_s(seconds)
       seconds.to_f == seconds.to_i ? "#{seconds.to_i}s" : "#{seconds}s"
-    end
-
-    def now
-      Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
   end
 end

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "../monotonic_clock"
 require "fileutils"
 
 module Rackbench
@@ -12,6 +13,8 @@ module Rackbench
     # attributes for the store. Any failure becomes a failed trial with its
     # reason; only Interrupt and store errors escape.
     class TrialRunner
+      include MonotonicClock
+
       # Above this share of failed requests a trial is recorded as failed:
       # its throughput would measure error handling, not the configuration.
       MAX_ERROR_RATE = 0.01
@@ -194,10 +197,6 @@ module Rackbench
 
       def logs_dir
         File.join(@results_dir, "logs").tap { |dir| FileUtils.mkdir_p(dir) }
-      end
-
-      def now
-        Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
     end
   end

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../monotonic_clock"
+
 module Rackbench
   class ServerProcess
     # Stops one server's process tree: TERM to the process group and to
@@ -12,6 +14,8 @@ module Rackbench
     # never signalled. Nobody gets the same signal twice, since servers may
     # read a second TERM as "exit now, skip the clean shutdown".
     class TreeStopper
+      include MonotonicClock
+
       POLL_INTERVAL_S = 0.02
 
       # root_pid :: the server's main process, which leads group pgid
@@ -96,10 +100,6 @@ module Rackbench
         Process.kill(signal, target)
       rescue Errno::ESRCH, Errno::EPERM
         nil # already gone (EPERM: the PID now belongs to someone else)
-      end
-
-      def now
-        Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
     end
   end
