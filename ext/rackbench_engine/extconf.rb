@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
 # Writes the Makefile that builds the standalone load engine executable
-# `rackbench-engine`. It is not a Ruby C extension: the runner talks to it
+# `rackbench-engine`, and `rackbench-guard` (guard/guard.c), which starts
+# servers so that they die with the runner. It is not a Ruby C extension: the runner talks to it
 # through argv and JSON. `make install` copies the binary into sitearchdir,
 # which `gem install` points at the installed gem's lib/ directory, so the
 # executable lands beside lib/rackbench/load_engine.rb. A checkout builds it
@@ -25,21 +26,26 @@ File.write("Makefile", <<~MAKE)
   LIBS = -lm
   OBJS = #{objects.join(" ")}
   BIN = rackbench-engine
+  GUARD = rackbench-guard
 
-  all: $(BIN)
+  all: $(BIN) $(GUARD)
 
   $(BIN): $(OBJS)
   \t$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LIBS)
 
+  $(GUARD): $(srcdir)/guard/guard.c
+  \t$(CC) $(CFLAGS) -o $@ $(srcdir)/guard/guard.c
+
   %.o: $(srcdir)/%.c $(wildcard $(srcdir)/*.h)
   \t$(CC) $(CFLAGS) -c -o $@ $<
 
-  install: $(BIN)
+  install: $(BIN) $(GUARD)
   \tmkdir -p $(DESTDIR)$(sitearchdir)
   \tcp $(BIN) $(DESTDIR)$(sitearchdir)/$(BIN)
+  \tcp $(GUARD) $(DESTDIR)$(sitearchdir)/$(GUARD)
 
   clean:
-  \trm -f $(OBJS) $(BIN)
+  \trm -f $(OBJS) $(BIN) $(GUARD)
 
   .PHONY: all install clean
 MAKE

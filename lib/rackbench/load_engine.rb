@@ -59,7 +59,9 @@ module Rackbench
       ensure_binary!
       out_r, out_w = IO.pipe
       err_r, err_w = IO.pipe
-      pid = Process.spawn(*argv(settings), out: out_w, err: err_w, in: File::NULL, pgroup: true)
+      # The engine stops if this process dies; it checks it was started by us.
+      env = { "RACKBENCH_PARENT_PID" => Process.pid.to_s }
+      pid = Process.spawn(env, *argv(settings), out: out_w, err: err_w, in: File::NULL, pgroup: true)
       out_w.close
       err_w.close
       stdout = Thread.new { out_r.read }

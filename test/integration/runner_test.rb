@@ -46,7 +46,25 @@ describe "rackbench run (integration)" do
       File.binread(path).include?("RACKBENCH_TRIAL_DIR=#{results}")
     rescue SystemCallError
       false
+    end.map { |path| describe_process(File.dirname(path)) }
+  end
+
+  def describe_process(proc_dir)
+    state = File.read(File.join(proc_dir, "stat"))[/\) (\S)/, 1]
+    "#{File.basename(proc_dir)} #{state} #{File.binread(File.join(proc_dir, "cmdline")).tr("\0", " ")}"
+  rescue SystemCallError
+    "#{File.basename(proc_dir)} (gone)"
+  end
+
+  # Waits for every process of the experiment to exit; fails naming those left.
+  def assert_no_processes_left(timeout_s:)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout_s
+    left = experiment_processes
+    until left.empty? || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      sleep 0.1
+      left = experiment_processes
     end
+    assert_empty left, "processes of the experiment still alive"
   end
 
   def stored
@@ -96,7 +114,7 @@ describe "rackbench run (integration)" do
     before = stored.size
     assert_operator before, :<, 8, "the runner finished before it was killed"
     # The server of the interrupted trial dies with its parent.
-    wait_until(timeout_s: 15, message: "the orphaned server to exit") { experiment_processes.empty? }
+    assert_no_processes_left(timeout_s: 15)
 
     _out, err, status = rackbench("run", experiment_file, "--results", results)
     refute status.success?

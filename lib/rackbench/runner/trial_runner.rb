@@ -18,7 +18,7 @@ module Rackbench
       # Above this share of failed requests a trial is recorded as failed:
       # its throughput would measure error handling, not the configuration.
       MAX_ERROR_RATE = 0.01
-      SETPRIV = "/usr/bin/setpriv"
+      GUARD = File.expand_path("../../rackbench-guard", __dir__)
 
       # :variants :: label => Rubies::Variant
       # :bundles :: a BundleCache
@@ -163,11 +163,13 @@ module Rackbench
       end
 
       # If the runner itself dies (kill -9), its server must not live on:
-      # setpriv (util-linux) sets the parent-death signal, which survives the
-      # exec of taskset and the server, so the kernel TERMs the server's main
-      # process (which stops its workers) when the runner goes.
+      # rackbench-guard (built with the engine) sets the parent-death signal,
+      # which survives the exec of taskset and the server, so the kernel
+      # TERMs the server's main process (which stops its workers) when the
+      # runner goes; it also refuses to start the server if the runner died
+      # before the signal was armed.
       def orphan_guard
-        @orphan_guard ||= File.executable?(SETPRIV) ? [SETPRIV, "--pdeathsig", "TERM"] : []
+        [GUARD, Process.pid.to_s]
       end
 
       def resolve_app(spec)

@@ -1,0 +1,42 @@
+/*
+ * guard.c - rackbench-guard PARENT_PID COMMAND [ARGS...]
+ *
+ * Runs COMMAND (a server) so that it cannot outlive the rackbench runner
+ * that started it: the kernel sends it SIGTERM when its parent dies (the
+ * parent-death signal survives execve). setpriv --pdeathsig does the same
+ * but leaves a race: if the runner is killed between fork and prctl, the
+ * signal is never sent and the server runs on forever. Here the parent's
+ * PID is passed in and checked after prctl, closing that window.
+ *
+ * Exit status: COMMAND's (it replaces this process), 1 when the parent is
+ * already gone, 2 on a usage error, 127 when COMMAND cannot be run.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fputs("usage: rackbench-guard PARENT_PID COMMAND [ARGS...]\n", stderr);
+        return 2;
+    }
+    char *end;
+    long parent = strtol(argv[1], &end, 10);
+    if (*end != '\0' || parent <= 0) {
+        fprintf(stderr, "rackbench-guard: invalid parent PID '%s'\n", argv[1]);
+        return 2;
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+        fprintf(stderr, "rackbench-guard: prctl: %s\n", strerror(errno));
+        return 1;
+    }
+    /* The parent may have died before prctl took effect. */
+    if (getppid() != (pid_t)parent) return 1;
+    execvp(argv[2], argv + 2);
+    fprintf(stderr, "rackbench-guard: cannot run %s: %s\n", argv[2], strerror(errno));
+    return 127;
+}
