@@ -14,10 +14,13 @@ module Rackbench
     # name => [file under rackbench/cli, class name, one-line description]
     COMMANDS = {
       "run" => ["run_command", "RunCommand", "run an experiment (the built-in quick one without a file)"],
-      "report" => ["report_command", "ReportCommand", "show the stored trials of an experiment"],
+      "report" => ["report_command", "ReportCommand", "statistics, verdicts and charts of a stored experiment"],
+      "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
       "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds"],
-      "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"]
+      "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"],
+      "apps" => ["apps_command", "AppsCommand", "list the benchmark apps shipped with rackbench"],
+      "micro" => ["micro_command", "MicroCommand", "run a micro-benchmark outside HTTP (fibers: threads, processes, fibers over pipes)"]
     }.freeze
 
     USAGE = <<~TEXT
