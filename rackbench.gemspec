@@ -26,4 +26,7 @@ Gem::Specification.new do |spec|
   spec.add_dependency "sequel", "~> 5.0"
   spec.add_dependency "sqlite3", ">= 1.4"
   spec.add_dependency "terminal-table", ">= 3.0"
+  # Vega, Vega-Lite and vega-embed JavaScript, inlined into the HTML report
+  # (0.4 is the newest that supports Ruby 3.1; 0.5 needs 3.2, 0.6 needs 3.3).
+  spec.add_dependency "vega", ">= 0.4"
 end
