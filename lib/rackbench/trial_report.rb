@@ -3,13 +3,10 @@
 require "terminal-table"
 
 module Rackbench
-  # The plain per-trial report of one stored experiment: a terminal table
-  # and the JSON document of `rackbench report --json` (doc/output.md).
-  # Statistics across batches belong to the statistics report; this one
-  # shows each trial as it was measured.
+  # The per-trial table of one stored experiment (`rackbench report
+  # --trials`): each trial as it was measured, in plan order. Statistics
+  # across batches are Report's.
   class TrialReport
-    FORMAT = "rackbench-report"
-    FORMAT_VERSION = 1
     STANDARD_DIMS = %w[ruby server app processes threads].freeze
 
     attr_reader :experiment
@@ -25,15 +22,6 @@ module Rackbench
       end
 
       @rows = store.report_rows(@experiment[:id])
-    end
-
-    def to_h
-      {
-        "format" => FORMAT, "format_version" => FORMAT_VERSION,
-        "experiment" => @experiment.slice(:name, :fingerprint, :seed, :batches, :created_at, :finished_at)
-                                   .transform_keys(&:to_s).transform_values { |v| v.is_a?(Time) ? v.utc.iso8601 : v },
-        "trials" => @rows.map { |row| trial_hash(row) }
-      }
     end
 
     def table
@@ -54,16 +42,6 @@ module Rackbench
     end
 
     private
-
-    def trial_hash(row)
-      {
-        "key" => row[:key], "ruby" => row[:ruby], "server" => row[:server], "app" => row[:app],
-        "processes" => row[:processes], "threads" => row[:threads], "batch" => row[:batch],
-        "dims" => row[:dims], "status" => row[:status], "reason" => row[:reason], "rps" => row[:rps],
-        "error_rate" => row[:error_rate], "latency_us" => row[:latency_us],
-        "rss_peak_bytes" => row[:rss_peak_bytes], "pss_peak_bytes" => row[:pss_peak_bytes]
-      }
-    end
 
     # Dimensions beyond the standard ones that vary in this experiment
     # (load.connections, env.X, ...): shown as extra columns.

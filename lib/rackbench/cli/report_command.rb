@@ -2,32 +2,61 @@
 
 require "json"
 require_relative "command"
+require_relative "report_options"
 
 module Rackbench
   module CLI
-    # `rackbench report`: the stored trials of an experiment as a table or
-    # JSON (doc/output.md).
+    # `rackbench report`: the statistics of a stored experiment (one row per
+    # configuration, verdicts against a baseline) as a terminal table, JSON,
+    # CSV or a single-file HTML page (doc/output.md, doc/report.md).
     class ReportCommand < Command
+      include ReportOptions
+
       def run(argv)
-        options = { results: CLI::DEFAULT_RESULTS_DIR }
+        options = { results: CLI::DEFAULT_RESULTS_DIR, report: {} }
         rest = parse_options(argv, "Usage: rackbench report [options]") do |p|
-          p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
-          p.on("--experiment NAME", "report the latest experiment of that name (default: the latest)") do |v|
-            options[:experiment] = v
+          p.separator "Statistics of the latest stored experiment (or --experiment NAME) in the results directory."
+          results_options(p, options)
+          p.on("--json", "print the report document as JSON (doc/output.md)") { options[:json] = true }
+          p.on("--csv", "print one CSV row per configuration") { options[:csv] = true }
+          p.on("--html FILE", "write the single-file HTML report to FILE") { |v| options[:html] = v }
+          p.on("--trials", "print the per-trial table instead of the configurations") { options[:trials] = true }
+          p.on("--sort ORDER", %w[order rps], "rows in experiment order (default) or by median req/s (rps)") do |v|
+            options[:sort] = v.to_sym
           end
-          p.on("--json", "print JSON (doc/output.md)") { options[:json] = true }
+          statistics_options(p, options[:report])
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
-        unless File.exist?(File.join(options[:results], "results.db"))
-          raise UsageError, "no results in #{options[:results]} (run an experiment first, or pass --results DIR)"
+        if [options[:json], options[:csv], options[:trials]].count(&:itself) > 1
+          raise UsageError, "choose one of --json, --csv and --trials"
         end
 
-        Store.open(options[:results]) do |store|
-          report = TrialReport.new(store, name: options[:experiment])
-          options[:json] ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(report.table)
-        end
+        with_store(options) { |store| print_report(store, options) }
         CLI::EXIT_OK
+      end
+
+      private
+
+      def print_report(store, options)
+        if options[:trials]
+          trial_report = TrialReport.new(store, experiment_id: options[:id], name: options[:experiment])
+          return @out.print(trial_report.table)
+        end
+
+        report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
+        if options[:html]
+          path = report.write_html(options[:html])
+          @err.puts "rackbench: wrote #{path}" if options[:json] || options[:csv]
+          @out.puts "HTML report: #{path}" unless options[:json] || options[:csv]
+        end
+        if options[:json]
+          @out.puts JSON.pretty_generate(report.to_h)
+        elsif options[:csv]
+          @out.print report.to_csv
+        else
+          @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order).render
+        end
       end
     end
   end

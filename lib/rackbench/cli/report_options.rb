@@ -1,0 +1,61 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module CLI
+    # Options `report`, `compare` and `run` share: where the results are,
+    # which experiment, and how the statistics judge.
+    module ReportOptions
+      private
+
+      def results_options(parser, options)
+        parser.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") do |v|
+          options[:results] = v
+        end
+        parser.on("--experiment NAME", "the latest experiment of that name (default: the latest)") do |v|
+          options[:experiment] = v
+        end
+        parser.on("--id N", Integer, "the experiment with that id (rackbench report --json shows ids)") do |v|
+          options[:id] = v
+        end
+      end
+
+      def statistics_options(parser, report)
+        parser.on("--baseline SPEC", "compare with this configuration: dimension=value pairs, e.g. 'ruby=3.1' " \
+                                     "(default: the first configuration)") { |v| report[:baseline] = v }
+        parser.on("--equivalence PCT", "ratios within ±PCT of 1 count as no difference (default 1%)") do |v|
+          report[:equivalence] = fraction(v, "--equivalence")
+        end
+        parser.on("--detect PCT", "estimate the batches needed to detect a PCT difference (default 1%)") do |v|
+          report[:detect] = fraction(v, "--detect")
+        end
+        parser.on("--confidence PCT", "confidence level of the intervals (default 95%)") do |v|
+          report[:confidence] = fraction(v, "--confidence")
+        end
+        parser.on("--bootstrap-seed N", Integer, "seed of the bootstrap resampling (default 1)") do |v|
+          report[:seed] = v
+        end
+      end
+
+      # "1%" or "0.01" => 0.01.
+      def fraction(text, option)
+        value = Float(text.delete_suffix("%"), exception: false)
+        raise UsageError, "#{option} takes a percentage such as 1% or a fraction such as 0.01, got '#{text}'" unless value
+
+        text.end_with?("%") ? value / 100.0 : value
+      end
+
+      def with_store(options, &block)
+        results = options[:results]
+        unless File.exist?(File.join(results, "results.db"))
+          raise UsageError, "no results in #{results} (run an experiment first, or pass --results DIR)"
+        end
+
+        Store.open(results, &block)
+      end
+
+      def color?
+        @out.respond_to?(:tty?) && @out.tty? && ENV["NO_COLOR"].to_s.empty?
+      end
+    end
+  end
+end

@@ -1,0 +1,119 @@
+# frozen_string_literal: true
+
+require "time"
+require_relative "report/options"
+require_relative "report/config_order"
+require_relative "report/config_summary"
+require_relative "report/baseline"
+require_relative "report/trial_entry"
+
+module Rackbench
+  # The statistics report of one stored experiment: its trials grouped into
+  # configurations (trials with the same dims, one per batch), each
+  # summarised over its ok batches and compared with its baseline. The
+  # document (#to_h, "rackbench-report" format_version 2, doc/output.md)
+  # feeds every view: the terminal table (Report::Terminal), CSV
+  # (Report::Csv), JSON and the HTML page (HtmlReport).
+  #
+  #   Rackbench::Store.open("rackbench-results") do |store|
+  #     report = Rackbench::Report.new(store, baseline: "ruby=ruby-3.1")
+  #     puts report.terminal_table
+  #   end
+  class Report
+    FORMAT = "rackbench-report"
+    FORMAT_VERSION = 2
+
+    attr_reader :experiment, :options, :configs, :trials
+    # Where the trials were read from (the results database's path).
+    attr_reader :store_location
+
+    # store :: an open Store
+    # :experiment_id :: which experiment (default: the latest, or the latest named :name)
+    # :name :: experiment name whose latest run to report (default: any)
+    # Other options are Report::Options' (baseline, equivalence, detect,
+    # confidence, resamples, seed).
+    def initialize(store, experiment_id: nil, name: nil, **options)
+      @options = Options.new(**options)
+      @store_location = store.location
+      @experiment = find_experiment(store, experiment_id, name)
+      rows = store.trials(@experiment[:id])
+      @trials = rows.map { |row| TrialEntry.new(row) }
+      @configs = build_configs
+      @configs.each { |c| c.label_dimensions = dimensions }
+      Baseline.new(@configs, @options).apply
+    end
+
+    # The dimensions that vary across this experiment's configurations, in
+    # the experiment's order (ruby, server, app, processes, threads, then
+    # load.* and env.*).
+    def dimensions
+      names = @configs.flat_map { |c| c.dims.keys }.uniq
+      varying = names.select { |name| @configs.map { |c| c.dims[name] }.uniq.size > 1 }
+      varying.empty? ? names.first(1) : varying
+    end
+
+    # The config whose id (or label) is +text+, or nil.
+    def config(text)
+      @configs.find { |c| c.id == text || c.label == text }
+    end
+
+    def to_h
+      {
+        "format" => FORMAT, "format_version" => FORMAT_VERSION,
+        "generated_at" => Time.now.utc.iso8601, "rackbench_version" => Rackbench::VERSION,
+        "experiment" => experiment_hash,
+        "settings" => @options.to_h.merge("baseline" => @configs.find(&:baseline?)&.id),
+        "dimensions" => dimensions,
+        "configs" => @configs.map(&:to_h),
+        "trials" => @trials.map(&:to_h)
+      }
+    end
+
+    def terminal_table(color: false)
+      Terminal.new(self, color: color).render
+    end
+
+    def to_csv
+      Csv.new(self).render
+    end
+
+    def write_html(path)
+      HtmlReport.new(to_h).write(path)
+    end
+
+    private
+
+    def find_experiment(store, experiment_id, name)
+      found = experiment_id ? store.experiment(experiment_id) : store.latest_experiment(name: name)
+      return found if found
+
+      what = experiment_id ? "with id #{experiment_id} " : (name ? "named '#{name}' " : "")
+      raise UsageError, "no experiment #{what}in #{store.location}: run one with rackbench run"
+    end
+
+    def build_configs
+      groups = @trials.group_by(&:config_id)
+      order = ConfigOrder.new(@experiment[:source_text], groups.values.map { |t| t.first.dims })
+      groups.values.sort_by { |t| order.rank(t.first.dims) }.map do |trials|
+        ConfigSummary.new(trials, @options)
+      end
+    end
+
+    def experiment_hash
+      e = @experiment
+      {
+        "id" => e[:id], "name" => e[:name], "fingerprint" => e[:fingerprint], "seed" => e[:seed],
+        "batches" => e[:batches], "created_at" => iso(e[:created_at]), "finished_at" => iso(e[:finished_at]),
+        "rackbench_version" => e[:rackbench_version], "source_text" => e[:source_text],
+        "environment" => e[:environment]
+      }
+    end
+
+    def iso(time)
+      time.is_a?(Time) ? time.utc.iso8601 : time
+    end
+  end
+end
+
+require_relative "report/terminal"
+require_relative "report/csv"

@@ -1,0 +1,133 @@
+# frozen_string_literal: true
+
+require_relative "flags"
+
+module Rackbench
+  class Report
+    # One configuration over its batches: throughput statistics with a
+    # bootstrap confidence interval, latency percentiles from the merged
+    # histograms, errors, memory, flags. Only ok trials count; failed ones
+    # are counted and flagged, never averaged in.
+    class ConfigSummary
+      PERCENTILES = [50, 90, 99, 99.9].freeze
+
+      attr_reader :trials, :ok_trials, :summary, :rps_ci
+      # Set by Baseline: the configuration this one is compared with and
+      # the Stats::Comparison (nil for the baseline itself).
+      attr_accessor :baseline_config, :comparison
+
+      def initialize(trials, options)
+        @trials = trials.sort_by { |t| [t.batch.to_i, t.row[:id].to_i] }
+        @ok_trials = @trials.select(&:ok?)
+        @options = options
+        @summary = Stats.summary(rps_values)
+        @rps_ci = Stats.bootstrap_ci(rps_values, statistic: :median, confidence: options.confidence,
+                                                 resamples: options.resamples, seed: options.seed)
+      end
+
+      def dims = @trials.first.dims
+      def id = @trials.first.config_id
+      def batches = @ok_trials.size
+      def failed = @trials.size - @ok_trials.size
+      def rps_median = @summary.median
+
+      # Throughput of each ok batch, in batch order.
+      def rps_values
+        @ok_trials.map(&:rps)
+      end
+
+      # The batch numbers of rps_values, in the same order.
+      def batch_numbers
+        @ok_trials.map(&:batch)
+      end
+
+      def baseline?
+        !@baseline_config.nil? && @baseline_config.equal?(self)
+      end
+
+      # The dimensions the label shows (set by the report: those that vary).
+      attr_writer :label_dimensions
+
+      # A short label: the values of the dimensions that vary, "·"-joined.
+      def label
+        (@label_dimensions || dims.keys).map { |name| Report.format_dim(dims[name]) }.join(" · ")
+      end
+
+      # The merged latency histogram of the ok batches, or nil when none
+      # has one.
+      def histogram
+        return @histogram if defined?(@histogram)
+
+        histograms = @ok_trials.map(&:histogram).compact
+        @histogram = histograms.empty? ? nil : Stats::LatencyHistogram.merge(histograms)
+      end
+
+      # {"p50", "p90", "p99", "p99_9", "max", "mean"} in µs: the engine's
+      # key names, so trials and configurations read alike.
+      def latency_us
+        histogram&.percentiles_us(PERCENTILES)&.transform_keys { |k| k.tr(".", "_") }
+      end
+
+      # Failed requests over all attempts of the ok batches.
+      def error_rate
+        requests = @ok_trials.sum { |t| t.row[:requests].to_i }
+        errors = @ok_trials.sum { |t| t.row[:errors].to_i }
+        attempts = requests + errors
+        attempts.zero? ? nil : errors.fdiv(attempts)
+      end
+
+      def bytes_per_s
+        median(@ok_trials.map { |t| t.engine["bytes_per_s"] }.compact)
+      end
+
+      # Peak memory is the largest over the batches: the one a capacity
+      # plan has to provide for.
+      def rss_peak_bytes = @ok_trials.map { |t| t.row[:rss_peak_bytes] }.compact.max
+      def pss_peak_bytes = @ok_trials.map { |t| t.row[:pss_peak_bytes] }.compact.max
+
+      # Median throughput per GB (1e9 bytes) of peak PSS (RSS when PSS is
+      # unknown): what a fixed memory budget buys.
+      def rps_per_gb
+        memory = pss_peak_bytes || rss_peak_bytes
+        return nil unless memory&.positive? && rps_median
+
+        rps_median / (memory / 1e9)
+      end
+
+      def flags
+        @flags ||= Flags.new(self, @options).to_a
+      end
+
+      def verdict
+        return "baseline" if baseline?
+        return "no baseline" unless @comparison
+
+        @comparison.verdict
+      end
+
+      def to_h
+        s = @summary
+        c = @comparison
+        {
+          "id" => id, "label" => label, "dims" => dims, "batches" => batches, "failed" => failed,
+          "rps_median" => s.median, "rps_mean" => s.mean, "rps_stddev" => s.stddev, "rps_mad" => s.mad,
+          "rps_min" => s.min, "rps_max" => s.max, "rps_cv" => s.cv, "rps_ci95" => @rps_ci,
+          "rps_per_batch" => rps_values, "batch_numbers" => batch_numbers,
+          "baseline_id" => @baseline_config&.id,
+          "ratio" => baseline? ? 1.0 : c&.ratio, "ratio_ci95" => baseline? ? [1.0, 1.0] : c&.ratio_ci,
+          "verdict" => verdict, "verdict_explanation" => c&.explanation, "batches_needed" => c&.batches_needed,
+          "latency_us" => latency_us, "latency_curve_us" => histogram&.curve_us,
+          "error_rate" => error_rate, "bytes_per_s" => bytes_per_s,
+          "rss_peak_bytes" => rss_peak_bytes, "pss_peak_bytes" => pss_peak_bytes, "rps_per_gb" => rps_per_gb,
+          "flags" => flags
+        }
+      end
+
+      private
+
+      def median(values)
+        values.empty? ? nil : Stats.summary(values).median
+      end
+    end
+  end
+end

@@ -1,0 +1,87 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Report
+    # What a reader should doubt about one configuration. Flag, never drop:
+    # an outlier batch stays in every statistic, because dropping data that
+    # looks wrong is how benchmarks end up saying what their author hoped.
+    #
+    # Each flag is {"kind", "message"} plus "batch" where one batch is meant:
+    # outlier :: a batch's throughput has a robust z-score beyond the limit
+    # high_variance :: coefficient of variation over the limit: more batches,
+    #                  or a quieter machine, are needed
+    # warmup_too_short :: throughput still rose during a batch's measured
+    #                     window (Stats.trend), so it measured a warming server
+    # engine_saturated :: the load engine was busy > 90% of the time: it may
+    #                     have limited the throughput, not the server
+    # failed :: trials of this configuration that failed (with the first reason)
+    # too_few_batches :: fewer than 2 ok batches: no interval can be given
+    class Flags
+      def initialize(config, options)
+        @config = config
+        @options = options
+      end
+
+      def to_a
+        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated]
+      end
+
+      private
+
+      def failed
+        bad = @config.trials.reject(&:ok?)
+        return [] if bad.empty?
+
+        reason = bad.first.row[:reason].to_s.lines.first.to_s.strip
+        [{ "kind" => "failed", "message" => "#{bad.size} failed trial(s); batch #{bad.first.batch}: #{reason}" }]
+      end
+
+      def too_few
+        return [] if @config.batches >= 2
+
+        [{ "kind" => "too_few_batches", "message" => "#{@config.batches} ok batch(es): no confidence interval" }]
+      end
+
+      def outliers
+        values = @config.rps_values
+        return [] if values.size < 3
+
+        z = Stats.robust_z(values)
+        Stats.outliers(values, threshold: @options.outlier_z).map do |i|
+          batch = @config.batch_numbers[i]
+          { "kind" => "outlier", "batch" => batch,
+            "message" => format("batch %d: %.1f req/s, robust z %+.1f", batch, values[i], z[i]) }
+        end
+      end
+
+      def high_variance
+        cv = @config.summary.cv
+        return [] unless cv && cv > @options.high_cv
+
+        [{ "kind" => "high_variance",
+           "message" => format("CV %.1f%% > %.1f%%", cv * 100, @options.high_cv * 100) }]
+      end
+
+      def warmup
+        @config.ok_trials.filter_map do |trial|
+          trend = Stats.trend(trial.requests_per_second)
+          next unless trend.rising
+
+          { "kind" => "warmup_too_short", "batch" => trial.batch,
+            "message" => format("batch %d: throughput rose %.1f%% during the measured window; lengthen the warmup",
+                                trial.batch, trend.relative_rise * 100) }
+        end
+      end
+
+      def saturated
+        @config.ok_trials.filter_map do |trial|
+          next unless trial.engine.dig("cpu", "saturated")
+
+          { "kind" => "engine_saturated", "batch" => trial.batch,
+            "message" => format("batch %d: the load engine was %.0f%% busy; it may have been the bottleneck",
+                                trial.batch, trial.engine.dig("cpu", "utilization").to_f * 100) }
+        end
+      end
+    end
+  end
+end

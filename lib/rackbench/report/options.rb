@@ -1,0 +1,54 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Report
+    # How a report judges its configurations. Every threshold is stored in
+    # the report's "settings" so a reader knows what a verdict meant.
+    #
+    # :baseline :: what each configuration is compared with (Report::Baseline;
+    #              default: the first configuration)
+    # :equivalence :: half-width of the band around a ratio of 1 inside which
+    #                 a difference is too small to matter (default: 0.01, ±1%)
+    # :detect :: the relative difference the batches-needed estimate is for (default: 0.01)
+    # :confidence :: confidence level of every interval (default: 0.95)
+    # :resamples :: bootstrap resamples (default: 10,000: the percentile
+    #               interval's Monte Carlo error is then well below its width)
+    # :seed :: bootstrap seed, so the same data always gives the same report (default: 1)
+    # :high_cv :: coefficient of variation above which a configuration is
+    #             flagged as noisy (default: 0.05)
+    # :outlier_z :: robust z-score beyond which a batch is flagged (default: 3.5,
+    #               Iglewicz and Hoaglin's cut-off)
+    Options = Struct.new(:baseline, :equivalence, :detect, :confidence, :resamples, :seed, :high_cv, :outlier_z,
+                         keyword_init: true) do
+      def initialize(baseline: nil, equivalence: 0.01, detect: 0.01, confidence: 0.95, resamples: 10_000, seed: 1,
+                     high_cv: 0.05, outlier_z: 3.5)
+        super
+        check_fraction(:equivalence, equivalence, 0.0...0.5)
+        check_fraction(:detect, detect, 0.0001...1.0)
+        check_fraction(:confidence, confidence, 0.5...1.0)
+        raise UsageError, "resamples must be an integer >= 100, got #{resamples.inspect}" unless resamples.is_a?(Integer) && resamples >= 100
+        raise UsageError, "seed must be an integer >= 0, got #{seed.inspect}" unless seed.is_a?(Integer) && seed >= 0
+      end
+
+      # The settings block of the report document.
+      def to_h
+        { "equivalence" => equivalence, "detect" => detect, "confidence" => confidence,
+          "bootstrap_resamples" => resamples, "bootstrap_seed" => seed, "high_cv" => high_cv,
+          "outlier_z" => outlier_z, "baseline_spec" => baseline }
+      end
+
+      # Keyword arguments for Stats.compare.
+      def compare_options
+        { equivalence: equivalence, detect: detect, confidence: confidence, resamples: resamples, seed: seed }
+      end
+
+      private
+
+      def check_fraction(name, value, range)
+        return if value.is_a?(Numeric) && range.cover?(value)
+
+        raise UsageError, "#{name} must be a number in #{range.begin}...#{range.end}, got #{value.inspect}"
+      end
+    end
+  end
+end

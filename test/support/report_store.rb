@@ -1,0 +1,57 @@
+# frozen_string_literal: true
+
+require "json"
+
+# Builds results databases of synthetic experiments for the report tests:
+# configurations with chosen throughputs per batch, each trial with an
+# engine result derived from test/fixtures/engine_result.json (so it holds
+# a real histogram and timeline).
+module ReportStore
+  ENGINE_RESULT = JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))).freeze
+
+  module_function
+
+  # configs :: { dims Hash => [rps of batch 1, rps of batch 2, ...] } (nil = a failed trial)
+  # Returns the experiment id.
+  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil)
+    id = store.find_or_create_experiment(name: name, fingerprint: name.ljust(64, "0"), seed: 1,
+                                         batches: configs.values.map(&:size).max, source_text: source_text,
+                                         environment: { "warnings" => [] })
+    position = 0
+    configs.each do |dims, values|
+      values.each_with_index do |rps, i|
+        position += 1
+        store.save_trial(id, trial(dims, i + 1, position, rps, timeline))
+      end
+    end
+    id
+  end
+
+  def trial(dims, batch, position, rps, timeline)
+    base = { key: "#{JSON.generate(dims)}#batch=#{batch}", batch: batch, position: position,
+             ruby: dims["ruby"], server: dims["server"], app: dims["app"], processes: dims["processes"],
+             threads: dims["threads"], dims: dims }
+    return base.merge(status: "failed", reason: "server not ready after 60s") if rps.nil?
+
+    engine = JSON.parse(JSON.generate(ENGINE_RESULT))
+    engine["rps"] = rps
+    engine["timeline"] = timeline.map.with_index { |n, s| engine["timeline"][0].merge("second" => s, "requests" => n) } if timeline
+    base.merge(status: "ok", rps: rps, requests: (rps * 5).round, errors: 0, error_rate: 0.0,
+               latency_us: engine["latency_us"], engine_result: engine, rss_peak_bytes: 40_000_000,
+               pss_peak_bytes: 30_000_000, warmup_s: 1.0, measure_s: 5.0)
+  end
+
+  # n values around mean with relative noise sd (seeded Box-Muller).
+  def noisy(mean, relative_sd, n, seed)
+    random = Random.new(seed)
+    Array.new(n) do
+      u1 = 1.0 - random.rand
+      u2 = random.rand
+      mean * (1 + relative_sd * Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math::PI * u2))
+    end
+  end
+
+  def dims(ruby:, server: "puma", threads: 4)
+    { "ruby" => ruby, "server" => server, "app" => "rack-hello", "processes" => 1, "threads" => threads }
+  end
+end

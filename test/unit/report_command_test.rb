@@ -1,0 +1,86 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "stringio"
+require_relative "../support/report_store"
+
+describe "rackbench report and compare" do
+  let(:root) { Dir.mktmpdir }
+  after { FileUtils.rm_rf(root) }
+
+  def run_cli(*argv)
+    out = StringIO.new
+    err = StringIO.new
+    [Rackbench::CLI.run(argv, out: out, err: err), out.string, err.string]
+  end
+
+  # A results directory holding one experiment with these configurations.
+  def results(name, configs)
+    dir = File.join(root, name)
+    Rackbench::Store.open(dir) { |store| ReportStore.fill(store, configs, name: name) }
+    dir
+  end
+
+  let(:two_servers) do
+    results("servers", { ReportStore.dims(ruby: "ruby", server: "puma") => [1000, 1010, 990],
+                         ReportStore.dims(ruby: "ruby", server: "falcon") => [1500, 1490, 1510] })
+  end
+
+  it "prints the configurations with verdicts, as a table, JSON and CSV" do
+    code, out, = run_cli("report", "--results", two_servers)
+    assert_equal 0, code
+    assert_match(/puma .* baseline/, out)
+    assert_match(/falcon .* faster/, out)
+    code, out, = run_cli("report", "--results", two_servers, "--json")
+    assert_equal 0, code
+    doc = JSON.parse(out)
+    assert_equal [2, %w[baseline faster]], [doc["format_version"], doc["configs"].map { |c| c["verdict"] }]
+    code, out, = run_cli("report", "--results", two_servers, "--csv", "--baseline", "server=falcon")
+    assert_equal 0, code
+    rows = CSV.parse(out)
+    assert_equal %w[slower baseline], rows.drop(1).map { |r| r[rows[0].index("verdict")] }
+  end
+
+  it "prints the per-trial table with --trials" do
+    code, out, = run_cli("report", "--results", two_servers, "--trials")
+    assert_equal 0, code
+    assert_match(/1510\.0/, out)
+  end
+
+  it "gives one line for a bad option value" do
+    assert_equal [2, "", "rackbench: --equivalence takes a percentage such as 1% or a fraction such as 0.01, got 'x'\n"],
+                 run_cli("report", "--results", two_servers, "--equivalence", "x")
+    code, _, err = run_cli("report", "--results", two_servers, "--baseline", "server=nginx")
+    assert_equal 2, code
+    assert_equal "rackbench: baseline: no configuration has server=nginx (values: puma, falcon)\n", err
+    code, _, err = run_cli("report", "--results", two_servers, "--json", "--csv")
+    assert_equal [2, "rackbench: choose one of --json, --csv and --trials\n"], [code, err]
+  end
+
+  it "compares two configurations of one experiment" do
+    code, out, = run_cli("compare", "--results", two_servers, "server=puma", "server=falcon")
+    assert_equal 0, code, out
+    assert_match(/faster/, out)
+    assert_match(/1\.500/, out)
+    code, out, = run_cli("compare", "--results", two_servers, "server=puma", "server=falcon", "--json")
+    pair = JSON.parse(out).first
+    assert_equal %w[faster all], [pair["verdict"], pair["label"]]
+    code, _, err = run_cli("compare", "--results", two_servers, "server=thin", "server=falcon")
+    assert_equal [2, "rackbench: no configuration matches 'server=thin'\n"], [code, err]
+  end
+
+  it "compares two experiments in two results directories, pairing configurations whatever the ruby label" do
+    before = results("before", { ReportStore.dims(ruby: "ruby", threads: 1) => [100, 101, 99],
+                                 ReportStore.dims(ruby: "ruby", threads: 4) => [400, 401, 399] })
+    after = results("after", { ReportStore.dims(ruby: "patched", threads: 1) => [100, 100.5, 99.5],
+                               ReportStore.dims(ruby: "patched", threads: 4) => [480, 481, 479] })
+    code, out, = run_cli("compare", before, after, "--json")
+    assert_equal 0, code
+    pairs = JSON.parse(out)
+    assert_equal ["threads=1", "threads=4"], pairs.map { |p| p["label"] }
+    assert_equal "faster", pairs[1]["verdict"]
+    assert_in_delta 1.2, pairs[1]["ratio"], 1e-9
+    refute_equal "faster", pairs[0]["verdict"]
+  end
+end
