@@ -107,7 +107,8 @@ module Rackbench
       run_id = store.start_run(experiment_id, resumed: !done.empty?)
       summary = Summary.new(experiment_id: experiment_id, ok: 0, failed: 0, skipped: plan.skipped.size,
                             already_done: plan.size - remaining.size)
-      progress = Progress.new(out: @out, total: plan.size, already_done: summary.already_done)
+      progress = Progress.new(out: @out, total: plan.size, already_done: summary.already_done,
+                              estimated_trial_s: remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size)
       trial_runner = build_trial_runner
       remaining.each do |trial|
         progress.starting(trial)
@@ -120,10 +121,12 @@ module Rackbench
       store.finish_run(run_id, "finished")
       summary
     rescue Interrupt, Interrupted
+      progress&.abort
       store.finish_run(run_id, "interrupted") if run_id
       @out.puts
       raise Interrupted, "interrupted; the finished trials are stored"
     rescue StandardError
+      progress&.abort
       store.finish_run(run_id, "failed") if run_id
       raise
     end

@@ -42,16 +42,33 @@ module Rackbench
         CLI::EXIT_OK
       end
 
+      # The statistics table (or JSON document) of the whole experiment, and
+      # report.html in the results directory.
       def print_results(options, summary)
         Store.open(options[:results]) do |store|
-          report = TrialReport.new(store, experiment_id: summary.experiment_id)
-          options[:json] ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(report.table)
+          report = Report.new(store, experiment_id: summary.experiment_id)
+          html = write_html(report, options[:results])
+          if options[:json]
+            @out.puts(JSON.pretty_generate(report.to_h))
+          else
+            @out.print Report::Terminal.new(report, color: @out.respond_to?(:tty?) && @out.tty?).render
+          end
+          (options[:json] ? @err : @out).puts "HTML report: #{html}" if html
         end
         line = "#{summary.ok} ok, #{summary.failed} failed"
         line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
         line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
         @err.puts line if options[:json]
         @out.puts line unless options[:json]
+      end
+
+      # The trials are stored whatever happens here: a report that cannot
+      # be written is a warning, and `rackbench report --html` can retry.
+      def write_html(report, results_dir)
+        report.write_html(File.join(results_dir, "report.html"))
+      rescue Error, SystemCallError, LoadError => e
+        @err.puts "rackbench: could not write report.html: #{e.message}"
+        nil
       end
 
       def resume_command(files, options)
