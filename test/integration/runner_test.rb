@@ -91,6 +91,10 @@ describe "rackbench run (integration)" do
     assert_equal 8, doc["trials"].size
     keys = %w[ruby server app processes threads batch status rps latency_us rss_peak_bytes pss_peak_bytes]
     assert(doc["trials"].all? { |t| (keys - t.keys).empty? })
+    assert_equal 8, doc["configs"].size
+    assert_equal "baseline", doc["configs"].first["verdict"]
+    assert(doc["configs"].all? { |c| c["latency_us"]["p99"].positive? })
+    assert File.size?(File.join(results, "report.html")), "run writes report.html"
     assert_empty experiment_processes
   end
 
