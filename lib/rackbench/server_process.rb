@@ -144,18 +144,24 @@ module Rackbench
     end
 
     # Performs one GET path and checks the answer, as TechEmpower does
-    # before measuring: raises SetupError naming the mismatch (status, or a
-    # body without the expected fragment, with a snippet of what came back).
-    # Returns [status, body].
+    # before measuring: raises SetupError naming the mismatch (status,
+    # content type, or a body without the expected fragment, with a snippet
+    # of what came back). Returns [status, body].
     #
     # :path :: the path to request
     # :expect_status :: the status the app must answer (default: 200)
+    # :expect_content_type :: a prefix the Content-Type must start with, compared
+    #                         case-insensitively, so "text/plain" accepts
+    #                         "text/plain; charset=utf-8" (default: nil: any)
     # :expect_body :: a String the body must contain, or a Regexp it must match (default: nil: any body)
     # :timeout_s :: read timeout (default: 10)
-    def check_app(path:, expect_status: 200, expect_body: nil, timeout_s: 10)
-      status, body = http_get(path, read_timeout_s: timeout_s)
+    def check_app(path:, expect_status: 200, expect_content_type: nil, expect_body: nil, timeout_s: 10)
+      status, body, content_type = http_get(path, read_timeout_s: timeout_s)
       problems = []
       problems << "status #{status}, expected #{expect_status}" if status != expect_status
+      if expect_content_type && !content_type_matches?(content_type, expect_content_type)
+        problems << "content type #{content_type.inspect}, expected #{expect_content_type.inspect}"
+      end
       problems << "body lacks #{expect_body.inspect}" if expect_body && !body_matches?(body, expect_body)
       unless problems.empty?
         raise SetupError, "app check failed: GET #{path} returned #{problems.join(" and ")}; body: #{snippet(body)}"
@@ -233,7 +239,7 @@ module Rackbench
       http.write_timeout = read_timeout_s
       http.max_retries = 0
       response = http.start { |connection| connection.get(path, "Connection" => "close") }
-      [response.code.to_i, response.body.to_s]
+      [response.code.to_i, response.body.to_s, response["content-type"]]
     end
 
     # Counts lines matching pattern in what the server logged since start,
@@ -257,6 +263,12 @@ module Rackbench
       File.write(log_path, "[rackbench] #{text}\n", mode: "a")
     rescue SystemCallError
       nil # the log is for people; never fail a stop over it
+    end
+
+    # A missing header never matches; parameters after the media type
+    # (charset) are allowed because only a prefix is compared.
+    def content_type_matches?(actual, expected)
+      !actual.nil? && actual.strip.downcase.start_with?(expected.to_s.strip.downcase)
     end
 
     def body_matches?(body, expected)

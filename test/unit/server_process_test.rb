@@ -134,6 +134,17 @@ describe Rackbench::ServerProcess do
     assert_match(/body: "Internal Server Error"/, error.message)
   end
 
+  it "checks the content type as a case-insensitive prefix" do
+    server = tiny.start
+    wait_until(message: "server listening") { Rackbench::Ports.in_use?(server.port) }
+    assert_equal 200, server.check_app(path: "/", expect_content_type: "text/plain").first
+    assert_equal 200, server.check_app(path: "/", expect_content_type: "TEXT/Plain").first
+    error = assert_raises(Rackbench::SetupError) do
+      server.check_app(path: "/", expect_content_type: "text/html", expect_body: "Hello")
+    end
+    assert_match(%r{GET / returned content type "text/plain", expected "text/html"; body: "Hello, world!"}, error.message)
+  end
+
   it "reports an app check against a server that is not there" do
     server = tiny.start
     server.stop
