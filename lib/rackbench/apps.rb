@@ -9,41 +9,143 @@ module Rackbench
   #
   # :name :: label in results
   # :dir :: absolute directory holding config.ru and Gemfile
+  # :description :: what it measures, one line
   # :health :: path that must answer 200 before the server counts as ready (default: "/")
   # :load_path :: path the load engine requests (default: "/")
   # :expect_status :: status the load path must answer (default: 200)
   # :expect_content_type :: prefix of its Content-Type, or nil
   # :expect_body :: substring its body must contain, or nil
   # :builtin :: shipped with rackbench (apps/)
+  # :engines :: RUBY_ENGINEs the app runs on ("ruby", "jruby"), or nil for any
+  # :setup :: absolute path of a Ruby script run with the app's bundle before the server boots, or nil
+  # :max_error_rate :: share of failed requests above which a trial fails, or nil for the runner's default
+  # :requests :: absolute path of the request list the load engine replays (with a cookie jar), or nil
+  # :base :: for a variant, the name of the app whose directory it uses; else nil
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
-                   :expect_body, :builtin, keyword_init: true)
+                   :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base,
+                   keyword_init: true)
 
-  # The apps shipped with the gem under apps/, each described by its app.yml.
+  # Reopened so that its methods live in the struct.
+  class App
+    # nil when the app runs on ruby_engine (a RUBY_ENGINE such as "jruby"),
+    # else a one-line reason, so a plan can skip the combination up front.
+    def unsupported_reason(ruby_engine)
+      return nil if engines.nil? || engines.include?(ruby_engine.to_s)
+
+      "app #{name} runs on #{engines.join(", ")} only (not #{ruby_engine})"
+    end
+  end
+
+  # The apps shipped with the gem under apps/, each described by its
+  # app.yml (doc/apps.md). An app.yml may also declare variants: other
+  # built-in names for the same directory with some keys changed (mix is
+  # rails-posts replaying a session request list).
   module Apps
     ROOT = File.expand_path("../../apps", __dir__)
-    MANIFEST_KEYS = %w[description health load_path expect_status expect_content_type expect_body].freeze
+    # Keys of an app.yml, and what each must be.
+    MANIFEST_KEYS = %w[description health load_path expect_status expect_content_type expect_body engines setup
+                       max_error_rate requests variants].freeze
+    # Keys a variant may change.
+    VARIANT_KEYS = (MANIFEST_KEYS - %w[variants setup engines]).freeze
+    ENGINES = %w[ruby jruby truffleruby].freeze
+    DEFAULTS = { health: "/", load_path: "/", expect_status: 200 }.freeze
 
     module_function
 
+    # Every built-in app name, variants included, sorted.
     def names
+      (directories + directories.flat_map { |dir| manifest(dir).fetch("variants", {}).keys }).sort
+    end
+
+    # Every built-in App, in name order.
+    def all
+      names.map { |name| builtin(name) }
+    end
+
+    # The built-in app called name; ConfigError listing the others if none,
+    # or naming the key of its app.yml that is wrong.
+    def builtin(name)
+      return build(name, name, {}) if directories.include?(name)
+
+      base = directories.find { |dir| manifest(dir).fetch("variants", {}).key?(name) }
+      raise ConfigError, "unknown app '#{name}'; built-in apps: #{names.join(", ")} (or give a path)" unless base
+
+      build(name, base, manifest(base)["variants"][name])
+    end
+
+    # The built-in app names that are directories of their own.
+    def directories
       return [] unless Dir.exist?(ROOT)
 
       Dir.children(ROOT).select { |name| File.file?(File.join(ROOT, name, "config.ru")) }.sort
     end
 
-    # The built-in app called name; ConfigError listing the others if none.
-    def builtin(name)
-      unless names.include?(name)
-        raise ConfigError, "unknown app '#{name}'; built-in apps: #{names.join(", ")} (or give a path)"
+    # The parsed, checked app.yml of directory name (a Hash).
+    def manifest(name)
+      file = "apps/#{name}/app.yml"
+      data = YAML.safe_load(File.read(File.join(ROOT, name, "app.yml")))
+      raise ConfigError, "#{file}: must be a mapping" unless data.is_a?(Hash)
+
+      check_keys(data, MANIFEST_KEYS, file)
+      variants = data.fetch("variants", {})
+      raise ConfigError, "#{file}: variants must be a mapping of name => keys" unless variants.is_a?(Hash)
+
+      variants.each do |variant, keys|
+        raise ConfigError, "#{file}: variants.#{variant} must be a mapping" unless keys.is_a?(Hash)
+
+        check_keys(keys, VARIANT_KEYS, "#{file}: variants.#{variant}")
+      end
+      data
+    rescue Errno::ENOENT
+      raise ConfigError, "#{file} is missing"
+    rescue Psych::Exception => e
+      raise ConfigError, "#{file}: #{e.message}"
+    end
+
+    def check_keys(hash, allowed, where)
+      unknown = hash.keys - allowed
+      raise ConfigError, "#{where}: unknown keys #{unknown.join(", ")}" unless unknown.empty?
+    end
+
+    def build(name, base, overrides)
+      dir = File.join(ROOT, base)
+      data = manifest(base).reject { |key, _| key == "variants" }.merge(overrides)
+      where = "apps/#{base}/app.yml#{" (variant #{name})" unless name == base}"
+      App.new(**DEFAULTS, name: name, dir: dir, builtin: true, base: name == base ? nil : base,
+                          **normalize(data, dir, where))
+    end
+
+    def normalize(data, dir, where)
+      fields = data.transform_keys(&:to_sym)
+      fields[:engines] = engines(fields[:engines], where) if fields.key?(:engines)
+      fields[:setup] = app_file(dir, fields[:setup], "setup", where) if fields[:setup]
+      fields[:requests] = app_file(dir, fields[:requests], "requests", where) if fields[:requests]
+      if fields.key?(:max_error_rate)
+        rate = fields[:max_error_rate]
+        unless rate.is_a?(Numeric) && rate >= 0 && rate <= 1
+          raise ConfigError, "#{where}: max_error_rate must be a number from 0 to 1, got #{rate.inspect}"
+        end
+      end
+      fields
+    end
+
+    def engines(value, where)
+      list = Array(value)
+      unless !list.empty? && list.all? { |engine| ENGINES.include?(engine) }
+        raise ConfigError, "#{where}: engines must list some of #{ENGINES.join(", ")}, got #{value.inspect}"
       end
 
-      dir = File.join(ROOT, name)
-      manifest = YAML.safe_load(File.read(File.join(dir, "app.yml")))
-      unknown = manifest.keys - MANIFEST_KEYS
-      raise ConfigError, "apps/#{name}/app.yml: unknown keys #{unknown.join(", ")}" unless unknown.empty?
-
-      App.new(name: name, dir: dir, builtin: true, health: "/", load_path: "/", expect_status: 200,
-              **manifest.transform_keys(&:to_sym))
+      list.freeze
     end
+
+    # A file the app ships, named relative to its directory.
+    def app_file(dir, name, key, where)
+      path = File.expand_path(name.to_s, dir)
+      raise ConfigError, "#{where}: #{key} #{name.inspect} not found (#{path})" unless File.file?(path)
+
+      path
+    end
+
+    private_class_method :check_keys, :build, :normalize, :engines, :app_file
   end
 end

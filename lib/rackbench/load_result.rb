@@ -60,6 +60,18 @@ module Rackbench
       status.sum { |code, count| code.to_i.between?(200, 399) ? 0 : count }
     end
 
+    # Failed requests: transport errors plus responses whose status is not
+    # 2xx or 3xx (a server answering 500 fast is not a result either).
+    def failed_count
+      error_count + bad_status_count
+    end
+
+    # failed_count over all attempts (responses + transport errors).
+    def failure_rate
+      attempts = requests + error_count
+      attempts.zero? ? 0.0 : failed_count.fdiv(attempts)
+    end
+
     def saturated?
       cpu["saturated"]
     end

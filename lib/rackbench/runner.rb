@@ -63,10 +63,10 @@ module Rackbench
     # The plan, with what the server adapters cannot run removed up front.
     def plan
       @plan ||= Plan.new(@experiment, unsupported: lambda do |config|
-        Servers.fetch(config.server.name).unsupported_reason(
-          processes: config.processes, threads: config.threads,
-          ruby_engine: variants.fetch(config.ruby.label).install.engine
-        )
+        engine = variants.fetch(config.ruby.label).install.engine
+        Servers.fetch(config.server.name).unsupported_reason(processes: config.processes, threads: config.threads,
+                                                             ruby_engine: engine) ||
+          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil)
       end)
     end
 

@@ -68,12 +68,11 @@ module Rackbench
         histogram&.percentiles_us(PERCENTILES)&.transform_keys { |k| k.tr(".", "_") }
       end
 
-      # Failed requests over all attempts of the ok batches.
+      # Failed requests (transport errors and statuses other than 2xx/3xx)
+      # over all attempts of the ok batches together.
       def error_rate
-        requests = @ok_trials.sum { |t| t.row[:requests].to_i }
-        errors = @ok_trials.sum { |t| t.row[:errors].to_i }
-        attempts = requests + errors
-        attempts.zero? ? nil : errors.fdiv(attempts)
+        attempts = @ok_trials.sum(&:attempts)
+        attempts.zero? ? nil : @ok_trials.sum { |t| t.row[:errors].to_i }.fdiv(attempts)
       end
 
       def bytes_per_s

@@ -24,6 +24,12 @@ module Rackbench
         @config_id ||= Report.config_id(dims)
       end
 
+      # Requests attempted in the measured window: responses plus transport
+      # errors (a 500 is a response, already among the requests).
+      def attempts
+        @row[:requests].to_i + (engine["errors"] || {}).values.sum
+      end
+
       # The engine's latency histogram of the measured window, or nil.
       def histogram
         engine["histogram"]
