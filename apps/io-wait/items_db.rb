@@ -1,0 +1,45 @@
+# frozen_string_literal: true
+
+require "tmpdir"
+
+# The SQLite database of io-wait's /db path: where it lives, how it is
+# seeded, and the query /db runs. Seeded deterministically (values are a
+# function of the row number), so every trial's copy is the same and the
+# query results can be checked.
+module ItemsDb
+  ROWS = 100_000
+  CATEGORIES = 100
+  FILE_NAME = "io-wait.sqlite3"
+  # A scan of the whole table (no index on category): ~1-3 ms of SQLite
+  # work, during which Extralite has released the GVL.
+  QUERY = "SELECT count(*), sum(value) FROM items WHERE category = ?"
+
+  module_function
+
+  # The trial's directory when the runner set one (fresh per trial), else
+  # a directory of its own under the system's tmp.
+  def path(env = ENV)
+    dir = env["RACKBENCH_TRIAL_DIR"] || File.join(Dir.tmpdir, "rackbench-io-wait-#{Process.uid}")
+    File.join(dir, FILE_NAME)
+  end
+
+  # The value and category of row id (1-based): fixed functions, no RNG.
+  def value(id)
+    (id * 7919) % 1000
+  end
+
+  def category(id)
+    (id * 31) % CATEGORIES
+  end
+
+  # What QUERY returns for category: [count, sum], computed without SQLite.
+  def expected(category)
+    ids = (1..ROWS).select { |id| category(id) == category }
+    [ids.size, ids.sum { |id| value(id) }]
+  end
+
+  # The category query number i of a request asks for.
+  def category_of_query(i)
+    (i * 37) % CATEGORIES
+  end
+end

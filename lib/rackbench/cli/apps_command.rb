@@ -1,0 +1,54 @@
+# frozen_string_literal: true
+
+require "json"
+require "terminal-table"
+require_relative "command"
+
+module Rackbench
+  module CLI
+    # `rackbench apps`: the benchmark apps shipped with rackbench, what each
+    # measures, the path the load engine requests and the check the runner
+    # makes before measuring (doc/apps.md).
+    class AppsCommand < Command
+      def run(argv)
+        json = false
+        rest = parse_options(argv, "Usage: rackbench apps [--json]") do |p|
+          p.on("--json", "print JSON") { json = true }
+        end
+        return CLI::EXIT_OK unless rest
+        raise UsageError, "unexpected argument '#{rest.first}'" unless rest.empty?
+
+        apps = Apps.all
+        if json
+          @out.puts JSON.pretty_generate(apps.map { |app| describe(app) })
+        else
+          rows = apps.map { |app| [app.name, app.description, load_text(app), check_text(app)] }
+          @out.puts Terminal::Table.new(headings: ["app", "measures", "load", "check"], rows: rows).to_s
+        end
+        CLI::EXIT_OK
+      end
+
+      private
+
+      def describe(app)
+        {
+          "name" => app.name, "description" => app.description, "dir" => app.dir, "base" => app.base,
+          "health" => app.health, "load_path" => app.load_path,
+          "requests" => app.requests && File.basename(app.requests),
+          "check" => { "status" => app.expect_status, "content_type" => app.expect_content_type,
+                       "body" => app.expect_body },
+          "setup" => app.setup && File.basename(app.setup), "engines" => app.engines,
+          "max_error_rate" => app.max_error_rate
+        }
+      end
+
+      def load_text(app)
+        app.requests ? "#{File.basename(app.requests)} (request list)" : "GET #{app.load_path}"
+      end
+
+      def check_text(app)
+        [app.expect_status, app.expect_content_type, app.expect_body&.inspect].compact.join(", ")
+      end
+    end
+  end
+end

@@ -1,0 +1,184 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "net/http"
+require "open3"
+require "sqlite3"
+require "stringio"
+require_relative "../../apps/io-wait/items_db"
+require_relative "../../apps/rails-posts/posts_db"
+
+# The built-in apps on real servers, in their own Bundler environments, with
+# the real load engine. The matrix goes through `rackbench run` (setup step,
+# readiness, the app's check, measurement, store); the rest boots one
+# server with the pieces the runner uses and talks to it directly. The
+# first run installs Rails into the bundle cache (minutes); later runs
+# take about two minutes.
+describe "the built-in apps (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-apps") }
+  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
+
+  after { FileUtils.rm_rf(dir) }
+
+  def run_experiment(yaml)
+    file = File.join(dir, "experiment.yml")
+    File.write(file, yaml)
+    results = File.join(dir, "results")
+    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    assert status.success?, "run failed: #{err}\n#{out}"
+    Rackbench::Store.open(results) { |store| store.trials(nil) }
+  end
+
+  # Boots app under server as a trial would (bundle, setup, readiness, the
+  # app's check) and yields the ServerProcess; always stops it.
+  def with_server(app_name, server_name = "puma", threads: 2)
+    app = Rackbench::Apps.builtin(app_name)
+    adapter = Rackbench::Servers.fetch(server_name)
+    variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
+    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, variant: variant, gemfile_extra: adapter.gem_lines("ruby"))
+    bundle.ensure_installed!
+    work = File.join(dir, "work-#{app_name}").tap { |path| FileUtils.mkdir_p(path) }
+    env = bundle.env.merge(adapter.env).merge("RACKBENCH_TRIAL_DIR" => work)
+    if app.setup
+      result = Rackbench::Rubies::Child.run(bundle.exec_prefix + [app.setup], env: ENV.to_h.merge(env).compact,
+                                                                             timeout_s: 120, chdir: app.dir)
+      assert result.success?, result.output
+    end
+    port = Rackbench::Ports.free_port
+    argv = bundle.exec_prefix + adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"),
+                                                port: port, processes: 1, threads: threads, work_dir: work)
+    server = Rackbench::ServerProcess.new(argv: argv, env: env, chdir: app.dir, port: port,
+                                          log_path: File.join(dir, "#{app_name}.log"))
+    begin
+      server.start
+      server.wait_ready(health_path: app.health, timeout_s: 60, ready_log: adapter.ready_log(1))
+      server.check_app(path: app.load_path, expect_status: app.expect_status,
+                       expect_content_type: app.expect_content_type, expect_body: app.expect_body)
+      yield server, work
+    ensure
+      server.stop
+    end
+  end
+
+  def load(server, path, **options)
+    settings = Rackbench::LoadSettings.build(url: "http://127.0.0.1:#{server.port}#{path}", **options)
+    Rackbench::LoadEngine.new.run(settings)
+  end
+
+  def sql_value(database, sql)
+    db = SQLite3::Database.new(database, readonly: true)
+    db.get_first_value(sql)
+  ensure
+    db&.close
+  end
+
+  def http(server, request)
+    Net::HTTP.start("127.0.0.1", server.port, nil) { |connection| connection.request(request) }
+  end
+
+  it "boots every app under Puma and WEBrick, passes its check and measures without failures" do
+    trials = run_experiment(<<~YAML)
+      name: apps-matrix
+      rubies: [ruby]
+      servers: [puma, webrick]
+      apps: [#{Rackbench::Apps.names.join(", ")}]
+      threads: 2
+      load: { connections: 2, duration: 1s, warmup: 0.3s }
+    YAML
+    assert_equal Rackbench::Apps.names.size * 2, trials.size
+    failed = trials.reject { |t| t[:status] == "ok" }.map { |t| "#{t[:app]} on #{t[:server]}: #{t[:reason]}" }
+    assert_empty failed
+    trials.each do |trial|
+      result = trial[:engine_result]
+      statuses = result["status"].keys.map(&:to_i)
+      where = "#{trial[:app]} on #{trial[:server]}"
+      if trial[:app] == "errors"
+        # One in twenty, exactly, per process: within one request of 5%.
+        assert_in_delta result["requests"] / 20.0, result["status"].fetch("500"), 1.0, where
+      else
+        assert(statuses.all? { |code| code.between?(200, 399) }, "#{where}: #{result["status"]}")
+      end
+      next unless trial[:app] == "download"
+
+      # 8 MiB of body per response, plus its status line and headers.
+      overhead = (result["bytes"] - result["requests"] * 8 * 1_048_576).fdiv(result["requests"])
+      assert_operator overhead, :>, 30, where
+      assert_operator overhead, :<, 400, where
+    end
+    trials.select { |t| t[:app] == "mix" }.each do |trial|
+      assert_operator trial[:engine_result]["status"].fetch("303"), :>=, 2 # a login per connection, replies
+      database = Dir.glob(File.join(dir, "results", "work", "*mix-#{trial[:server]}*", PostsDb::FILE_NAME)).first
+      replies = sql_value(database, "SELECT count(*) FROM replies")
+      assert_operator replies, :>, PostsDb::REPLIES, "replies of the mix recorded (#{trial[:server]})"
+    end
+  end
+
+  it "makes io-wait's default wait 10 ms: p50 within 10-12 ms at one connection" do
+    with_server("io-wait", threads: 1) do |server|
+      result = load(server, "/", connections: 1, duration_s: 2.0, warmup_s: 0.5)
+      assert_equal 0, result.error_count
+      assert_operator result.latency_us["p50"], :>=, 10_000
+      assert_operator result.latency_us["p50"], :<=, 12_000
+    end
+  end
+
+  it "runs io-wait's /db queries on the seeded SQLite file" do
+    with_server("io-wait") do |server|
+      response = http(server, Net::HTTP::Get.new("/db?queries=3"))
+      assert_equal "200", response.code
+      expected = (0...3).map { |i| "query #{i}: #{ItemsDb.expected(ItemsDb.category_of_query(i)).join(" ")}\n" }
+      assert_equal "3 queries\n#{expected.join}", response.body
+      assert_equal "400", http(server, Net::HTTP::Get.new("/db?queries=0")).code
+      assert_equal "400", http(server, Net::HTTP::Get.new("/?ms=-5")).code
+    end
+  end
+
+  it "fails 5% of errors' requests, within 1%, over 10,000 requests" do
+    with_server("errors") do |server|
+      statuses = Hash.new(0)
+      transport_errors = 0
+      while statuses.values.sum < 10_000
+        result = load(server, "/", connections: 4, duration_s: 1.0)
+        transport_errors += result.error_count
+        result.status.each { |code, count| statuses[code] += count }
+      end
+      assert_equal %w[200 500], statuses.keys.sort
+      assert_in_delta 0.05, statuses["500"].fdiv(statuses.values.sum), 0.01
+      # The 500s are responses, not transport errors (a rare reset between
+      # two engine runs aside).
+      assert_operator transport_errors, :<=, statuses.values.sum / 1000
+    end
+  end
+
+  it "serves rails-posts' pages, JSON, login and replies as documented" do
+    with_server("rails-posts") do |server, work|
+      json = JSON.parse(http(server, Net::HTTP::Get.new("/posts.json?n=5")).body)
+      assert_equal [1000, 999, 998, 997, 996], json.map { |post| post["id"] }
+      assert_equal PostsDb.title(1000), json.first["title"]
+      %w[0 1001 abc].each { |n| assert_equal "400", http(server, Net::HTTP::Get.new("/posts?n=#{n}")).code }
+      page = http(server, Net::HTTP::Get.new("/posts?n=3"))
+      assert_equal 3, page.body.scan("<article").size
+      assert_match(/#{Regexp.escape(PostsDb.title(42))}/o, http(server, Net::HTTP::Get.new("/posts/42")).body)
+
+      reply = Net::HTTP::Post.new("/posts/42/replies")
+      reply.set_form_data("body" => "first!")
+      assert_equal "401", http(server, reply).code
+      login = Net::HTTP::Post.new("/login")
+      login.set_form_data("user" => "author7", "password" => "wrong")
+      assert_equal "401", http(server, login).code
+      login.set_form_data("user" => "author7", "password" => PostsDb::PASSWORD)
+      answer = http(server, login)
+      assert_equal "303", answer.code
+      cookie = answer["set-cookie"][/\A[^;]+/]
+      assert_operator cookie.bytesize, :<=, 128, "fits the engine's cookie jar"
+      reply["Cookie"] = cookie
+      assert_equal "303", http(server, reply).code
+      database = File.join(work, PostsDb::FILE_NAME)
+      body = sql_value(database, "SELECT body FROM replies ORDER BY id DESC")
+      assert_equal "first!", body
+    end
+  end
+end

@@ -1,0 +1,135 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "stringio"
+
+# The built-in apps' manifests (apps/*/app.yml) and `rackbench apps`.
+describe Rackbench::Apps do
+  let(:apps) { Rackbench::Apps.all }
+
+  it "lists every app directory and every variant" do
+    assert_equal %w[cpu download errors io-wait mix rack-hello rails-hello rails-posts], Rackbench::Apps.names
+    assert_equal Rackbench::Apps.names, Rackbench::Experiment.builtin_apps
+  end
+
+  it "gives every app a description, a health path and a full check (status, content type, body)" do
+    apps.each do |app|
+      assert_kind_of String, app.description, app.name
+      assert_match %r{\A/}, app.health, app.name
+      assert_match %r{\A/}, app.load_path, app.name
+      assert_equal 200, app.expect_status, app.name
+      assert_match %r{\A[a-z]+/[a-z-]+\z}, app.expect_content_type, app.name
+      refute_empty app.expect_body.to_s, app.name
+      assert File.file?(File.join(app.dir, "config.ru")), app.name
+      assert File.file?(File.join(app.dir, "Gemfile")), app.name
+    end
+  end
+
+  it "never uses the load path as the health path of an app that counts or waits" do
+    %w[errors io-wait cpu download].each { |name| refute_equal Rackbench::Apps.builtin(name).load_path, Rackbench::Apps.builtin(name).health }
+  end
+
+  it "resolves setup scripts, request lists and variants to files of the app" do
+    posts = Rackbench::Apps.builtin("rails-posts")
+    mix = Rackbench::Apps.builtin("mix")
+    assert_equal File.join(posts.dir, "setup.rb"), posts.setup
+    assert_nil posts.requests
+    assert_equal posts.dir, mix.dir
+    assert_equal "rails-posts", mix.base
+    assert_equal posts.setup, mix.setup
+    assert_equal File.join(posts.dir, "mix.requests"), mix.requests
+    assert_equal File.join(Rackbench::Apps.builtin("io-wait").dir, "setup.rb"), Rackbench::Apps.builtin("io-wait").setup
+  end
+
+  it "allows errors its deliberate 5% and nobody else more than the runner's default" do
+    assert_equal 0.1, Rackbench::Apps.builtin("errors").max_error_rate
+    assert_equal ["errors"], apps.select(&:max_error_rate).map(&:name)
+  end
+
+  it "declares the apps that need CRuby and says why a JRuby trial cannot run them" do
+    ruby_only = apps.select(&:engines).map(&:name)
+    assert_equal %w[io-wait mix rails-hello rails-posts], ruby_only
+    assert_nil Rackbench::Apps.builtin("rails-posts").unsupported_reason("ruby")
+    assert_equal "app rails-posts runs on ruby only (not jruby)",
+                 Rackbench::Apps.builtin("rails-posts").unsupported_reason("jruby")
+    assert_nil Rackbench::Apps.builtin("rack-hello").unsupported_reason("jruby")
+  end
+
+  it "names an unknown app and the known ones" do
+    error = assert_raises(Rackbench::ConfigError) { Rackbench::Apps.builtin("rails-hallo") }
+    assert_match(/unknown app 'rails-hallo'; built-in apps: cpu, download/, error.message)
+  end
+
+  it "keeps the mix's request list well formed: a login first, then weighted reads and replies" do
+    text = File.read(Rackbench::Apps.builtin("mix").requests)
+    entries = text.scan(/^--- (.*)\n([A-Z]+) (\S+)/)
+    assert_equal ["first name=login", "POST", "/login"], entries.first
+    assert(entries.drop(1).all? { |attrs, _, _| attrs.match?(/\Aweight=\d+ name=\S+\z/) })
+    assert_includes entries.map { |_, method, path| "#{method} #{path}" }, "POST /posts/42/replies"
+  end
+end
+
+describe "rackbench apps" do
+  def run_cli(*argv)
+    out = StringIO.new
+    err = StringIO.new
+    status = Rackbench::CLI.run(["apps", *argv], out: out, err: err)
+    [status, out.string, err.string]
+  end
+
+  it "prints a table of the apps, what each measures, its load and its check" do
+    status, out, = run_cli
+    assert_equal 0, status
+    assert_match(/\| app +\| measures +\| load +\| check/, out)
+    assert_match(%r{\| rails-posts +\| .*\| GET /posts +\| 200, text/html, "Post 1000}, out)
+    assert_match(/\| mix +\| .*\| mix\.requests \(request list\)/, out)
+  end
+
+  it "prints every app as JSON" do
+    status, out, = run_cli("--json")
+    assert_equal 0, status
+    doc = JSON.parse(out)
+    assert_equal Rackbench::Apps.names, doc.map { |app| app["name"] }
+    cpu = doc.find { |app| app["name"] == "cpu" }
+    assert_equal({ "status" => 200, "content_type" => "text/plain", "body" => "inside=840 checksum=69191200" },
+                 cpu["check"])
+    posts = doc.find { |app| app["name"] == "rails-posts" }
+    assert_equal ["setup.rb", ["ruby"], "/up"], posts.values_at("setup", "engines", "health")
+    assert_equal 0.1, doc.find { |app| app["name"] == "errors" }["max_error_rate"]
+  end
+
+  it "rejects an argument" do
+    status, _, err = run_cli("extra")
+    assert_equal 2, status
+    assert_equal "rackbench: unexpected argument 'extra'\n", err
+  end
+end
+
+# What Rack's SPEC asks of every response of the plain-Rack apps, checked
+# without Rack (not in rackbench's own bundle): a status, a mutable Hash of
+# lower-case String headers (servers add Content-Length or chunking to it),
+# a body that yields Strings.
+describe "the plain-Rack apps' responses" do
+  %w[cpu/cpu_app download/download_app errors/errors_app io-wait/io_wait_app].each do |file|
+    require_relative "../../apps/#{file}"
+  end
+
+  it "are mutable hashes of lower-case headers with a content type, and String bodies" do
+    apps = { "cpu" => CpuApp.new, "download" => DownloadApp.new, "errors" => ErrorsApp.new,
+             "io-wait" => IoWaitApp.new(sleeper: ->(_) {}) }
+    apps.each do |name, app|
+      ["/", "/up", "/nope", "/?mb=x&ms=x"].each do |target|
+        path, query = target.split("?", 2)
+        status, headers, body = app.call("PATH_INFO" => path, "QUERY_STRING" => query.to_s)
+        where = "#{name} #{target}"
+        assert_includes 200..599, status, where
+        assert_instance_of Hash, headers, where
+        refute headers.frozen?, "#{where}: frozen headers"
+        assert(headers.keys.all? { |key| key == key.downcase }, where)
+        assert headers.key?("content-type"), where
+        body.each { |chunk| assert_kind_of String, chunk, where }
+      end
+    end
+  end
+end
