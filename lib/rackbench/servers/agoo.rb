@@ -47,6 +47,12 @@ module Rackbench
       # INT exit through Ruby, whose at_exit hook shuts Agoo down; without
       # the trap Agoo's threaded mode ignores TERM. The script is executable
       # with a Ruby shebang: see WEBrick for why.
+      #
+      # Agoo never calls the body's close, which Rack's SPEC requires and
+      # Rails relies on (its per-request cleanup: log tags piled up and
+      # trials crashed). The app is wrapped so the body is read into an
+      # Array and closed before Agoo sees it; a streamed body (download) is
+      # therefore buffered whole on Agoo (doc/servers.md).
       def boot_script(app_dir, config_ru, port, processes, threads)
         <<~RUBY
           #!/usr/bin/env ruby
@@ -56,6 +62,15 @@ module Rackbench
           require "rack"
           app = Rack::Builder.parse_file(#{File.expand_path(config_ru).inspect})
           app = app.first if app.is_a?(Array) # Rack 2 returns [app, options]
+          inner = app
+          app = lambda do |env|
+            status, headers, body = inner.call(env)
+            chunks = []
+            body.each { |chunk| chunks << chunk }
+            [status, headers, chunks]
+          ensure
+            body.close if body.respond_to?(:close)
+          end
           Agoo::Log.configure(dir: "", console: true, classic: true, colorize: false,
                               states: { INFO: true, DEBUG: false, connect: false, request: false,
                                         response: false, eval: false, push: false })
