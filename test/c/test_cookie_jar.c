@@ -20,7 +20,9 @@ static void set(const char *value) { cookie_jar_set(&jar, value, strlen(value));
  * a read past value_len would change the result. */
 static void set_n(const char *value, size_t value_len)
 {
-    char buf[512];
+    static char buf[2 * COOKIE_PAIR_MAX_BYTES + 32];
+    CHECK(value_len + 14 <= sizeof buf);
+    if (value_len + 14 > sizeof buf) return;
     memset(buf, ';', sizeof buf);
     memcpy(buf, value, value_len);
     memcpy(buf + value_len, "X=Y; Max-Age=0", 14);
@@ -180,8 +182,8 @@ static void test_capacity(void)
 
 static void test_pair_size(void)
 {
-    const size_t max = COOKIE_JAR_BYTES / COOKIE_JAR_MAX; /* 128 */
-    char v[512];
+    const size_t max = COOKIE_PAIR_MAX_BYTES;
+    static char v[2 * COOKIE_PAIR_MAX_BYTES];
     cookie_jar_init(&jar);
 
     /* A pair of exactly max bytes fits. */
@@ -200,7 +202,7 @@ static void test_pair_size(void)
 
     /* A new too-long cookie is dropped too, attributes not counted. */
     memcpy(v, "new=", 4);
-    set_n(v, 300);
+    set_n(v, max + 300);
     CHECK_EQ_U64(jar.count, 1);
     CHECK_EQ_U64(jar.dropped, 2);
     memcpy(v + max - 1, "; Path=/; HttpOnly", 18);
@@ -218,8 +220,8 @@ static void test_pair_size(void)
     CHECK(memcmp(jar.header, "Cookie: new=xxx", 15) == 0);
 }
 
-/* Sixteen cookies of the largest size: the header must fit its buffer and
- * be exactly right. */
+/* Sixteen cookies that fill the jar's text exactly: the header must fit
+ * its buffer and be exactly right. */
 static void test_maximum_content(void)
 {
     const size_t max = COOKIE_JAR_BYTES / COOKIE_JAR_MAX;
@@ -229,7 +231,7 @@ static void test_maximum_content(void)
     wn = 8;
     cookie_jar_init(&jar);
     for (int i = 0; i < COOKIE_JAR_MAX; i++) {
-        char v[256];
+        char v[COOKIE_JAR_BYTES / COOKIE_JAR_MAX + 1];
         int n = snprintf(v, sizeof v, "n%02d=", i);
         memset(v + n, 'a' + i, max - (size_t)n);
         set_n(v, max);
@@ -247,7 +249,7 @@ static void test_maximum_content(void)
 
     /* Replacing every one with another maximum-size value keeps it right. */
     for (int i = COOKIE_JAR_MAX - 1; i >= 0; i--) {
-        char v[256];
+        char v[COOKIE_JAR_BYTES / COOKIE_JAR_MAX + 1];
         int n = snprintf(v, sizeof v, "n%02d=", i);
         memset(v + n, 'A' + i, max - (size_t)n);
         set_n(v, max);
@@ -265,6 +267,35 @@ static void test_maximum_content(void)
     CHECK(memcmp(jar.header + 8 + 7 * (max + 2), want + 8 + 8 * (max + 2), wn - 8 - 8 * (max + 2)) == 0);
 }
 
+/* The jar's text is shared: a cookie that fits alone but not in what is
+ * left is dropped, and fits once another is deleted. */
+static void test_total_size(void)
+{
+    static char v[COOKIE_PAIR_MAX_BYTES + 1];
+    cookie_jar_init(&jar);
+    memset(v, 'a', sizeof v);
+    memcpy(v, "a=", 2);
+    set_n(v, COOKIE_PAIR_MAX_BYTES);
+    memcpy(v, "b=", 2);
+    set_n(v, COOKIE_PAIR_MAX_BYTES);
+    CHECK_EQ_U64(jar.count, 2);
+    CHECK_EQ_U64(jar.used, COOKIE_JAR_BYTES);
+    set("c=1");
+    CHECK_EQ_U64(jar.count, 2);
+    CHECK_EQ_U64(jar.dropped, 1);
+    /* Replacing a cookie by a shorter value frees room. */
+    set("a=short");
+    set("c=1");
+    CHECK_EQ_U64(jar.count, 3);
+    CHECK_EQ_U64(jar.dropped, 1);
+    CHECK(memcmp(jar.header, "Cookie: a=short; b=aaa", 22) == 0);
+    CHECK(memcmp(jar.header + jar.header_len - 7, "; c=1\r\n", 7) == 0);
+    set("b=; Max-Age=0");
+    CHECK_EQ_U64(jar.used, strlen("a=short") + strlen("c=1"));
+    CHECK_EQ_U64(jar.header_len, strlen("Cookie: a=short; c=1\r\n"));
+    CHECK(memcmp(jar.header, "Cookie: a=short; c=1\r\n", jar.header_len) == 0);
+}
+
 int main(void)
 {
     test_set_replace_delete();
@@ -273,5 +304,6 @@ int main(void)
     test_capacity();
     test_pair_size();
     test_maximum_content();
+    test_total_size();
     return check_report("cookie_jar");
 }
