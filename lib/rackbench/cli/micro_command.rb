@@ -1,0 +1,127 @@
+# frozen_string_literal: true
+
+require "json"
+require "shellwords"
+require_relative "command"
+
+module Rackbench
+  module CLI
+    # `rackbench micro BENCHMARK [EXPERIMENT_FILE] [options]`: runs a
+    # micro-benchmark outside HTTP on each ruby (doc/micro.md), storing
+    # every run as a trial in the results database as it finishes, and
+    # ends with a summary table (or the stored trials as JSON).
+    class MicroCommand < Command
+      BENCHMARKS = { "fibers" => "threads, forked processes and fibers exchanging messages with a master over pipes" }.freeze
+
+      def run(argv)
+        options = { results: CLI::DEFAULT_RESULTS_DIR, rubies: [] }
+        args = parse(argv, options)
+        return CLI::EXIT_OK unless args
+
+        benchmark, *files = args
+        check_benchmark(benchmark)
+        raise UsageError, "micro #{benchmark} takes at most one experiment file" if files.size > 1
+
+        settings = build_settings(files.first, options)
+        runner = Micro::FibersRunner.new(settings: settings, results_dir: options[:results], resume: options[:resume],
+                                         out: options[:json] ? @err : @out, err: @err)
+        return dry_run(runner) if options[:dry_run]
+
+        summary = runner.run
+        print_results(options, settings, summary)
+        summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
+      rescue Interrupted => e
+        @err.puts "rackbench: #{e.message}: resume with #{resume_command(argv)}"
+        CLI::EXIT_INTERRUPTED
+      end
+
+      private
+
+      def check_benchmark(name)
+        list = BENCHMARKS.keys.join(", ")
+        raise UsageError, "micro needs a benchmark name (#{list}); see rackbench micro --help" if name.nil?
+        raise UsageError, "unknown micro-benchmark '#{name}' (available: #{list})" unless BENCHMARKS.key?(name)
+      end
+
+      def build_settings(file, options)
+        experiment = file && Experiment.load(file)
+        Micro::Settings.build(
+          experiment: experiment, rubies: options[:rubies], **options.slice(:modes, :workers, :messages, :total_messages,
+                                                                             :warmup, :work, :batches, :seed, :timeout, :cpus)
+        )
+      end
+
+      def dry_run(runner)
+        plan = runner.plan
+        @out.puts "Plan for #{runner.settings.name}: #{plan.size} trials"
+        plan.each { |t| @out.puts "  #{t.index.to_s.rjust(plan.size.to_s.size)}. batch #{t.batch}  #{t.config}" }
+        plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
+        CLI::EXIT_OK
+      end
+
+      # The shared statistics report of the experiment (as `rackbench run`
+      # ends with), and report.html in the results directory.
+      def print_results(options, _settings, summary)
+        Store.open(options[:results]) do |store|
+          report = Report.new(store, experiment_id: summary.experiment_id)
+          html = write_html(report, options[:results])
+          if options[:json]
+            @out.puts JSON.pretty_generate(report.to_h)
+          else
+            @out.print Report::Terminal.new(report, color: @out.respond_to?(:tty?) && @out.tty?).render
+          end
+          (options[:json] ? @err : @out).puts "HTML report: #{html}" if html
+        end
+        line = "#{summary.ok} ok, #{summary.failed} failed"
+        line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
+        line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
+        (options[:json] ? @err : @out).puts line
+      end
+
+      def write_html(report, results_dir)
+        report.write_html(File.join(results_dir, "report.html"))
+      rescue Error, SystemCallError, LoadError => e
+        @err.puts "rackbench: could not write report.html: #{e.message}"
+        nil
+      end
+
+      # The same command with --resume (once).
+      def resume_command(argv)
+        words = ["rackbench", "micro", *argv]
+        words << "--resume" unless argv.include?("--resume")
+        words.shelljoin
+      end
+
+      def parse(argv, options)
+        banner = "Usage: rackbench micro BENCHMARK [options] [EXPERIMENT.yml]\n\n" \
+                 "Benchmarks:\n#{BENCHMARKS.map { |n, text| format("  %-8s %s", n, text) }.join("\n")}\n\n" \
+                 "Rubies, seed, batches and name come from the experiment file when given (doc/micro.md).\n"
+        parse_options(argv, banner) do |p|
+          p.on("--ruby SPEC", "a ruby to run, e.g. ruby, jruby, 3.3, 'ruby --yjit' (repeatable; replaces the file's rubies)") do |v|
+            options[:rubies] << v
+          end
+          p.on("--modes LIST", "worker kinds: threads,processes,fibers (default: all)") { |v| options[:modes] = v }
+          p.on("--workers LIST", "worker counts (default: 1,10,100)") { |v| options[:workers] = v }
+          p.on("--messages N", "messages per worker and round (default: --total-messages / workers)") do |v|
+            options[:messages] = v
+          end
+          p.on("--total-messages N", "messages per round over all workers (default: 100000)") do |v|
+            options[:total_messages] = v
+          end
+          p.on("--warmup N", "untimed rounds before the measured one (default: 1)") { |v| options[:warmup] = v }
+          p.on("--work N", "checksum passes over each message, the worker's work (default: 1)") { |v| options[:work] = v }
+          p.on("--batches N", "replicates of every configuration (default: the file's, else 3)") { |v| options[:batches] = v }
+          p.on("--seed N", "seed of the order (default: the file's, else 1)") { |v| options[:seed] = v }
+          p.on("--timeout D", "deadline of one run, e.g. 300s, 5m (default: 300s)") { |v| options[:timeout] = v }
+          p.on("--cpus LIST", "pin runs to these CPUs, e.g. 0,1 or all (default: the server CPUs of rackbench run)") do |v|
+            options[:cpus] = v
+          end
+          p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          p.on("--resume", "finish an interrupted run: run only the trials not yet stored") { options[:resume] = true }
+          p.on("--dry-run", "print the plan (trials in order, skipped combinations) and stop") { options[:dry_run] = true }
+          p.on("--json", "print the stored trials as JSON (progress goes to stderr)") { options[:json] = true }
+        end
+      end
+    end
+  end
+end
