@@ -52,6 +52,18 @@ module Rackbench
       varying.empty? ? names.first(1) : varying
     end
 
+    # What throughput counts: "msg/s" when every trial is a micro-benchmark
+    # (app "micro-..."), else "req/s".
+    def rate_unit
+      Report.rate_unit(@trials)
+    end
+
+    # "msg/s" when every one of +trials+ (TrialEntry) is a micro-benchmark.
+    def self.rate_unit(trials)
+      micro = !trials.empty? && trials.all? { |t| t.row[:app].to_s.start_with?("micro-") }
+      micro ? "msg/s" : "req/s"
+    end
+
     # The config whose id (or label) is +text+, or nil.
     def config(text)
       @configs.find { |c| c.id == text || c.label == text }
@@ -63,7 +75,7 @@ module Rackbench
         "generated_at" => Time.now.utc.iso8601, "rackbench_version" => Rackbench::VERSION,
         "experiment" => experiment_hash,
         "settings" => @options.to_h.merge("baseline" => @configs.find(&:baseline?)&.id),
-        "dimensions" => dimensions,
+        "dimensions" => dimensions, "rate_unit" => rate_unit,
         "configs" => @configs.map(&:to_h),
         "trials" => @trials.map(&:to_h)
       }

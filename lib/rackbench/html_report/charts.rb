@@ -17,7 +17,8 @@ module Rackbench
 
       VERDICT_COLORS = {
         "baseline" => "#4c78a8", "faster" => "#2e9e44", "slower" => "#d1453b",
-        "no difference detected" => "#8c8c8c", "too few batches" => "#d9a21b", "no data" => "#c8c8c8"
+        "no difference detected" => "#8c8c8c", "too few batches" => "#d9a21b", "no baseline" => "#b07aa1",
+        "no data" => "#c8c8c8"
       }.freeze
       # Above this many configurations, per-configuration labels and the
       # single-panel timeline get too crowded: labels become tooltips and

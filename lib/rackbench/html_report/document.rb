@@ -11,7 +11,8 @@ module Rackbench
       FORMAT_VERSION = 2
       # Verdicts as the Report writes them, plus "no data" for a
       # configuration without one (every trial failed).
-      VERDICTS = ["baseline", "faster", "slower", "no difference detected", "too few batches", "no data"].freeze
+      VERDICTS = ["baseline", "faster", "slower", "no difference detected", "too few batches", "no baseline",
+                  "no data"].freeze
 
       attr_reader :raw
 
@@ -36,6 +37,11 @@ module Rackbench
 
       def settings
         @raw["settings"] || {}
+      end
+
+      # What the throughput counts: "req/s", or "msg/s" for a micro-benchmark.
+      def rate_unit
+        @raw["rate_unit"] || "req/s"
       end
 
       # The dimensions that vary, in the report's order.

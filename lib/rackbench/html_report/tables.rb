@@ -14,8 +14,8 @@ module Rackbench
       # comparison, latency, errors and memory, then its flags.
       def configs
         dims = @doc.dimensions
-        headings = [*dims, "batches", "median req/s", "95% CI", "ratio", "ratio 95% CI", "verdict",
-                    "batches needed", "p50", "p99", "p99.9", "errors", "RSS peak", "PSS peak", "req/s per GB", "flags"]
+        headings = [*dims, "batches", "median #{@doc.rate_unit}", "95% CI", "ratio", "ratio 95% CI", "verdict",
+                    "batches needed", "p50", "p99", "p99.9", "errors", "RSS peak", "PSS peak", "#{@doc.rate_unit} per GB", "flags"]
         rows = @doc.configs.map { |c| config_cells(c, dims) }
         table(headings, rows, text_columns: [*dims, "verdict", "flags"])
       end

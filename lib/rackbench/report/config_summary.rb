@@ -94,7 +94,7 @@ module Rackbench
       end
 
       def flags
-        @flags ||= Flags.new(self, @options).to_a
+        @flags ||= Flags.new(self, @options, unit: Report.rate_unit(@trials)).to_a
       end
 
       def verdict

@@ -8,6 +8,7 @@ module Rackbench
     #
     # Each flag is {"kind", "message"} plus "batch" where one batch is meant:
     # outlier :: a batch's throughput has a robust z-score beyond the limit
+    #            (with 5 batches or more)
     # high_variance :: coefficient of variation over the limit: more batches,
     #                  or a quieter machine, are needed
     # warmup_too_short :: throughput still rose during a batch's measured
@@ -17,9 +18,10 @@ module Rackbench
     # failed :: trials of this configuration that failed (with the first reason)
     # too_few_batches :: fewer than 2 ok batches: no interval can be given
     class Flags
-      def initialize(config, options)
+      def initialize(config, options, unit: "req/s")
         @config = config
         @options = options
+        @unit = unit
       end
 
       def to_a
@@ -42,15 +44,20 @@ module Rackbench
         [{ "kind" => "too_few_batches", "message" => "#{@config.batches} ok batch(es): no confidence interval" }]
       end
 
+      # Fewer than 5 batches give no robust scale: with 3, one of the three
+      # deviations from the median is 0 and the MAD is the smaller of the
+      # other two, so a batch 2% off two near-equal ones reads as z = -30.
+      MIN_BATCHES_FOR_OUTLIERS = 5
+
       def outliers
         values = @config.rps_values
-        return [] if values.size < 3
+        return [] if values.size < MIN_BATCHES_FOR_OUTLIERS
 
         z = Stats.robust_z(values)
         Stats.outliers(values, threshold: @options.outlier_z).map do |i|
           batch = @config.batch_numbers[i]
           { "kind" => "outlier", "batch" => batch,
-            "message" => format("batch %d: %.1f req/s, robust z %+.1f", batch, values[i], z[i]) }
+            "message" => format("batch %d: %.1f %s, robust z %+.1f", batch, values[i], @unit, z[i]) }
         end
       end
 

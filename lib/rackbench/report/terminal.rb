@@ -32,8 +32,8 @@ module Rackbench
       def dims = @report.dimensions
 
       def table(configs)
-        headings = [*dims, "batches", "req/s", "95% CI", "CV", "ratio", "ratio 95% CI", "verdict", "p50", "p99",
-                    "p99.9", "PSS peak", "flags"]
+        headings = [*dims, "batches", @report.rate_unit, "95% CI", "CV", "ratio", "ratio 95% CI", "verdict",
+                    *(%w[p50 p99 p99.9] if latency?), "PSS peak", "flags"]
         table = ::Terminal::Table.new(title: title, headings: headings)
         groups(configs).each_with_index do |group, i|
           table.add_separator if i.positive?
@@ -41,6 +41,13 @@ module Rackbench
         end
         (dims.size...headings.size).each { |i| table.align_column(i, :right) unless headings[i] == "verdict" }
         table.to_s
+      end
+
+      # Latency columns only when something measured latency (a
+      # micro-benchmark does not).
+      def latency?
+        @latency ||= @report.configs.any?(&:latency_us) ? :yes : :no
+        @latency == :yes
       end
 
       def title
@@ -61,7 +68,7 @@ module Rackbench
         s = c.summary
         [*dims.map { |d| Report.format_dim(c.dims[d]) }, batches_text(c), number(s.median), ci_text(c.rps_ci, s.median),
          s.cv ? format("%.1f%%", s.cv * 100) : "-", ratio_text(c), ratio_ci_text(c), verdict_text(c),
-         latency(c, "p50"), latency(c, "p99"), latency(c, "p99_9"), mb(c.pss_peak_bytes || c.rss_peak_bytes),
+         *(%w[p50 p99 p99_9].map { |p| latency(c, p) } if latency?), mb(c.pss_peak_bytes || c.rss_peak_bytes),
          c.flags.empty? ? "" : c.flags.map { |f| FLAG_MARKS.fetch(f["kind"], "?") }.uniq.join]
       end
 
@@ -104,7 +111,7 @@ module Rackbench
         base = @report.configs.find(&:baseline?)
         spec = @report.options.baseline
         what = spec ? "the configuration with #{spec} and the same other dimensions" : base&.id
-        "Ratios compare median req/s with #{what}; verdicts use the #{pct(@report.options.confidence, 0)} bootstrap " \
+        "Ratios compare median #{@report.rate_unit} with #{what}; verdicts use the #{pct(@report.options.confidence, 0)} bootstrap " \
           "interval and a ±#{pct(@report.options.equivalence)} equivalence band."
       end
 
@@ -120,7 +127,7 @@ module Rackbench
           text = median ? number(median) : "no ok batch"
           format("%-*s %-*s %s", width, label[0, width], BAR_WIDTH, bar, text)
         end
-        ["Median req/s:", *lines].join("\n")
+        ["Median #{@report.rate_unit}:", *lines].join("\n")
       end
 
       def bar(cells)

@@ -34,10 +34,10 @@ module Rackbench
               mark: { type: "circle", opacity: 0.9, stroke: "#ffffff", strokeWidth: 1 },
               encoding: { size: { field: "rps", type: "quantitative", legend: nil,
                                   scale: { zero: true, range: [0, 2600] } },
-                          color: { field: "rps", type: "quantitative", title: "req/s",
+                          color: { field: "rps", type: "quantitative", title: doc.rate_unit,
                                    scale: { zero: false, range: ["#e3f1df", "#3f9fcf"] } },
                           tooltip: [{ field: "config", title: "configuration" },
-                                    { field: "rps", title: "median req/s", format: ",.1f" }] } },
+                                    { field: "rps", title: "median #{doc.rate_unit}", format: ",.1f" }] } },
             { mark: { type: "text", fontSize: 11, fontWeight: "bold", color: "#1b1b1b" },
               encoding: { text: { field: "value" } } }
           ]

@@ -24,9 +24,9 @@ module Rackbench
           encoding: {
             color: verdict_color(doc),
             tooltip: [{ field: "config", title: "configuration" },
-                      { field: "rps", title: "median req/s", format: ",.1f" },
+                      { field: "rps", title: "median #{doc.rate_unit}", format: ",.1f" },
                       { field: "mb", title: "peak MB", format: ".1f" }, { field: "measure" },
-                      { field: "rps_per_gb", title: "req/s per GB", format: ",.0f" }]
+                      { field: "rps_per_gb", title: "#{doc.rate_unit} per GB", format: ",.0f" }]
           }
         }
         layers = rows.size <= CROWDED_CONFIGS ? [point, *memory_labels(rows)] : [point]

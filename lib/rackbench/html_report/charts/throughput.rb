@@ -21,7 +21,7 @@ module Rackbench
 
         y = { field: "config", type: "nominal", sort: doc.names, scale: { domain: doc.names }, axis: config_axis }
         x = { type: "quantitative", scale: { zero: false }, axis: { tickCount: 6, labelOverlap: true },
-              title: "requests/s (median of batches, 95% CI)" }
+              title: "#{doc.rate_unit} (median of batches, 95% CI)" }
         # A layer without data would give Vega an empty extent: layers are
         # left out rather than drawn empty (one batch each gives no CI).
         whiskers = rows.select { |r| r["low"] && r["high"] }
@@ -36,13 +36,13 @@ module Rackbench
           layers << { data: { values: batches }, mark: { type: "circle", size: 28, color: "#555555", opacity: 0.55 },
                       encoding: { y: y, x: x.merge(field: "rps"),
                                   tooltip: [{ field: "config", title: "configuration" }, { field: "batch" },
-                                            { field: "rps", title: "req/s", format: ",.1f" }] } }
+                                            { field: "rps", title: doc.rate_unit, format: ",.1f" }] } }
         end
         layers << { data: { values: medians },
                     mark: { type: "point", shape: "diamond", filled: true, size: 150, opacity: 1 },
                     encoding: { y: y, x: x.merge(field: "rps"), color: verdict_color(doc),
                                 tooltip: [{ field: "config", title: "configuration" },
-                                          { field: "rps", title: "median req/s", format: ",.1f" },
+                                          { field: "rps", title: "median #{doc.rate_unit}", format: ",.1f" },
                                           { field: "ci", title: "95% CI" }, { field: "batches", title: "ok batches" },
                                           { field: "verdict" }] } }
         { width: 640, height: { step: 26 }, layer: layers }
