@@ -75,7 +75,7 @@ describe Rackbench::Micro::FibersRunner do
     assert(trials.all? { |t| File.read(t[:log_path]).start_with?("# ") })
     experiment = Rackbench::Store.open(dir) { |store| store.experiment(trials.first[:experiment_id]) }
     assert_equal ["micro-fibers", settings.fingerprint, 3, 2], experiment.values_at(:name, :fingerprint, :seed, :batches)
-    assert_equal settings.canonical, JSON.parse(experiment[:source_text])
+    assert_equal settings.canonical.merge("modes" => settings.modes), JSON.parse(experiment[:source_text])
     assert_equal ["finished"], runs.map { |r| r[:status] }
     assert_equal 8, out.string.scan(/ok \d+\.\d msg\/s/).size
   end
