@@ -2,7 +2,7 @@
 
 require_relative "mandelbrot"
 
-# cpu: pure Ruby computation per request (the Mandelbrot grid, ~45,000
+# cpu: pure Ruby computation per request (the Mandelbrot grid, ~52,000
 # iterations of float arithmetic), nothing to wait for. Under CRuby's GVL
 # extra threads of one process cannot make it faster; processes can.
 class CpuApp

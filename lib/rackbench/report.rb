@@ -41,6 +41,13 @@ module Rackbench
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
       Baseline.new(@configs, @options).apply
+      @configs.each(&:to_h) # computes (and caches) every statistic now, so bad data fails here
+    rescue ArgumentError => e
+      # Stats raise ArgumentError for data no ok trial can hold (a histogram
+      # whose counts do not add up, a null in a timeline): the database was
+      # damaged or written by hand.
+      raise Error, "cannot compute the report of experiment #{@experiment&.fetch(:name, nil).inspect} " \
+                   "from #{store.location}: #{e.message.lines.first.strip}"
     end
 
     # The dimensions that vary across this experiment's configurations, in

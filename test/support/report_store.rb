@@ -35,6 +35,7 @@ module ReportStore
 
     engine = JSON.parse(JSON.generate(ENGINE_RESULT))
     engine["rps"] = rps
+    engine["bytes_per_s"] = rps * 8 * 1_048_576 if dims["app"] == "download" # 8 MiB responses
     engine["timeline"] = timeline.map.with_index { |n, s| engine["timeline"][0].merge("second" => s, "requests" => n) } if timeline
     base.merge(status: "ok", rps: rps, requests: (rps * 5).round, errors: 0, error_rate: 0.0,
                latency_us: engine["latency_us"], engine_result: engine, rss_peak_bytes: 40_000_000,

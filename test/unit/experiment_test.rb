@@ -208,7 +208,7 @@ describe Rackbench::Experiment do
     it "fits in three minutes by its own estimate" do
       plan = Rackbench::Plan.new(experiment)
       assert_operator plan.estimated_s, :<=, 180
-      assert_equal 18, plan.size
+      assert_equal 30, plan.size
     end
 
     it "loads with the real server list and built-in apps" do

@@ -23,8 +23,8 @@ describe "rackbench report and compare" do
   end
 
   let(:two_servers) do
-    results("servers", { ReportStore.dims(ruby: "ruby", server: "puma") => [1000, 1010, 990],
-                         ReportStore.dims(ruby: "ruby", server: "falcon") => [1500, 1490, 1510] })
+    results("servers", { ReportStore.dims(ruby: "ruby", server: "puma") => [1000, 1010, 990, 1005, 995],
+                         ReportStore.dims(ruby: "ruby", server: "falcon") => [1500, 1490, 1510, 1505, 1495] })
   end
 
   it "prints the configurations with verdicts, as a table, JSON and CSV" do
@@ -71,10 +71,10 @@ describe "rackbench report and compare" do
   end
 
   it "compares two experiments in two results directories, pairing configurations whatever the ruby label" do
-    before = results("before", { ReportStore.dims(ruby: "ruby", threads: 1) => [100, 101, 99],
-                                 ReportStore.dims(ruby: "ruby", threads: 4) => [400, 401, 399] })
-    after = results("after", { ReportStore.dims(ruby: "patched", threads: 1) => [100, 100.5, 99.5],
-                               ReportStore.dims(ruby: "patched", threads: 4) => [480, 481, 479] })
+    before = results("before", { ReportStore.dims(ruby: "ruby", threads: 1) => [100, 101, 99, 100.5, 99.5],
+                                 ReportStore.dims(ruby: "ruby", threads: 4) => [400, 401, 399, 400.5, 399.5] })
+    after = results("after", { ReportStore.dims(ruby: "patched", threads: 1) => [100, 100.5, 99.5, 101, 99],
+                               ReportStore.dims(ruby: "patched", threads: 4) => [480, 481, 479, 480.5, 479.5] })
     code, out, = run_cli("compare", before, after, "--json")
     assert_equal 0, code
     pairs = JSON.parse(out)
@@ -82,5 +82,15 @@ describe "rackbench report and compare" do
     assert_equal "faster", pairs[1]["verdict"]
     assert_in_delta 1.2, pairs[1]["ratio"], 1e-9
     refute_equal "faster", pairs[0]["verdict"]
+  end
+
+  it "pairs an experiment that adds a one-valued dimension with the one without it" do
+    before = results("plain", { ReportStore.dims(ruby: "ruby") => [100, 101, 99, 100, 102] })
+    after = results("arena", { ReportStore.dims(ruby: "ruby").merge("env.MALLOC_ARENA_MAX" => "2") =>
+                                [110, 111, 109, 110, 112] })
+    code, out, = run_cli("compare", before, after)
+    assert_equal 0, code, out
+    assert_match(/faster/, out)
+    assert_match(/B: experiment arena .* with env\.MALLOC_ARENA_MAX=2/, out)
   end
 end

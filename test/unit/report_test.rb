@@ -48,6 +48,23 @@ describe Rackbench::Report do
     assert_in_delta 997.5 / 0.03, c["rps_per_gb"], 1e-6
   end
 
+  it "gives no interval or verdict below 5 ok batches, and picks a baseline that has them" do
+    r = report({ ReportStore.dims(ruby: "dead") => [nil, nil],
+                 ReportStore.dims(ruby: "a") => [1000, 1010, 990, 1005, 995],
+                 ReportStore.dims(ruby: "b") => [2000, 2010, 1990] })
+    dead, a, b = r.configs.map(&:to_h)
+    assert_equal %w[dead a b], r.configs.map { |c| c.dims["ruby"] }
+    assert_equal "baseline", a["verdict"]
+    assert_equal [nil, nil], dead.values_at("ratio", "ratio_ci95")
+    assert_equal ["too few batches", nil, nil], b.values_at("verdict", "rps_ci95", "ratio_ci95")
+    assert_in_delta 2.0, b["ratio"], 1e-9
+    assert_includes b["flags"].map { |f| f["kind"] }, "too_few_batches"
+    assert_equal 5, r.to_h["settings"]["min_batches"]
+    three = report({ ReportStore.dims(ruby: "a") => [1000, 1010, 990], ReportStore.dims(ruby: "b") => [2000, 2010, 1990] },
+                   min_batches: 3)
+    assert_equal "faster", three.configs.last.verdict
+  end
+
   it "merges the batches' latency histograms into percentiles and a curve" do
     r = report({ ReportStore.dims(ruby: "a") => [1000, 1000, 1000] })
     c = r.configs.first.to_h
@@ -113,7 +130,8 @@ describe Rackbench::Report do
   end
 
   it "prints CSV with one row per configuration and a terminal table with verdicts and bars" do
-    r = report({ ReportStore.dims(ruby: "a") => [1000, 1010, 990], ReportStore.dims(ruby: "b") => [2000, 2010, 1990] })
+    r = report({ ReportStore.dims(ruby: "a") => [1000, 1010, 990, 1005, 995],
+                 ReportStore.dims(ruby: "b") => [2000, 2010, 1990, 2005, 1995] })
     rows = CSV.parse(r.to_csv)
     assert_equal 3, rows.size
     assert_equal %w[config_id ruby server app processes threads batches], rows[0].first(7)
@@ -123,5 +141,13 @@ describe Rackbench::Report do
     assert_match(/faster/, text)
     assert_match(/█{30,}/, text, "the faster configuration's bar")
     refute_match(/\e\[/, text, "no colour unless asked")
+    refute_match(/MB\/s/, text, "small responses: no bytes column")
+  end
+
+  it "shows MB/s in the terminal table when responses are large" do
+    r = report({ ReportStore.dims(ruby: "a").merge("app" => "download") => [50, 51, 49, 50, 50] })
+    text = Rackbench::Report::Terminal.new(r).render
+    assert_match(/\| MB\/s +\|/, text)
+    assert_match(/\| +419\.4 \|/, text, "50 responses/s x 8 MiB")
   end
 end

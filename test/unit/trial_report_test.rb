@@ -51,7 +51,7 @@ describe "rackbench run/report/servers commands" do
   it "prints the built-in plan with --dry-run" do
     code, out, = run_cli("run", "--dry-run", "--results", Dir.mktmpdir)
     assert_equal 0, code
-    assert_match(/Plan for quick .*18 trials/, out)
+    assert_match(/Plan for quick .*30 trials/, out)
     assert_match(/server=webrick/, out)
   end
 

@@ -65,9 +65,9 @@ module Rackbench
       def experiment_pairs(options, ref_a, ref_b)
         report_a = experiment_report(ref_a, options)
         report_b = experiment_report(ref_b, options)
-        @a_name = experiment_name(report_a)
-        @b_name = experiment_name(report_b)
         changed = changed_dims(report_a, report_b)
+        @a_name = experiment_name(report_a, changed)
+        @b_name = experiment_name(report_b, changed)
         key = ->(c) { formatted(c.dims).reject { |name, _| changed.include?(name) } }
         shown = (report_a.dimensions | report_b.dimensions) - changed
         pairs = report_a.configs.filter_map do |a|
@@ -82,24 +82,31 @@ module Rackbench
         pairs
       end
 
-      # A dimension with one value in each experiment but not the same one:
-      # it is what changed between them, so configurations are paired
-      # without it.
+      # A dimension with one value in each experiment but not the same one,
+      # or with one value in an experiment that the other lacks (after
+      # adds env.MALLOC_ARENA_MAX): it is what changed between them, so
+      # configurations are paired without it.
       def changed_dims(report_a, report_b)
         values = lambda do |report, name|
-          report.configs.map { |c| Report.format_dim(c.dims[name]) }.uniq
+          report.configs.select { |c| c.dims.key?(name) }.map { |c| Report.format_dim(c.dims[name]) }.uniq
         end
-        names = report_a.configs.flat_map { |c| c.dims.keys } & report_b.configs.flat_map { |c| c.dims.keys }
-        names.uniq.select do |name|
+        names_a = report_a.configs.flat_map { |c| c.dims.keys }.uniq
+        names_b = report_b.configs.flat_map { |c| c.dims.keys }.uniq
+        (names_a | names_b).select do |name|
           a = values.call(report_a, name)
           b = values.call(report_b, name)
-          a.size == 1 && b.size == 1 && a != b
+          next a.size <= 1 && b.size <= 1 && a != b if names_a.include?(name) && names_b.include?(name)
+
+          (a + b).size == 1 # present on one side only, with one value there
         end
       end
 
-      def experiment_name(report)
+      # "experiment quick (id 1, /tmp/a/results.db) with ruby=ruby-patched"
+      def experiment_name(report, changed)
         e = report.experiment
-        "experiment #{e[:name]} (id #{e[:id]}, #{report.store_location})"
+        dims = report.configs.first&.dims || {}
+        what = changed.select { |name| dims.key?(name) }.map { |name| "#{name}=#{Report.format_dim(dims[name])}" }
+        "experiment #{e[:name]} (id #{e[:id]}, #{report.store_location})#{" with #{what.join(" ")}" unless what.empty?}"
       end
 
       # An experiment name, an id (digits), or a results directory.
@@ -153,7 +160,8 @@ module Rackbench
       def print_pairs(pairs, options)
         return @out.puts(JSON.pretty_generate(pairs.map { |p| pair_hash(p) })) if options[:json]
 
-        headings = ["configuration", "A req/s", "B req/s", "ratio B/A", "95% CI", "verdict"]
+        unit = Report.rate_unit(pairs.flat_map { |p| p.a.trials + p.b.trials })
+        headings = ["configuration", "A #{unit}", "B #{unit}", "ratio B/A", "95% CI", "verdict"]
         rows = pairs.map do |p|
           c = p.comparison
           verdict = c.verdict

@@ -3,14 +3,17 @@
 require "json"
 require "shellwords"
 require_relative "command"
+require_relative "report_options"
 
 module Rackbench
   module CLI
     # `rackbench micro BENCHMARK [EXPERIMENT_FILE] [options]`: runs a
     # micro-benchmark outside HTTP on each ruby (doc/micro.md), storing
     # every run as a trial in the results database as it finishes, and
-    # ends with a summary table (or the stored trials as JSON).
+    # ends with the statistics report (or its JSON document).
     class MicroCommand < Command
+      include ReportOptions
+
       BENCHMARKS = { "fibers" => "threads, forked processes and fibers exchanging messages with a master over pipes" }.freeze
 
       def run(argv)
@@ -28,7 +31,7 @@ module Rackbench
         return dry_run(runner) if options[:dry_run]
 
         summary = runner.run
-        print_results(options, settings, summary)
+        print_experiment_report(options[:results], summary, json: options[:json])
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: resume with #{resume_command(argv)}"
@@ -57,32 +60,6 @@ module Rackbench
         plan.each { |t| @out.puts "  #{t.index.to_s.rjust(plan.size.to_s.size)}. batch #{t.batch}  #{t.config}" }
         plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
         CLI::EXIT_OK
-      end
-
-      # The shared statistics report of the experiment (as `rackbench run`
-      # ends with), and report.html in the results directory.
-      def print_results(options, _settings, summary)
-        Store.open(options[:results]) do |store|
-          report = Report.new(store, experiment_id: summary.experiment_id)
-          html = write_html(report, options[:results])
-          if options[:json]
-            @out.puts JSON.pretty_generate(report.to_h)
-          else
-            @out.print Report::Terminal.new(report, color: @out.respond_to?(:tty?) && @out.tty?).render
-          end
-          (options[:json] ? @err : @out).puts "HTML report: #{html}" if html
-        end
-        line = "#{summary.ok} ok, #{summary.failed} failed"
-        line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
-        line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
-        (options[:json] ? @err : @out).puts line
-      end
-
-      def write_html(report, results_dir)
-        report.write_html(File.join(results_dir, "report.html"))
-      rescue Error, SystemCallError, LoadError => e
-        @err.puts "rackbench: could not write report.html: #{e.message}"
-        nil
       end
 
       # The same command with --resume (once).
@@ -119,7 +96,7 @@ module Rackbench
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
           p.on("--resume", "finish an interrupted run: run only the trials not yet stored") { options[:resume] = true }
           p.on("--dry-run", "print the plan (trials in order, skipped combinations) and stop") { options[:dry_run] = true }
-          p.on("--json", "print the stored trials as JSON (progress goes to stderr)") { options[:json] = true }
+          p.on("--json", "print the report document as JSON (doc/output.md; progress goes to stderr)") { options[:json] = true }
         end
       end
     end

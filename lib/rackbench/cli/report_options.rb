@@ -31,6 +31,9 @@ module Rackbench
         parser.on("--confidence PCT", "confidence level of the intervals (default 95%)") do |v|
           report[:confidence] = fraction(v, "--confidence")
         end
+        parser.on("--min-batches N", Integer, "ok batches needed for an interval and a verdict (default 5)") do |v|
+          report[:min_batches] = v
+        end
         parser.on("--bootstrap-seed N", Integer, "seed of the bootstrap resampling (default 1)") do |v|
           report[:seed] = v
         end
@@ -51,6 +54,32 @@ module Rackbench
         end
 
         Store.open(results, &block)
+      end
+
+      # What `run` and `micro` end with: the statistics table (or the JSON
+      # document) of the experiment just run, report.html in the results
+      # directory, and the count line. Progress and the count go to stderr
+      # with --json, so stdout holds only the document.
+      def print_experiment_report(results_dir, summary, json:)
+        Store.open(results_dir) do |store|
+          report = Report.new(store, experiment_id: summary.experiment_id)
+          html = write_report_html(report, results_dir)
+          json ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(Report::Terminal.new(report, color: color?).render)
+          (json ? @err : @out).puts "HTML report: #{html}" if html
+        end
+        line = "#{summary.ok} ok, #{summary.failed} failed"
+        line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
+        line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
+        (json ? @err : @out).puts line
+      end
+
+      # The trials are stored whatever happens here: a report that cannot be
+      # written is a warning, and `rackbench report --html` can retry.
+      def write_report_html(report, results_dir)
+        report.write_html(File.join(results_dir, "report.html"))
+      rescue Error, SystemCallError, LoadError => e
+        @err.puts "rackbench: could not write report.html: #{e.message}"
+        nil
       end
 
       def color?

@@ -3,6 +3,7 @@
 require "json"
 require "shellwords"
 require_relative "command"
+require_relative "report_options"
 
 module Rackbench
   module CLI
@@ -10,6 +11,8 @@ module Rackbench
     # without a file), storing every trial as it finishes, and ends with the
     # results table.
     class RunCommand < Command
+      include ReportOptions
+
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR }
         files = parse(argv, options)
@@ -22,7 +25,7 @@ module Rackbench
         return dry_run(runner) if options[:dry_run]
 
         summary = runner.run
-        print_results(options, summary)
+        print_experiment_report(options[:results], summary, json: options[:json])
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: resume with #{resume_command(files, options)}"
@@ -40,35 +43,6 @@ module Rackbench
       def dry_run(runner)
         @out.print runner.plan
         CLI::EXIT_OK
-      end
-
-      # The statistics table (or JSON document) of the whole experiment, and
-      # report.html in the results directory.
-      def print_results(options, summary)
-        Store.open(options[:results]) do |store|
-          report = Report.new(store, experiment_id: summary.experiment_id)
-          html = write_html(report, options[:results])
-          if options[:json]
-            @out.puts(JSON.pretty_generate(report.to_h))
-          else
-            @out.print Report::Terminal.new(report, color: @out.respond_to?(:tty?) && @out.tty?).render
-          end
-          (options[:json] ? @err : @out).puts "HTML report: #{html}" if html
-        end
-        line = "#{summary.ok} ok, #{summary.failed} failed"
-        line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
-        line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
-        @err.puts line if options[:json]
-        @out.puts line unless options[:json]
-      end
-
-      # The trials are stored whatever happens here: a report that cannot
-      # be written is a warning, and `rackbench report --html` can retry.
-      def write_html(report, results_dir)
-        report.write_html(File.join(results_dir, "report.html"))
-      rescue Error, SystemCallError, LoadError => e
-        @err.puts "rackbench: could not write report.html: #{e.message}"
-        nil
       end
 
       def resume_command(files, options)

@@ -15,7 +15,7 @@ module Rackbench
       def configs
         dims = @doc.dimensions
         headings = [*dims, "batches", "median #{@doc.rate_unit}", "95% CI", "ratio", "ratio 95% CI", "verdict",
-                    "batches needed", "p50", "p99", "p99.9", "errors", "RSS peak", "PSS peak", "#{@doc.rate_unit} per GB", "flags"]
+                    "batches needed", "p50", "p99", "p99.9", "received/s", "errors", "RSS peak", "PSS peak", "#{@doc.rate_unit} per GB", "flags"]
         rows = @doc.configs.map { |c| config_cells(c, dims) }
         table(headings, rows, text_columns: [*dims, "verdict", "flags"])
       end
@@ -47,6 +47,7 @@ module Rackbench
           verdict_cell(config),
           esc(Numbers.integer(config["batches_needed"])),
           *%w[p50 p99 p99_9].map { |p| esc(Numbers.latency_us(lat[p])) },
+          esc(Numbers.megabytes(config["bytes_per_s"])),
           esc(Numbers.percent(config["error_rate"])),
           esc(Numbers.megabytes(config["rss_peak_bytes"])),
           esc(Numbers.megabytes(config["pss_peak_bytes"])),

@@ -5,7 +5,9 @@ module Rackbench
     # Decides what each configuration is compared with, and compares.
     #
     # Without a spec, every configuration is compared with the first one
-    # (ConfigOrder: the experiment file's order). A spec is a list of
+    # (ConfigOrder: the experiment file's order) that has enough ok batches
+    # for a verdict, or failing that any ok batch: a baseline whose trials
+    # all failed would leave every row without a verdict. A spec is a list of
     # dimension=value pairs, e.g. "ruby=3.1" or "ruby=3.1 server=puma":
     # each configuration is compared with the one that has the spec's
     # values for those dimensions and its own values for all the others.
@@ -34,10 +36,15 @@ module Rackbench
       private
 
       def baseline_for(config)
-        return @configs.first if @spec.nil?
+        return default_baseline if @spec.nil?
 
         target = formatted(config.dims).merge(@spec)
         @configs.find { |c| formatted(c.dims) == target }
+      end
+
+      def default_baseline
+        @default_baseline ||= @configs.find { |c| c.batches >= @options.min_batches } ||
+                              @configs.find { |c| c.batches.positive? } || @configs.first
       end
 
       def formatted(dims)

@@ -21,8 +21,10 @@ module Rackbench
         @ok_trials = @trials.select(&:ok?)
         @options = options
         @summary = Stats.summary(rps_values)
-        @rps_ci = Stats.bootstrap_ci(rps_values, statistic: :median, confidence: options.confidence,
-                                                 resamples: options.resamples, seed: options.seed)
+        @rps_ci = if batches >= options.min_batches
+                    Stats.bootstrap_ci(rps_values, statistic: :median, confidence: options.confidence,
+                                                   resamples: options.resamples, seed: options.seed)
+                  end
       end
 
       def dims = @trials.first.dims
@@ -113,7 +115,7 @@ module Rackbench
           "rps_min" => s.min, "rps_max" => s.max, "rps_cv" => s.cv, "rps_ci95" => @rps_ci,
           "rps_per_batch" => rps_values, "batch_numbers" => batch_numbers,
           "baseline_id" => @baseline_config&.id,
-          "ratio" => baseline? ? 1.0 : c&.ratio, "ratio_ci95" => baseline? ? [1.0, 1.0] : c&.ratio_ci,
+          "ratio" => own_ratio? ? 1.0 : c&.ratio, "ratio_ci95" => own_ratio? ? [1.0, 1.0] : c&.ratio_ci,
           "verdict" => verdict, "verdict_explanation" => c&.explanation, "batches_needed" => c&.batches_needed,
           "latency_us" => latency_us, "latency_curve_us" => histogram&.curve_us,
           "error_rate" => error_rate, "bytes_per_s" => bytes_per_s,
@@ -123,6 +125,11 @@ module Rackbench
       end
 
       private
+
+      # The baseline's ratio to itself is 1, when it has a throughput at all.
+      def own_ratio?
+        baseline? && batches.positive?
+      end
 
       def median(values)
         values.empty? ? nil : Stats.summary(values).median

@@ -16,7 +16,8 @@ module Rackbench
     # engine_saturated :: the load engine was busy > 90% of the time: it may
     #                     have limited the throughput, not the server
     # failed :: trials of this configuration that failed (with the first reason)
-    # too_few_batches :: fewer than 2 ok batches: no interval can be given
+    # too_few_batches :: fewer ok batches than Options#min_batches: no interval
+    #                    or verdict is given
     class Flags
       def initialize(config, options, unit: "req/s")
         @config = config
@@ -39,9 +40,12 @@ module Rackbench
       end
 
       def too_few
-        return [] if @config.batches >= 2
+        min = @options.min_batches
+        return [] if @config.batches >= min
 
-        [{ "kind" => "too_few_batches", "message" => "#{@config.batches} ok batch(es): no confidence interval" }]
+        [{ "kind" => "too_few_batches",
+           "message" => "#{@config.batches} ok batch(es): an interval and a verdict need #{min} " \
+                        "(fewer give intervals far narrower than they claim)" }]
       end
 
       # Fewer than 5 batches give no robust scale: with 3, one of the three

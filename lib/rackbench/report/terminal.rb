@@ -33,7 +33,7 @@ module Rackbench
 
       def table(configs)
         headings = [*dims, "batches", @report.rate_unit, "95% CI", "CV", "ratio", "ratio 95% CI", "verdict",
-                    *(%w[p50 p99 p99.9] if latency?), "PSS peak", "flags"]
+                    *(%w[p50 p99 p99.9] if latency?), *("MB/s" if bytes?), "PSS peak", "flags"]
         table = ::Terminal::Table.new(title: title, headings: headings)
         groups(configs).each_with_index do |group, i|
           table.add_separator if i.positive?
@@ -48,6 +48,21 @@ module Rackbench
       def latency?
         @latency ||= @report.configs.any?(&:latency_us) ? :yes : :no
         @latency == :yes
+      end
+
+      # A received-bytes column when responses are large (64 KB or more on
+      # average, as the download app's): then MB/s is the figure, not req/s.
+      def bytes?
+        @bytes ||= @report.configs.any? { |c| large_responses?(c) } ? :yes : :no
+        @bytes == :yes
+      end
+
+      def large_responses?(config)
+        config.bytes_per_s && config.rps_median && config.bytes_per_s >= 65_536 * config.rps_median
+      end
+
+      def mb_per_s(config)
+        config.bytes_per_s ? format("%.1f", config.bytes_per_s / 1e6) : "-"
       end
 
       def title
@@ -68,7 +83,8 @@ module Rackbench
         s = c.summary
         [*dims.map { |d| Report.format_dim(c.dims[d]) }, batches_text(c), number(s.median), ci_text(c.rps_ci, s.median),
          s.cv ? format("%.1f%%", s.cv * 100) : "-", ratio_text(c), ratio_ci_text(c), verdict_text(c),
-         *(%w[p50 p99 p99_9].map { |p| latency(c, p) } if latency?), mb(c.pss_peak_bytes || c.rss_peak_bytes),
+         *(%w[p50 p99 p99_9].map { |p| latency(c, p) } if latency?), *(mb_per_s(c) if bytes?),
+         mb(c.pss_peak_bytes || c.rss_peak_bytes),
          c.flags.empty? ? "" : c.flags.map { |f| FLAG_MARKS.fetch(f["kind"], "?") }.uniq.join]
       end
 
@@ -90,7 +106,7 @@ module Rackbench
       end
 
       def ratio_text(c)
-        return "1.000" if c.baseline?
+        return (c.batches.positive? ? "1.000" : "-") if c.baseline?
 
         c.comparison&.ratio ? format("%.3f", c.comparison.ratio) : "-"
       end
@@ -111,6 +127,7 @@ module Rackbench
         base = @report.configs.find(&:baseline?)
         spec = @report.options.baseline
         what = spec ? "the configuration with #{spec} and the same other dimensions" : base&.id
+        what += " (the first with #{@report.options.min_batches} ok batches)" if !spec && base && !base.equal?(@report.configs.first)
         "Ratios compare median #{@report.rate_unit} with #{what}; verdicts use the #{pct(@report.options.confidence, 0)} bootstrap " \
           "interval and a ±#{pct(@report.options.equivalence)} equivalence band."
       end

@@ -15,7 +15,11 @@ module Rackbench
       def dims = @row[:dims] || {}
       def batch = @row[:batch]
       def rps = @row[:rps]
-      def ok? = @row[:status] == "ok"
+      # An ok trial with a throughput to count: a row stored "ok" without a
+      # positive rps (damaged or hand-edited data) is left out like a failure.
+      def ok?
+        @row[:status] == "ok" && rps.is_a?(Numeric) && rps.positive? && rps.finite?
+      end
       def engine = @row[:engine_result] || {}
 
       # The configuration's text id: "ruby=ruby server=puma app=rack-hello

@@ -35,14 +35,21 @@ module Rackbench
     # :confidence :: coverage of the CI (default: 0.95)
     # :resamples :: bootstrap resamples (default: 10_000)
     # :seed :: generator seed; same inputs and seed, same result (default: 1)
-    def self.compare(baseline, candidate, equivalence: 0.01, detect: 0.01, confidence: 0.95, resamples: 10_000, seed: 1)
+    # :min_batches :: fewer batches on a side give "too few batches" and no
+    #                 CI (default: 2, the least a bootstrap can resample; the
+    #                 report asks for 5, see doc/methodology.md)
+    def self.compare(baseline, candidate, equivalence: 0.01, detect: 0.01, confidence: 0.95, resamples: 10_000, seed: 1,
+                     min_batches: 2)
       base = Comparing.positive(baseline, "baseline")
       cand = Comparing.positive(candidate, "candidate")
       Bootstrap.check_options(:median, confidence, resamples, seed)
       Check.within(equivalence, "equivalence", 0, 0.5)
 
       ratio = base.empty? || cand.empty? ? nil : median(cand) / median(base)
-      return Comparing.too_few(ratio, base.size, cand.size) if base.size < 2 || cand.size < 2
+      raise ArgumentError, "min_batches must be an Integer >= 2, got #{min_batches.inspect}" unless min_batches.is_a?(Integer) && min_batches >= 2
+      if base.size < min_batches || cand.size < min_batches
+        return Comparing.too_few(ratio, base.size, cand.size, min_batches)
+      end
 
       ci = Comparing.ratio_ci(base, cand, confidence, resamples, seed)
       verdict, explanation = Comparing.verdict(ci, equivalence)
@@ -65,10 +72,11 @@ module Rackbench
         xs
       end
 
-      def too_few(ratio, base_n, cand_n)
-        side, n = base_n < 2 ? ["baseline", base_n] : ["candidate", cand_n]
+      def too_few(ratio, base_n, cand_n, min_batches)
+        side, n = base_n < min_batches ? ["baseline", base_n] : ["candidate", cand_n]
         Comparison.new(ratio: ratio, ratio_ci: nil, verdict: TOO_FEW, batches_needed: nil,
-                       explanation: "#{side} has #{n} #{n == 1 ? "batch" : "batches"}; a CI needs at least 2 per side")
+                       explanation: "#{side} has #{n} #{n == 1 ? "batch" : "batches"}; " \
+                                    "a CI needs at least #{min_batches} per side")
       end
 
       # Both sides resampled from one generator, one after the other: the
