@@ -38,7 +38,6 @@ module Rackbench
     PROBE_READ_TIMEOUT_S = 2
     LOG_TAIL_LINES = 20
     LOG_TAIL_BYTES = 64 * 1024
-    BODY_SNIPPET_CHARS = 120
 
     # Everything a probe of a server that is not (yet) answering can raise.
     PROBE_ERRORS = [SystemCallError, IOError, SocketError, Timeout::Error, Net::ProtocolError,
@@ -157,16 +156,9 @@ module Rackbench
     # :timeout_s :: read timeout (default: 10)
     def check_app(path:, expect_status: 200, expect_content_type: nil, expect_body: nil, timeout_s: 10)
       status, body, content_type = http_get(path, read_timeout_s: timeout_s)
-      problems = []
-      problems << "status #{status}, expected #{expect_status}" if status != expect_status
-      if expect_content_type && !content_type_matches?(content_type, expect_content_type)
-        problems << "content type #{content_type.inspect}, expected #{expect_content_type.inspect}"
-      end
-      problems << "body lacks #{expect_body.inspect}" if expect_body && !body_matches?(body, expect_body)
-      unless problems.empty?
-        raise SetupError, "app check failed: GET #{path} returned #{problems.join(" and ")}; body: #{snippet(body)}"
-      end
-
+      AppCheck.verify!(path, status, content_type, body, expect_status: expect_status,
+                                                         expect_content_type: expect_content_type,
+                                                         expect_body: expect_body)
       [status, body]
     rescue *PROBE_ERRORS => e
       raise SetupError, "app check failed: GET #{path}: #{e.class}: #{e.message}"
@@ -265,21 +257,6 @@ module Rackbench
       nil # the log is for people; never fail a stop over it
     end
 
-    # A missing header never matches; parameters after the media type
-    # (charset) are allowed because only a prefix is compared.
-    def content_type_matches?(actual, expected)
-      !actual.nil? && actual.strip.downcase.start_with?(expected.to_s.strip.downcase)
-    end
-
-    def body_matches?(body, expected)
-      expected.is_a?(Regexp) ? expected.match?(body) : body.include?(expected.to_s)
-    end
-
-    def snippet(body)
-      text = body.to_s.dup.force_encoding(Encoding::UTF_8).scrub
-      text.length > BODY_SNIPPET_CHARS ? "#{text[0, BODY_SNIPPET_CHARS].inspect}..." : text.inspect
-    end
-
     def reaped?
       reap
       @reaped
@@ -317,3 +294,4 @@ end
 # Loaded after the class exists: it reopens ServerProcess, which would
 # otherwise trigger Rackbench's autoload of this very file.
 require_relative "server_process/tree_stopper"
+require_relative "server_process/app_check"
