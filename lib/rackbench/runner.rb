@@ -3,6 +3,7 @@
 require_relative "runner/bundle_cache"
 require_relative "runner/cpu_layout"
 require_relative "runner/progress"
+require_relative "runner/trial_loop"
 require_relative "runner/trial_runner"
 
 module Rackbench
@@ -15,6 +16,15 @@ module Rackbench
   #   Runner.new(experiment: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
   class Runner
     Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, keyword_init: true)
+
+    # The machine's description to store with an experiment (warnings
+    # printed on err), with the rubies' descriptions and the CPU layout.
+    # `rackbench micro` stores the same.
+    def self.capture_environment(err:, variants:, layout:)
+      env = MachineEnv.capture
+      MachineEnv.warnings(env).each { |warning| err.puts "rackbench: warning: #{warning}" }
+      env.merge(rubies: variants.transform_values(&:description), cpu_layout: layout.to_h)
+    end
 
     # :experiment :: an Experiment
     # :results_dir :: results directory (SQLite store, logs/, work/)
@@ -91,9 +101,7 @@ module Rackbench
     private
 
     def capture_environment
-      env = MachineEnv.capture
-      MachineEnv.warnings(env).each { |warning| @err.puts "rackbench: warning: #{warning}" }
-      env.merge(rubies: variants.transform_values(&:description), cpu_layout: @layout.to_h)
+      Runner.capture_environment(err: @err, variants: variants, layout: @layout)
     end
 
     def refuse_rerun(done)
@@ -104,31 +112,11 @@ module Rackbench
     def run_remaining(store, experiment_id, done)
       remaining = plan.remaining(done)
       announce(done, remaining)
-      run_id = store.start_run(experiment_id, resumed: !done.empty?)
-      summary = Summary.new(experiment_id: experiment_id, ok: 0, failed: 0, skipped: plan.skipped.size,
-                            already_done: plan.size - remaining.size)
-      progress = Progress.new(out: @out, total: plan.size, already_done: summary.already_done,
-                              estimated_trial_s: remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size)
       trial_runner = build_trial_runner
-      remaining.each do |trial|
-        progress.starting(trial)
-        attrs = trial_runner.run(trial)
-        store.save_trial(experiment_id, attrs) # committed before the next trial starts
-        progress.finished(describe(attrs), attrs[:wall_s])
-        attrs[:status] == "ok" ? summary.ok += 1 : summary.failed += 1
-        raise Error, "stopping (--fail-fast): #{attrs[:reason]}" if @fail_fast && attrs[:status] != "ok"
-      end
-      store.finish_run(run_id, "finished")
-      summary
-    rescue Interrupt, Interrupted
-      progress&.abort
-      store.finish_run(run_id, "interrupted") if run_id
-      @out.puts
-      raise Interrupted, "interrupted; the finished trials are stored"
-    rescue StandardError
-      progress&.abort
-      store.finish_run(run_id, "failed") if run_id
-      raise
+      estimate_s = remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size
+      TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
+                    resumed: !done.empty?, out: @out, describe: method(:describe), estimated_trial_s: estimate_s,
+                    fail_fast: @fail_fast).run { |trial| trial_runner.run(trial) }
     end
 
     def build_trial_runner

@@ -20,8 +20,6 @@ module Rackbench
     class FibersRunner
       include MonotonicClock
 
-      Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, keyword_init: true)
-
       GUARD = File.expand_path("../../rackbench-guard", __dir__)
 
       attr_reader :settings
@@ -62,7 +60,7 @@ module Rackbench
         @plan ||= Plan.new(@settings, variants)
       end
 
-      # Runs what is left; returns a Summary. Raises Interrupted after
+      # Runs what is left; returns a Runner::Summary. Raises Interrupted after
       # Ctrl-C (the current run stopped, the run marked interrupted) and
       # UsageError when the store already holds trials of these settings
       # and resume was not asked for.
@@ -95,9 +93,7 @@ module Rackbench
       end
 
       def capture_environment
-        env = MachineEnv.capture
-        MachineEnv.warnings(env).each { |warning| @err.puts "rackbench: warning: #{warning}" }
-        env.merge(rubies: variants.transform_values(&:description), cpu_layout: @layout.to_h)
+        Runner.capture_environment(err: @err, variants: variants, layout: @layout)
       end
 
       def refuse_rerun(done)
@@ -108,28 +104,9 @@ module Rackbench
       def run_remaining(store, experiment_id, done)
         remaining = plan.remaining(done)
         announce(done, remaining)
-        run_id = store.start_run(experiment_id, resumed: !done.empty?)
-        summary = Summary.new(experiment_id: experiment_id, ok: 0, failed: 0, skipped: plan.skipped.size,
-                              already_done: plan.size - remaining.size)
-        progress = Runner::Progress.new(out: @out, total: plan.size, already_done: summary.already_done)
-        remaining.each do |trial|
-          progress.starting(trial)
-          attrs = run_trial(trial)
-          store.save_trial(experiment_id, attrs) # committed before the next run starts
-          progress.finished(describe(attrs), attrs[:wall_s])
-          attrs[:status] == "ok" ? summary.ok += 1 : summary.failed += 1
-        end
-        store.finish_run(run_id, "finished")
-        summary
-      rescue Interrupt, Interrupted
-        progress&.abort
-        store.finish_run(run_id, "interrupted") if run_id
-        @out.puts
-        raise Interrupted, "interrupted; the finished trials are stored"
-      rescue StandardError
-        progress&.abort
-        store.finish_run(run_id, "failed") if run_id
-        raise
+        Runner::TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
+                              resumed: !done.empty?, out: @out, describe: method(:describe))
+                         .run { |trial| run_trial(trial) }
       end
 
       # One run in a fresh process; a failure of the run is a failed trial,

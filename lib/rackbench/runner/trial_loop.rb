@@ -1,0 +1,65 @@
+# frozen_string_literal: true
+
+require_relative "progress"
+
+module Rackbench
+  class Runner
+    # What `rackbench run` and `rackbench micro` share once the plan is
+    # known: record a run in the store, run each remaining trial with a
+    # progress line, store it before the next one starts, and record how
+    # the run ended. After Ctrl-C the run is marked interrupted and
+    # Interrupted is raised; the finished trials are already stored.
+    class TrialLoop
+      # :store :: an open Store
+      # :experiment_id :: the experiment the trials belong to
+      # :plan :: the whole plan (Plan or Micro::Plan: size, skipped)
+      # :remaining :: the plan's trials not stored yet, in order
+      # :resumed :: whether the experiment already held trials (--resume)
+      # :out :: where progress goes
+      # :describe :: attrs => the result part of a progress line
+      # :estimated_trial_s :: the plan's estimate of one trial (default: nil)
+      # :fail_fast :: stop at the first failed trial (default: false)
+      def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimated_trial_s: nil,
+                     fail_fast: false)
+        @store = store
+        @experiment_id = experiment_id
+        @plan = plan
+        @remaining = remaining
+        @resumed = resumed
+        @out = out
+        @describe = describe
+        @estimated_trial_s = estimated_trial_s
+        @fail_fast = fail_fast
+      end
+
+      # Runs the block on each remaining trial; the block returns the
+      # attributes Store#save_trial takes. Returns a Summary.
+      def run
+        run_id = @store.start_run(@experiment_id, resumed: @resumed)
+        summary = Summary.new(experiment_id: @experiment_id, ok: 0, failed: 0, skipped: @plan.skipped.size,
+                              already_done: @plan.size - @remaining.size)
+        progress = Progress.new(out: @out, total: @plan.size, already_done: summary.already_done,
+                                estimated_trial_s: @estimated_trial_s)
+        @remaining.each do |trial|
+          progress.starting(trial)
+          attrs = yield trial
+          @store.save_trial(@experiment_id, attrs) # committed before the next trial starts
+          progress.finished(@describe.call(attrs), attrs[:wall_s])
+          attrs[:status] == "ok" ? summary.ok += 1 : summary.failed += 1
+          raise Error, "stopping (--fail-fast): #{attrs[:reason]}" if @fail_fast && attrs[:status] != "ok"
+        end
+        @store.finish_run(run_id, "finished")
+        summary
+      rescue Interrupt, Interrupted
+        progress&.abort
+        @store.finish_run(run_id, "interrupted") if run_id
+        @out.puts
+        raise Interrupted, "interrupted; the finished trials are stored"
+      rescue StandardError
+        progress&.abort
+        @store.finish_run(run_id, "failed") if run_id
+        raise
+      end
+    end
+  end
+end
