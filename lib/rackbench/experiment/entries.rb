@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../deep_freeze"
+
 module Rackbench
   class Experiment
     # One entry of +rubies+: which install to run (+ruby+: a name listed by
@@ -135,7 +137,7 @@ module Rackbench
         name = server_name(item["name"], "#{key}.name")
         label = item.key?("label") ? @checker.pattern!(item["label"], "#{key}.label", Checker::LABEL, LABEL_TEXT) : name
         options = @checker.mapping!(item.fetch("options", {}), "#{key}.options")
-        ServerSpec.new(label: label, name: name, options: deep_freeze(options))
+        ServerSpec.new(label: label, name: name, options: DeepFreeze.call(options))
       end
 
       def server_name(value, key)
@@ -203,15 +205,6 @@ module Rackbench
         @checker.fail!(key, "#{path.inspect} must start with / (e.g. /up)") unless path.start_with?("/")
         @checker.fail!(key, "#{path.inspect} must not contain whitespace") if path.match?(/\s/)
         path
-      end
-
-      def deep_freeze(value)
-        case value
-        when Hash then value.to_h { |k, v| [deep_freeze(k), deep_freeze(v)] }.freeze
-        when Array then value.map { |v| deep_freeze(v) }.freeze
-        when String then value.dup.freeze
-        else value
-        end
       end
     end
   end

@@ -4,6 +4,7 @@ require "digest"
 require "json"
 require "rbconfig"
 require_relative "../duration"
+require_relative "../deep_freeze"
 
 module Rackbench
   module Micro
@@ -78,7 +79,7 @@ module Rackbench
 
       # Use Settings.build; this takes validated values.
       def initialize(**values)
-        ATTRIBUTES.each { |name| instance_variable_set(:"@#{name}", deep_freeze(values.fetch(name))) }
+        ATTRIBUTES.each { |name| instance_variable_set(:"@#{name}", DeepFreeze.call(values.fetch(name))) }
         freeze
       end
 
@@ -175,17 +176,6 @@ module Rackbench
           raise UsageError, "--cpus: #{value.to_s.inspect} names no CPU" if cpus.empty?
 
           cpus.uniq.sort
-        end
-      end
-
-      private
-
-      def deep_freeze(value)
-        case value
-        when Array then value.map { |v| deep_freeze(v) }.freeze
-        when Hash then value.to_h { |k, v| [deep_freeze(k), deep_freeze(v)] }.freeze
-        when String then value.dup.freeze
-        else value
         end
       end
     end
