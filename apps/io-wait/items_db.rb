@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "tmpdir"
+require_relative "../shared/trial_file"
 
 # The SQLite database of io-wait's /db path: where it lives, how it is
 # seeded, and the query /db runs. Seeded deterministically (values are a
@@ -16,11 +16,9 @@ module ItemsDb
 
   module_function
 
-  # The trial's directory when the runner set one (fresh per trial), else
-  # a directory of its own under the system's tmp.
+  # In the trial's directory (TrialFile.path).
   def path(env = ENV)
-    dir = env["RACKBENCH_TRIAL_DIR"] || File.join(Dir.tmpdir, "rackbench-io-wait-#{Process.uid}")
-    File.join(dir, FILE_NAME)
+    TrialFile.path(FILE_NAME, "io-wait", env)
   end
 
   # The value and category of row id (1-based): fixed functions, no RNG.

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "tmpdir"
+require_relative "../shared/trial_file"
 
 # rails-posts' SQLite database: where it lives, its schema, and its
 # deterministic content. setup.rb creates it with the sqlite3 gem alone
@@ -38,12 +38,10 @@ module PostsDb
 
   module_function
 
-  # The trial's directory when the runner set one (fresh per trial, so
-  # replies written during a trial touch only that trial's copy), else a
-  # directory of its own under the system's tmp.
+  # In the trial's directory (TrialFile.path), so replies written during a
+  # trial touch only that trial's copy.
   def path(env = ENV)
-    dir = env["RACKBENCH_TRIAL_DIR"] || File.join(Dir.tmpdir, "rackbench-rails-posts-#{Process.uid}")
-    File.join(dir, FILE_NAME)
+    TrialFile.path(FILE_NAME, "rails-posts", env)
   end
 
   def author_name(id)
