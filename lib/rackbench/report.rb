@@ -41,7 +41,7 @@ module Rackbench
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
       Baseline.new(@configs, @options).apply
-      @configs.each(&:to_h) # computes (and caches) every statistic now, so bad data fails here
+      @configs.each(&:to_h) # computes every statistic now (ConfigSummary keeps them), so bad data fails here
     rescue ArgumentError => e
       # Stats raise ArgumentError for data no ok trial can hold (a histogram
       # whose counts do not add up, a null in a timeline): the database was
@@ -54,9 +54,11 @@ module Rackbench
     # the experiment's order (ruby, server, app, processes, threads, then
     # load.* and env.*).
     def dimensions
-      names = @configs.flat_map { |c| c.dims.keys }.uniq
-      varying = names.select { |name| @configs.map { |c| c.dims[name] }.uniq.size > 1 }
-      varying.empty? ? names.first(1) : varying
+      @dimensions ||= begin
+        names = @configs.flat_map { |c| c.dims.keys }.uniq
+        varying = names.select { |name| @configs.map { |c| c.dims[name] }.uniq.size > 1 }
+        varying.empty? ? names.first(1) : varying
+      end
     end
 
     # What throughput counts: "msg/s" when every trial is a micro-benchmark

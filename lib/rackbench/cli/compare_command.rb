@@ -32,6 +32,7 @@ module Rackbench
         return CLI::EXIT_OK unless rest
         raise UsageError, "compare takes two arguments, A and B (see rackbench compare --help)" unless rest.size == 2
 
+        @statistics = Report::Options.new(**options[:report])
         pairs = rest.all? { |a| a.include?("=") } ? config_pairs(options, *rest) : experiment_pairs(options, *rest)
         print_pairs(pairs, options)
         CLI::EXIT_OK
@@ -54,7 +55,7 @@ module Rackbench
           pairs = matches.filter_map do |a|
             target = formatted(a.dims).merge(b_values)
             b = report.configs.find { |c| formatted(c.dims) == target }
-            b && !b.equal?(a) ? pair(a, b, report.dimensions - a_values.keys - b_values.keys, options) : nil
+            b && !b.equal?(a) ? pair(a, b, report.dimensions - a_values.keys - b_values.keys) : nil
           end
           raise UsageError, "no configuration matching '#{spec_a}' has a partner matching '#{spec_b}'" if pairs.empty?
 
@@ -72,7 +73,7 @@ module Rackbench
         shown = (report_a.dimensions | report_b.dimensions) - changed
         pairs = report_a.configs.filter_map do |a|
           b = report_b.configs.find { |c| key.call(c) == key.call(a) }
-          b && pair(a, b, shown, options)
+          b && pair(a, b, shown)
         end
         if pairs.empty?
           raise UsageError, "the two experiments have no configuration in common " \
@@ -111,29 +112,15 @@ module Rackbench
 
       # An experiment name, an id (digits), or a results directory.
       def experiment_report(ref, options)
-        if File.directory?(ref)
-          store = open_store(ref)
-          return build_report(store, {}, options)
-        end
-
-        store = open_store(options[:results])
-        ref.match?(/\A\d+\z/) ? build_report(store, { experiment_id: Integer(ref) }, options) : build_report(store, { name: ref }, options)
+        dir, which = if File.directory?(ref) then [ref, {}]
+                     elsif ref.match?(/\A\d+\z/) then [options[:results], { experiment_id: Integer(ref) }]
+                     else [options[:results], { name: ref }]
+                     end
+        with_store(results: dir) { |store| Report.new(store, **which, **options[:report]) }
       end
 
-      def build_report(store, which, options)
-        Report.new(store, **which, **options[:report])
-      ensure
-        store.close
-      end
-
-      def open_store(dir)
-        raise UsageError, "no results in #{dir} (run an experiment first, or pass --results DIR)" unless File.exist?(File.join(dir, "results.db"))
-
-        Store.open(dir)
-      end
-
-      def pair(a, b, shown_dims, options)
-        comparison = Stats.compare(a.rps_values, b.rps_values, **Report::Options.new(**options[:report]).compare_options)
+      def pair(a, b, shown_dims)
+        comparison = Stats.compare(a.rps_values, b.rps_values, **@statistics.compare_options)
         label = shown_dims.map { |d| "#{d}=#{Report.format_dim(a.dims[d])}" }.join(" ")
         Pair.new(label: label.empty? ? "all" : label, a: a, b: b, comparison: comparison)
       end
@@ -165,7 +152,7 @@ module Rackbench
         rows = pairs.map do |p|
           c = p.comparison
           verdict = c.verdict
-          verdict += " (#{c.batches_needed} batches to detect #{(Report::Options.new(**options[:report]).detect * 100).round(2)}%)" if c.batches_needed
+          verdict += " (#{c.batches_needed} batches to detect #{(@statistics.detect * 100).round(2)}%)" if c.batches_needed
           [p.label, number(p.a.rps_median), number(p.b.rps_median), c.ratio ? format("%.3f", c.ratio) : "-",
            c.ratio_ci ? format("%.3f–%.3f", *c.ratio_ci) : "-", verdict]
         end

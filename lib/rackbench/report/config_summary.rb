@@ -106,7 +106,16 @@ module Rackbench
         @comparison.verdict
       end
 
+      # The configuration's entry of the report document. Computed once, when
+      # the report has set the baseline and comparison, and kept: the
+      # terminal, CSV, JSON and HTML views all read it.
       def to_h
+        @to_h ||= document_entry
+      end
+
+      private
+
+      def document_entry
         s = @summary
         c = @comparison
         {
@@ -123,8 +132,6 @@ module Rackbench
           "flags" => flags
         }
       end
-
-      private
 
       # The baseline's ratio to itself is 1, when it has a throughput at all.
       def own_ratio?
