@@ -16,7 +16,11 @@ module Rackbench
   #
   # All variants of one ruby (ruby, ruby --yjit, ruby + jemalloc) share an
   # environment: options and variables change how the ruby runs, not which
-  # gems it needs.
+  # gems it needs. So an environment knows the install only, never a
+  # variant: the interpreter options are given to #exec_prefix and the
+  # variant's variables are added by whoever starts the server, per trial.
+  # (It once kept the first variant it was built with, and every variant
+  # sharing it ran with that one's options and variables.)
   class BundleEnv
     autoload :Failure, File.expand_path("bundle_env/failure", __dir__)
     autoload :Gemfile, File.expand_path("bundle_env/gemfile", __dir__)
@@ -39,27 +43,23 @@ module Rackbench
       File.join(File.expand_path(cache), "bundles")
     end
 
-    attr_reader :app_dir, :gemfile_extra, :variant, :root
+    attr_reader :app_dir, :gemfile_extra, :install, :root
 
     # :app_dir :: the app's directory (its Gemfile and Gemfile.lock, when present, are used)
     # :gemfile_extra :: Gemfile lines the server needs, e.g. ['gem "puma", ">= 6"'] (default: [])
-    # :variant :: the Rubies::Variant to install for and run with
+    # :install :: the Rubies::Install to install for
     # :root :: cache directory (default: BundleEnv.default_root)
     # :parent_env :: environment bundler commands start from, minus leaks (default: ENV)
     # :install_timeout_s :: deadline for `bundle install` (default: 1800)
-    def initialize(app_dir:, variant:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
+    def initialize(app_dir:, install:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
                    install_timeout_s: INSTALL_TIMEOUT_S)
       @app_dir = File.expand_path(app_dir)
       @gemfile_extra = gemfile_extra.map { |line| line.to_s.dup.freeze }.freeze
-      @variant = variant
+      @install = install
       @root = File.expand_path(root)
       @parent_env = parent_env
       @install_timeout_s = install_timeout_s
       @ready = false
-    end
-
-    def install
-      variant.install
     end
 
     # Short digest of what decides the environment's content: the app's
@@ -108,22 +108,35 @@ module Rackbench
     # The environment variables a server command needs, as overrides for
     # Process.spawn (nil removes a variable): this bundle's BUNDLE_GEMFILE,
     # BUNDLE_PATH and BUNDLE_APP_CONFIG, BUNDLE_FROZEN so the lock cannot
-    # change mid-experiment, the removal of what a parent under `bundle
+    # change mid-experiment, and the removal of what a parent under `bundle
     # exec` or a version manager leaks (RUBYOPT, RUBYLIB, GEM_HOME,
-    # GEM_PATH, BUNDLER_*; see Rubies::CleanEnv), then the variant's own
-    # variables, which win.
+    # GEM_PATH, BUNDLER_*; see Rubies::CleanEnv). Nothing of any variant.
     def env(parent = @parent_env)
-      Rubies::CleanEnv.overrides(parent).merge(bundle_variables(frozen: true)).merge(variant.env)
+      Rubies::CleanEnv.overrides(parent).merge(bundle_variables)
+    end
+
+    # Only this bundle's own variables (BUNDLE_GEMFILE, BUNDLE_PATH,
+    # BUNDLE_APP_CONFIG, BUNDLE_FROZEN), for a caller that builds the whole
+    # environment itself.
+    def bundle_variables(frozen: true)
+      { "BUNDLE_GEMFILE" => gemfile_path, "BUNDLE_PATH" => install_path, "BUNDLE_APP_CONFIG" => app_config_dir,
+        "BUNDLE_FROZEN" => frozen.to_s }
     end
 
     # The argv prefix that runs a gem executable of this bundle with the
-    # variant's interpreter and options: append the executable's name and
-    # its arguments, e.g. exec_prefix + ["puma", "-b", "tcp://127.0.0.1:9292"].
-    # Run it with #env. Raises SetupError when no Bundler is available yet
-    # (call #ensure_installed! first).
-    def exec_prefix
+    # given interpreter command (a Rubies::Variant#command: this install's
+    # path and the variant's options): append the executable's name and
+    # its arguments, e.g. exec_prefix(variant.command) + ["puma", "-b",
+    # "tcp://127.0.0.1:9292"]. Run it with #env. Raises ArgumentError for an
+    # interpreter other than this bundle's install, SetupError when no
+    # Bundler is available yet (call #ensure_installed! first).
+    def exec_prefix(interpreter = [install.path])
+      unless interpreter.first == install.path
+        raise ArgumentError, "#{interpreter.first} is not the ruby of this bundle (#{install.path})"
+      end
+
       lib = bundler_lib
-      [*variant.command, *(lib ? ["-I", lib] : []), LAUNCHER]
+      [*interpreter, *(lib ? ["-I", lib] : []), LAUNCHER]
     end
 
     # Hash of gem name => version from this environment's lockfile (see
@@ -191,11 +204,6 @@ module Rackbench
       File.read(File.join(app_dir, name))
     rescue Errno::ENOENT
       nil
-    end
-
-    def bundle_variables(frozen:)
-      { "BUNDLE_GEMFILE" => gemfile_path, "BUNDLE_PATH" => install_path, "BUNDLE_APP_CONFIG" => app_config_dir,
-        "BUNDLE_FROZEN" => frozen.to_s }
     end
 
     # The lib directory beside the bundle script (absent when Bundler is

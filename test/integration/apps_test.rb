@@ -38,7 +38,7 @@ describe "the built-in apps (integration)" do
     app = Rackbench::Apps.builtin(app_name)
     adapter = Rackbench::Servers.fetch(server_name)
     variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
-    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, variant: variant, gemfile_extra: adapter.gem_lines("ruby"))
+    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, install: variant.install, gemfile_extra: adapter.gem_lines("ruby"))
     bundle.ensure_installed!
     work = File.join(dir, "work-#{app_name}").tap { |path| FileUtils.mkdir_p(path) }
     env = bundle.env.merge(adapter.env).merge("RACKBENCH_TRIAL_DIR" => work)

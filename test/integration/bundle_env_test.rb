@@ -69,22 +69,27 @@ module BundleEnvIntegrationSpec
     def install_and_run(ruby_name, options:, timeout_s:)
       variant = Rackbench::Rubies.resolve({ ruby: ruby_name, options: options }, installs: installs)
       extra = ["gem \"rbprobe\", path: #{@probe_gem.inspect}"]
-      env = Rackbench::BundleEnv.new(app_dir: @app, gemfile_extra: extra, variant: variant,
+      env = Rackbench::BundleEnv.new(app_dir: @app, gemfile_extra: extra, install: variant.install,
                                      root: File.join(@tmp, "cache"), parent_env: BundleEnvIntegrationSpec.leaky_parent(@tmp))
 
       assert_equal :installed, env.ensure_installed!
-      copy = Rackbench::BundleEnv.new(app_dir: @app, gemfile_extra: extra, variant: variant,
+      copy = Rackbench::BundleEnv.new(app_dir: @app, gemfile_extra: extra, install: variant.install,
                                       root: File.join(@tmp, "cache"), parent_env: BundleEnvIntegrationSpec.leaky_parent(@tmp))
       assert_equal :reused, copy.ensure_installed!
 
-      out, status = run_probe(env, timeout_s)
-      assert status.success?, "rbprobe failed: #{out}"
-      [env, variant, JSON.parse(out.lines.last)]
+      [env, variant, probe_report(env, variant, timeout_s)]
     end
 
-    def run_probe(env, timeout_s)
+    def probe_report(env, variant, timeout_s)
+      out, status = run_probe(env, variant, timeout_s)
+      assert status.success?, "rbprobe failed: #{out}"
+      JSON.parse(out.lines.last)
+    end
+
+    def run_probe(env, variant, timeout_s)
       reader, writer = IO.pipe
-      pid = Process.spawn(env.env(BundleEnvIntegrationSpec.leaky_parent(@tmp)), *env.exec_prefix, "rbprobe", "a b",
+      pid = Process.spawn(env.env(BundleEnvIntegrationSpec.leaky_parent(@tmp)), *env.exec_prefix(variant.command),
+                          "rbprobe", "a b",
                           out: writer, err: writer, chdir: @app, pgroup: true)
       writer.close
       waiter = Process.detach(pid)
@@ -107,7 +112,12 @@ module BundleEnvIntegrationSpec
       assert_equal "0.0.1", versions["rbprobe"]
       assert_equal versions["rack"], report["rack"]
       assert_equal variant.install.path, report["ruby"]
-      assert_equal true, report["yjit"], "--yjit reached the executable" unless options.empty?
+      unless options.empty?
+        assert_equal true, report["yjit"], "--yjit reached the executable"
+        # The same bundle, the plain variant: YJIT must be off there.
+        plain = Rackbench::Rubies.resolve({ ruby: "ruby" }, installs: installs)
+        assert_equal false, probe_report(env, plain, 60)["yjit"], "the plain variant runs without --yjit"
+      end
       assert_equal env.gemfile_path, report["gemfile"]
       assert_equal env.gem_dir, report["gem_home"], "Bundler's own, not the leaked one"
       assert_match(%r{bundler/setup}, report["rubyopt"], "set for processes the server execs")

@@ -29,7 +29,7 @@ describe "real servers" do
 
   # The server's Bundler environment, installed on first use (cached).
   def bundle_for(adapter)
-    bundle = Rackbench::BundleEnv.new(app_dir: @dir, variant: @variant,
+    bundle = Rackbench::BundleEnv.new(app_dir: @dir, install: @variant.install,
                                       gemfile_extra: adapter.gem_lines(@variant.install.engine))
     bundle.ensure_installed!
     bundle

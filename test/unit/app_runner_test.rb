@@ -25,7 +25,11 @@ module AppRunnerTestSupport
   end
   Rackbench::Servers.register(:"fake-apps", Adapter.new)
 
-  Bundle = Struct.new(:exec_prefix, :env, :gem_versions)
+  # Runs the tiny server with the test's own ruby, whatever the variant.
+  Bundle = Struct.new(:prefix, :env, :gem_versions) do
+    def exec_prefix(_interpreter = nil) = prefix
+    def bundle_variables = env
+  end
   class Bundles
     def fetch(*, **)
       Bundle.new([RbConfig.ruby], {}, {})

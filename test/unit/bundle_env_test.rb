@@ -39,8 +39,8 @@ module BundleEnvSpec
       Variant.new(install: install, options: options, env: env)
     end
 
-    def bundle_env(variant = self.variant, extra: ['gem "puma"'], parent_env: {}, app: @app)
-      BundleEnv.new(app_dir: app, gemfile_extra: extra, variant: variant, root: @root, parent_env: parent_env)
+    def bundle_env(install = self.install, extra: ['gem "puma"'], parent_env: {}, app: @app)
+      BundleEnv.new(app_dir: app, gemfile_extra: extra, install: install, root: @root, parent_env: parent_env)
     end
 
     # A BundleEnv whose ruby is the fake that plays Bundler.
@@ -48,7 +48,7 @@ module BundleEnvSpec
       ruby = File.join(@tmp, "ruby")
       FileUtils.cp(File.join(FIXTURES, "fake_bundler_ruby"), ruby) unless File.exist?(ruby)
       parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls }.merge(fake_vars).merge(parent_env)
-      bundle_env(variant(install(path: ruby, bundler_bin: bundler_bin)), parent_env: parent)
+      bundle_env(install(path: ruby, bundler_bin: bundler_bin), parent_env: parent)
     end
 
     def calls
@@ -69,17 +69,16 @@ module BundleEnvSpec
       assert_equal File.join(@root, "gems/ruby-3.1.0"), env.install_path
       assert_equal File.join(@root, "gems/ruby-3.1.0/ruby/3.1.0"), env.gem_dir
       assert_equal File.join(@root, "gems/jruby-2.6.0"),
-                   bundle_env(variant(install(engine: "jruby", version: "9.3.9.0", abi: "2.6.0"))).install_path
+                   bundle_env(install(engine: "jruby", version: "9.3.9.0", abi: "2.6.0")).install_path
     end
 
     it "changes the digest with the app's Gemfile and lock, the extra lines and the ruby, not with the variant" do
       base = bundle_env.digest
 
       assert_equal base, bundle_env.digest
-      assert_equal base, bundle_env(variant(options: ["--yjit"], env: { "MALLOC_ARENA_MAX" => "2" })).digest
       refute_equal base, bundle_env(extra: ['gem "puma", "~> 6.0"']).digest
-      refute_equal base, bundle_env(variant(install(path: "/opt/rubies/ruby-3.1.2/bin/ruby"))).digest
-      refute_equal base, bundle_env(variant(install(version: "3.1.3"))).digest
+      refute_equal base, bundle_env(install(path: "/opt/rubies/ruby-3.1.2/bin/ruby")).digest
+      refute_equal base, bundle_env(install(version: "3.1.3")).digest
       File.write(File.join(@app, "Gemfile.lock"), "GEM\n")
       with_lock = bundle_env.digest
       refute_equal base, with_lock
@@ -109,39 +108,61 @@ module BundleEnvSpec
     }.freeze
 
     it "points a server at this bundle and removes what a parent under bundle exec leaks" do
-      env = bundle_env(variant(options: ["--yjit"], env: { "MALLOC_ARENA_MAX" => "2", "RUBYOPT" => "-W0" }))
+      env = bundle_env
 
       vars = env.env(BUNDLE_EXEC_PARENT)
 
       assert_equal({ "BUNDLE_GEMFILE" => env.gemfile_path, "BUNDLE_PATH" => env.install_path,
                      "BUNDLE_APP_CONFIG" => env.app_config_dir, "BUNDLE_FROZEN" => "true",
-                     "PATH" => "/usr/bin:/bin", "MALLOC_ARENA_MAX" => "2", "RUBYOPT" => "-W0" },
+                     "PATH" => "/usr/bin:/bin" },
                    vars.compact)
       removed = vars.select { |_, v| v.nil? }.keys.sort
       assert_equal %w[BUNDLER_ORIG_PATH BUNDLER_ORIG_RUBYOPT BUNDLER_SETUP BUNDLER_VERSION BUNDLE_BIN_PATH
-                      BUNDLE_WITHOUT GEM_HOME GEM_PATH RUBYLIB], removed
+                      BUNDLE_WITHOUT GEM_HOME GEM_PATH RUBYLIB RUBYOPT], removed
       refute vars.key?("BUNDLE_MIRROR__RUBYGEMS__ORG"), "the user's mirror setting passes through"
       refute vars.key?("HOME")
     end
 
-    it "gives the server a clean RUBYOPT when the variant sets none" do
+    it "gives the server a clean RUBYOPT" do
       assert_nil bundle_env.env(BUNDLE_EXEC_PARENT).fetch("RUBYOPT")
       assert_equal({}, bundle_env.env({ "HOME" => "/root" }).reject { |k, _| k.start_with?("BUNDLE_") })
+    end
+
+    # The bug this guards against: one environment served every variant of
+    # its ruby with the options and variables of the variant that happened
+    # to build it first.
+    it "carries no variant: each variant's options go to exec_prefix, its variables nowhere in the bundle" do
+      env = bundle_env
+      plain = variant
+      yjit = variant(options: ["--yjit"], env: { "MALLOC_ARENA_MAX" => "2" })
+
+      assert_equal ["/usr/bin/ruby3.1", BundleEnv::LAUNCHER], env.exec_prefix(plain.command)
+      assert_equal ["/usr/bin/ruby3.1", "--yjit", BundleEnv::LAUNCHER], env.exec_prefix(yjit.command)
+      assert_equal ["/usr/bin/ruby3.1", BundleEnv::LAUNCHER], env.exec_prefix(plain.command), "plain stays plain"
+      refute env.env(BUNDLE_EXEC_PARENT).key?("MALLOC_ARENA_MAX")
+      refute_respond_to env, :variant
+    end
+
+    it "refuses to run another ruby's interpreter with this bundle" do
+      error = assert_raises(ArgumentError) { bundle_env.exec_prefix(["/opt/ruby-3.3/bin/ruby", "--yjit"]) }
+      assert_match(%r{/opt/ruby-3.3/bin/ruby is not the ruby of this bundle \(/usr/bin/ruby3.1\)}, error.message)
     end
 
     it "runs a gem executable through the launcher with the variant's interpreter, options and Bundler" do
       dir = File.join(@tmp, "bundler-2.4.22")
       FileUtils.mkdir_p([File.join(dir, "exe"), File.join(dir, "lib")])
-      env = bundle_env(variant(install(bundler_bin: File.join(dir, "exe/bundle")), options: ["--yjit"]))
+      ruby = install(bundler_bin: File.join(dir, "exe/bundle"))
+      env = bundle_env(ruby)
 
-      assert_equal ["/usr/bin/ruby3.1", "--yjit", "-I", File.join(dir, "lib"), BundleEnv::LAUNCHER], env.exec_prefix
+      assert_equal ["/usr/bin/ruby3.1", "--yjit", "-I", File.join(dir, "lib"), BundleEnv::LAUNCHER],
+                   env.exec_prefix(variant(ruby, options: ["--yjit"]).command)
       assert File.file?(BundleEnv::LAUNCHER)
       # Bundler in the standard library (Debian's JRuby): nothing to add.
       assert_equal ["/usr/bin/ruby3.1", BundleEnv::LAUNCHER], bundle_env.exec_prefix
     end
 
     it "uses a Bundler installed into the gem directory when the ruby has none" do
-      env = bundle_env(variant(install(bundler_bin: nil)))
+      env = bundle_env(install(bundler_bin: nil))
       error = assert_raises(Rackbench::SetupError) { env.exec_prefix }
       assert_match(/no Bundler for ruby/, error.message)
 
@@ -289,7 +310,7 @@ module BundleEnvSpec
       bundle = File.join(env.gem_dir, "gems/bundler-9.9.9/exe/bundle")
       assert_equal ["gem-install install dir=#{env.gem_dir} gem=bundler", "install bundle=#{bundle}"],
                    calls.map { |c| c[/\A.*?bundle(r|=\S+)/] }
-      assert_equal [env.variant.install.path, BundleEnv::LAUNCHER], env.exec_prefix
+      assert_equal [env.install.path, BundleEnv::LAUNCHER], env.exec_prefix
     end
 
     it "starts from the app's own Gemfile.lock so its locked versions are kept" do
@@ -303,11 +324,11 @@ module BundleEnvSpec
 
     it "reports a cache it cannot write, or a ruby it cannot start, in one line" do
       File.write(File.join(@tmp, "file"), "")
-      unwritable = BundleEnv.new(app_dir: @app, variant: variant, root: File.join(@tmp, "file/cache"))
+      unwritable = BundleEnv.new(app_dir: @app, install: install, root: File.join(@tmp, "file/cache"))
       error = assert_raises(Rackbench::SetupError) { unwritable.ensure_installed! }
       assert_equal "cannot prepare the bundle in #{unwritable.dir}: File exists - #{@tmp}/file", error.message
 
-      gone = bundle_env(variant(install(path: File.join(@tmp, "gone/ruby"), bundler_bin: nil)))
+      gone = bundle_env(install(path: File.join(@tmp, "gone/ruby"), bundler_bin: nil))
       error = assert_raises(Rackbench::SetupError) { gone.ensure_installed! }
       assert_equal "cannot run #{@tmp}/gone/ruby: No such file or directory - #{@tmp}/gone/ruby", error.message
     end

@@ -30,7 +30,11 @@ module RunnerTestSupport
   end
   Rackbench::Servers.register(:fake, FakeAdapter.new)
 
-  FakeBundle = Struct.new(:exec_prefix, :env, :gem_versions)
+  # Runs the tiny server with the test's own ruby, whatever the variant.
+  FakeBundle = Struct.new(:prefix, :env, :gem_versions) do
+    def exec_prefix(_interpreter = nil) = prefix
+    def bundle_variables = env
+  end
   class FakeBundles
     def fetch(*, **)
       FakeBundle.new([RbConfig.ruby], {}, { "tiny" => "1.0" })

@@ -2,10 +2,13 @@
 
 module Rackbench
   class Runner
-    # The Bundler environments of one run, keyed by (app, ruby, server):
-    # each is installed at most once per run, and an install that failed is
-    # remembered, so the remaining trials of that combination fail at once
-    # with the same reason instead of retrying a slow install every time.
+    # The Bundler environments of one run, keyed by (app, ruby install,
+    # server): each is installed at most once per run, and an install that
+    # failed is remembered, so the remaining trials of that combination fail
+    # at once with the same reason instead of retrying a slow install every
+    # time. Variants of one install share an environment, which holds no
+    # variant state (see BundleEnv): the trial adds its variant's options
+    # and variables.
     class BundleCache
       # :root :: cache directory of the environments (default: BundleEnv.default_root)
       # :out :: where to say that an install is starting (it can take minutes)
@@ -15,11 +18,12 @@ module Rackbench
         @entries = {}
       end
 
-      # The installed BundleEnv for app (an App), variant and adapter;
-      # raises SetupError when it cannot be installed.
-      def fetch(app, variant, adapter, log_dir:)
-        key = [app.dir, variant.install.path, adapter.name]
-        entry = (@entries[key] ||= install(app, variant, adapter, log_dir))
+      # The installed BundleEnv for app (an App), the ruby install (a
+      # Rubies::Install) and adapter; raises SetupError when it cannot be
+      # installed.
+      def fetch(app, install, adapter, log_dir:)
+        key = [app.dir, install.path, install.description, adapter.name]
+        entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir))
         raise entry if entry.is_a?(SetupError)
 
         entry
@@ -27,17 +31,17 @@ module Rackbench
 
       private
 
-      def install(app, variant, adapter, log_dir)
-        options = { app_dir: app.dir, variant: variant, gemfile_extra: adapter.gem_lines(variant.install.engine) }
+      def install_bundle(app, ruby, adapter, log_dir)
+        options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) }
         options[:root] = @root if @root
         bundle = BundleEnv.new(**options)
-        log = File.join(log_dir, "bundle-#{app.name}-#{variant.install.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
+        log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
         bundle.ensure_installed!(log: log, before_install: lambda do |_|
-          @out.puts "Installing gems for #{app.name} on #{variant.install.name} with #{adapter.name} (log: #{log})"
+          @out.puts "Installing gems for #{app.name} on #{ruby.name} with #{adapter.name} (log: #{log})"
         end)
         bundle
       rescue SetupError => e
-        SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{variant.install.name}: #{e.message}")
+        SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")
       end
     end
   end

@@ -80,7 +80,7 @@ module Rackbench
         reason = app.unsupported_reason(variant.install.engine)
         raise SetupError, reason if reason
 
-        bundle = @bundles.fetch(app, variant, adapter, log_dir: logs_dir)
+        bundle = @bundles.fetch(app, variant.install, adapter, log_dir: logs_dir)
         attrs[:gem_versions] = bundle.gem_versions
         server = boot(trial, app, variant, adapter, bundle, attrs)
         begin
@@ -97,7 +97,7 @@ module Rackbench
         FileUtils.mkdir_p(work_dir)
         command = adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"), port: port,
                                   processes: config.processes, threads: config.threads, work_dir: work_dir)
-        argv = orphan_guard + @layout.server_prefix + bundle.exec_prefix + command
+        argv = orphan_guard + @layout.server_prefix + bundle.exec_prefix(variant.command) + command
         # The experiment's env wins over the ruby variant's, which wins over
         # what the adapter and the bundle set.
         env = bundle.env.merge(adapter.env).merge(variant.env).merge(config.env)
@@ -107,7 +107,7 @@ module Rackbench
         log_path = File.join(logs_dir, "#{trial_slug(trial)}.log")
         attrs[:log_path] = log_path
         File.write(log_path, "")
-        run_setup(app, bundle, env, log_path) if app.setup
+        run_setup(app, bundle, variant, env, log_path) if app.setup
         File.write(log_path, "# #{argv.join(" ")}\n", mode: "a")
         server = ServerProcess.new(argv: argv, env: env, chdir: app.dir, log_path: log_path, port: port)
         server.start
@@ -129,8 +129,8 @@ module Rackbench
       # environment and bundle, in the app's directory; its output goes to
       # the trial's log. A failure or a timeout fails the trial with the
       # tail of that output.
-      def run_setup(app, bundle, env, log_path)
-        argv = bundle.exec_prefix + [app.setup]
+      def run_setup(app, bundle, variant, env, log_path)
+        argv = bundle.exec_prefix(variant.command) + [app.setup]
         File.write(log_path, "# setup: #{Shellwords.join(argv)}\n", mode: "a")
         offset = File.size(log_path)
         result = Rubies::Child.run(argv, env: ENV.to_h.merge(env).compact, timeout_s: @setup_timeout_s,
