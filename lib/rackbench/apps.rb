@@ -21,8 +21,9 @@ module Rackbench
   # :max_error_rate :: share of failed requests above which a trial fails, or nil for the runner's default
   # :requests :: absolute path of the request list the load engine replays (with a cookie jar), or nil
   # :base :: for a variant, the name of the app whose directory it uses; else nil
+  # :env :: the app's own variables for its server (Hash of String => String; default: {})
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
-                   :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base,
+                   :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
                    keyword_init: true)
 
   # Reopened so that its methods live in the struct.
@@ -44,11 +45,11 @@ module Rackbench
     ROOT = File.expand_path("../../apps", __dir__)
     # Keys of an app.yml, and what each must be.
     MANIFEST_KEYS = %w[description health load_path expect_status expect_content_type expect_body engines setup
-                       max_error_rate requests variants].freeze
+                       max_error_rate requests env variants].freeze
     # Keys a variant may change.
     VARIANT_KEYS = (MANIFEST_KEYS - %w[variants setup engines]).freeze
     ENGINES = %w[ruby jruby truffleruby].freeze
-    DEFAULTS = { health: "/", load_path: "/", expect_status: 200 }.freeze
+    DEFAULTS = { health: "/", load_path: "/", expect_status: 200, env: {}.freeze }.freeze
 
     module_function
 
@@ -120,6 +121,7 @@ module Rackbench
       fields[:engines] = engines(fields[:engines], where) if fields.key?(:engines)
       fields[:setup] = app_file(dir, fields[:setup], "setup", where) if fields[:setup]
       fields[:requests] = app_file(dir, fields[:requests], "requests", where) if fields[:requests]
+      fields[:env] = app_env(fields[:env], where) if fields.key?(:env)
       if fields.key?(:max_error_rate)
         rate = fields[:max_error_rate]
         unless rate.is_a?(Numeric) && rate >= 0 && rate <= 1
@@ -138,6 +140,13 @@ module Rackbench
       list.freeze
     end
 
+    def app_env(value, where)
+      ok = value.is_a?(Hash) && value.all? { |k, v| k.is_a?(String) && k.match?(/\A[A-Za-z_]\w*\z/) && v.is_a?(String) }
+      raise ConfigError, "#{where}: env must map variable names to strings, got #{value.inspect}" unless ok
+
+      value.freeze
+    end
+
     # A file the app ships, named relative to its directory.
     def app_file(dir, name, key, where)
       path = File.expand_path(name.to_s, dir)
@@ -146,6 +155,6 @@ module Rackbench
       path
     end
 
-    private_class_method :check_keys, :build, :normalize, :engines, :app_file
+    private_class_method :check_keys, :build, :normalize, :engines, :app_env, :app_file
   end
 end

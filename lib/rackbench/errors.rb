@@ -14,6 +14,18 @@ module Rackbench
   # A Ruby, server or app could not be prepared (not found, install failed).
   class SetupError < Error; end
 
+  # A booted server does not run what its trial names (another ruby, the
+  # JIT off, a variable not set). Carries the identity record, when there
+  # is one, so the failed trial stores what really ran.
+  class IdentityMismatch < SetupError
+    attr_reader :record
+
+    def initialize(message, record: nil)
+      super(message)
+      @record = record
+    end
+  end
+
   # The load engine could not run, or returned something unusable.
   class EngineError < Error; end
 

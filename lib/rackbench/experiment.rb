@@ -31,7 +31,7 @@ module Rackbench
   # Every mistake in the file raises ConfigError as one line that names the
   # file and the key.
   class Experiment
-    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env exclude].freeze
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
 
@@ -48,8 +48,10 @@ module Rackbench
     # apps (Arrays of RubySpec, ServerSpec, AppSpec) as normalized from the
     # file; processes and threads (Arrays of Integer); load (Hash of key =>
     # Array of values, defaults filled in); env (Hash of name => Array of
-    # String); exclude (Array of Hash of dimension => Array of values).
-    attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :exclude
+    # String); pass_env (Array of variable names the servers take from the
+    # shell); exclude (Array of Hash of dimension => Array of values).
+    attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
+                :exclude
     # The file's text as read, kept to store beside the results.
     attr_reader :source_text
     # How errors name the file (the path as given).
@@ -145,14 +147,15 @@ module Rackbench
           processes: processes,
           threads: threads,
           load: settings.load(data.fetch("load", {}), processes: processes, threads: threads),
-          env: settings.env(data.fetch("env", {}))
+          env: settings.env(data.fetch("env", {})),
+          pass_env: settings.pass_env(data.fetch("pass_env", []))
         }
       end
     end
 
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
-                   dimensions:, configurations:, source:, source_text:)
+                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze)
       @name = name
       @seed = seed
       @batches = batches
@@ -163,6 +166,7 @@ module Rackbench
       @threads = threads
       @load = load
       @env = env
+      @pass_env = pass_env
       @exclude = exclude
       @dimensions = dimensions
       @configurations = configurations
@@ -182,25 +186,30 @@ module Rackbench
 
     # The normalized experiment as plain data, lists that the matrix treats
     # as sets sorted, so that reordering a list in the file changes neither
-    # the fingerprint nor the order of the plan.
+    # the fingerprint nor the order of the plan. Settings added after the
+    # first release appear only when they differ from their default, so an
+    # experiment stored by an older rackbench keeps its fingerprint.
     def canonical
-      {
+      later_load = Settings::LATER_KEYS
+      data = {
         "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
         "rubies" => sort(rubies.map { |r| Canonical.sorted(r) }),
         "servers" => sort(servers.map { |s| Canonical.sorted(s) }),
-        "apps" => sort(apps.map { |a| Canonical.sorted(a) }),
+        "apps" => sort(apps.map { |a| Canonical.sorted(a).reject { |k, v| k == "env" && v.empty? } }),
         "processes" => processes.sort, "threads" => threads.sort,
-        "load" => load.transform_values { |values| sort(values) },
+        "load" => load.reject { |k, v| later_load[k] == v }.transform_values { |values| sort(values) },
         "env" => env.transform_values { |values| sort(values) },
         "exclude" => sort(exclude.map { |entry| entry.transform_values { |values| sort(values) } })
       }
+      data["pass_env"] = pass_env.sort unless pass_env.empty?
+      data
     end
 
     private
 
     def parts
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
-        threads: threads, load: load, env: env, exclude: exclude, dimensions: dimensions,
+        threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text }
     end
 

@@ -2,7 +2,13 @@
 
 require_relative "runner/bundle_cache"
 require_relative "runner/cpu_layout"
+require_relative "runner/identity"
+require_relative "runner/load_run"
+require_relative "runner/machine_load"
 require_relative "runner/progress"
+require_relative "runner/results_dir"
+require_relative "runner/server_env"
+require_relative "runner/server_launch"
 require_relative "runner/trial_loop"
 require_relative "runner/trial_runner"
 
@@ -20,10 +26,13 @@ module Rackbench
     # The machine's description to store with an experiment (warnings
     # printed on err), with the rubies' descriptions and the CPU layout.
     # `rackbench micro` stores the same.
+    # The warnings are kept with the description, so every report view
+    # shows how far to trust the figures.
     def self.capture_environment(err:, variants:, layout:)
       env = MachineEnv.capture
-      MachineEnv.warnings(env).each { |warning| err.puts "rackbench: warning: #{warning}" }
-      env.merge(rubies: variants.transform_values(&:description), cpu_layout: layout.to_h)
+      warnings = MachineEnv.warnings(env)
+      warnings.each { |warning| err.puts "rackbench: warning: #{warning}" }
+      env.merge(warnings: warnings, rubies: variants.transform_values(&:description), cpu_layout: layout.to_h)
     end
 
     # :experiment :: an Experiment
@@ -85,6 +94,14 @@ module Rackbench
     # interrupted) and UsageError when the store already holds this
     # experiment's trials and resume was not asked for.
     def run
+      ResultsDir.check_writable!(@results_dir) # before minutes of ruby discovery
+      ResultsDir.lock(@results_dir) { run_locked }
+    end
+
+    private
+
+    def run_locked
+      check_pass_env!
       plan # resolve rubies and adapters before touching the store
       environment = @environment || capture_environment
       Store.open(@results_dir) do |store|
@@ -94,11 +111,20 @@ module Rackbench
         )
         done = store.finished_keys(experiment_id)
         refuse_rerun(done) unless done.empty? || @resume
-        run_remaining(store, experiment_id, done)
+        run_remaining(store, experiment_id, done, environment)
       end
     end
 
-    private
+    # A variable the experiment passes from the shell must be there: a
+    # server started without its DATABASE_URL would fail in ways that name
+    # anything but the cause.
+    def check_pass_env!
+      missing = @experiment.pass_env.reject { |name| ENV.key?(name) }
+      return if missing.empty?
+
+      raise ConfigError, "pass_env names #{missing.join(", ")}, not set in this shell: export " \
+                         "#{missing.size == 1 ? "it" : "them"} or remove #{missing.size == 1 ? "it" : "them"} from pass_env"
+    end
 
     def capture_environment
       Runner.capture_environment(err: @err, variants: variants, layout: @layout)
@@ -109,20 +135,20 @@ module Rackbench
                         "add --resume to finish it, or choose another --results directory"
     end
 
-    def run_remaining(store, experiment_id, done)
+    def run_remaining(store, experiment_id, done, environment)
       remaining = plan.remaining(done)
       announce(done, remaining)
       trial_runner = build_trial_runner
       estimate_s = remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
                     resumed: !done.empty?, out: @out, describe: method(:describe), estimated_trial_s: estimate_s,
-                    fail_fast: @fail_fast).run { |trial| trial_runner.run(trial) }
+                    fail_fast: @fail_fast, environment: environment).run { |trial| trial_runner.run(trial) }
     end
 
     def build_trial_runner
       TrialRunner.new(variants: variants, bundles: @bundles, engine: @engine,
                       layout: @layout, results_dir: @results_dir, seed: @experiment.seed,
-                      ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s)
+                      pass_env: @experiment.pass_env, ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s)
     end
 
     def announce(done, remaining)

@@ -51,7 +51,8 @@ module Rackbench
     # :env :: extra environment variables; nil values unset (default: {})
     # :chdir :: working directory (default: the current one)
     # :host :: the address the server binds (default: 127.0.0.1)
-    def initialize(argv:, log_path:, port:, env: {}, chdir: Dir.pwd, host: Ports::LOCALHOST)
+    # :clean_env :: env is the whole environment: nothing of this process's is inherited (default: false)
+    def initialize(argv:, log_path:, port:, env: {}, chdir: Dir.pwd, host: Ports::LOCALHOST, clean_env: false)
       unless argv.is_a?(Array) && !argv.empty? && argv.all?(String)
         raise ArgumentError, "argv must be a non-empty Array of Strings (got #{argv.inspect})"
       end
@@ -62,6 +63,7 @@ module Rackbench
       @log_path = log_path.to_s
       @port = Integer(port)
       @host = host
+      @clean_env = clean_env
       @pid = nil
       @reaped = false
       @exit_status = nil
@@ -83,7 +85,7 @@ module Rackbench
       # [cmd, argv0] forces a direct exec even for a one-word command, which
       # Process.spawn would otherwise hand to a shell.
       @pid = Process.spawn(env, [argv[0], argv[0]], *argv[1..], chdir: chdir, pgroup: true,
-                           in: File::NULL, out: log, err: log, unsetenv_others: false, close_others: true)
+                           in: File::NULL, out: log, err: log, unsetenv_others: @clean_env, close_others: true)
       @started_at = now
       self
     rescue SystemCallError => e
@@ -129,7 +131,7 @@ module Rackbench
 
       deadline = now + timeout_s
       loop do
-        raise SetupError, "server #{describe_exit} before it was ready: #{log_tail}" unless alive?
+        raise SetupError, failure("before it was ready") unless alive?
 
         seen = readiness(health_path, expected_processes, ready_log)
         return now - @started_at if seen[:ready]
@@ -188,6 +190,21 @@ module Rackbench
       end
 
       @stop_result
+    end
+
+    # How the main process ended: "exited with status 1", "was killed by
+    # signal 9 (SIGKILL)", or "exited" when the status is unknown.
+    def exit_description
+      describe_exit
+    end
+
+    # A failure reason for a server that ended when it should not have:
+    # how it ended and when, the error its log names (not the last line of
+    # a backtrace), then the log's tail on the following lines.
+    def failure(when_text)
+      tail = log_tail
+      error = LogError.line(tail)
+      "server #{describe_exit} #{when_text}#{": #{error}" if error}\n#{tail}"
     end
 
     # The last lines of the server's log, as one String.
@@ -295,3 +312,4 @@ end
 # otherwise trigger Rackbench's autoload of this very file.
 require_relative "server_process/tree_stopper"
 require_relative "server_process/app_check"
+require_relative "server_process/log_error"

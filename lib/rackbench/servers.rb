@@ -100,11 +100,11 @@ module Rackbench
         raise NotImplementedError, "#{self.class} must define #name"
       end
 
-      # The RACK_ENV every trial runs in: production, so that servers and
-      # frameworks add no development middleware (Lint, ShowExceptions,
-      # request logging) that would be measured instead of the app.
+      # Variables the server itself needs; none by default. RACK_ENV and
+      # RAILS_ENV are rackbench's (production unless the experiment says
+      # otherwise; see Runner::ServerEnv), never an adapter's.
       def env
-        { "RACK_ENV" => "production" }
+        {}
       end
 
       # One process unless the adapter says otherwise.

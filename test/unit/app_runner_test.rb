@@ -25,14 +25,15 @@ module AppRunnerTestSupport
   end
   Rackbench::Servers.register(:"fake-apps", Adapter.new)
 
-  # Runs the tiny server with the test's own ruby, whatever the variant.
+  # Runs the tiny server with the test's own ruby, whatever the variant,
+  # with the identity agent that rackbench's launcher loads into servers.
   Bundle = Struct.new(:prefix, :env, :gem_versions) do
     def exec_prefix(_interpreter = nil) = prefix
     def bundle_variables = env
   end
   class Bundles
     def fetch(*, **)
-      Bundle.new([RbConfig.ruby], {}, {})
+      Bundle.new([RbConfig.ruby, "-r", Rackbench::Runner::Identity::AGENT], {}, {})
     end
   end
 

@@ -53,7 +53,7 @@ describe "Rackbench::Experiment errors" do
   describe "top-level keys" do
     it "names an unknown key, suggests the right one and lists the allowed ones" do
       error = assert_config_error({ "sever" => ["puma"] }, "sever: unknown key (did you mean servers?)")
-      assert_includes error.message, "allowed: name, seed, batches, rubies, servers, apps, processes, threads, load, env, exclude"
+      assert_includes error.message, "allowed: name, seed, batches, rubies, servers, apps, processes, threads, load, env, pass_env, exclude"
     end
 
     it "requires name, servers and apps" do
@@ -210,6 +210,34 @@ describe "Rackbench::Experiment errors" do
       assert_config_error({ "env" => { "FOO" => { "a" => 1 } } }, "env.FOO: must be a string or a number, got a mapping")
       assert_config_error({ "env" => { "FOO" => [] } }, "env.FOO: must not be an empty list")
       assert_config_error({ "env" => "FOO=1" }, "env: must be a mapping")
+    end
+
+    it "keeps the RACKBENCH_* variables rackbench's own, wherever they are given" do
+      assert_config_error({ "env" => { "RACKBENCH_TRIAL_DIR" => "/x" } },
+                          "env.RACKBENCH_TRIAL_DIR: RACKBENCH_TRIAL_DIR is reserved")
+      assert_config_error({ "rubies" => [{ "name" => "r", "ruby" => "ruby", "env" => { "RACKBENCH_X" => "1" } }] },
+                          "rubies[0].env.RACKBENCH_X: RACKBENCH_X is reserved")
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "env" => { "RACKBENCH_RESULTS_DIR" => "/" } }] },
+                          "apps[0].env.RACKBENCH_RESULTS_DIR: RACKBENCH_RESULTS_DIR is reserved")
+      assert_config_error({ "pass_env" => ["RACKBENCH_TRIAL_DIR"] }, "pass_env[0]: RACKBENCH_TRIAL_DIR is reserved")
+    end
+  end
+
+  describe "pass_env and an app's env" do
+    it "checks names, duplicates and types" do
+      assert_config_error({ "pass_env" => ["bad-name"] }, 'pass_env[0]: "bad-name" is not a valid environment variable name')
+      assert_config_error({ "pass_env" => %w[A A] }, "pass_env: duplicate value \"A\"")
+      assert_config_error("name: t\nservers: [puma]\napps: [rack-hello]\npass_env:\n",
+                          "pass_env: must be a value or a list, got nothing (null)")
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "env" => "A=1" }] }, "apps[0].env: must be a mapping")
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "env" => { "A" => [1] } }] },
+                          "apps[0].env.A: must be a string or a number, got a list")
+    end
+  end
+
+  describe "load.cookies" do
+    it "is true, false or null" do
+      assert_config_error({ "load" => { "cookies" => "yes" } }, 'load.cookies: must be true or false, got "yes"')
     end
   end
 

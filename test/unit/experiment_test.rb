@@ -22,7 +22,8 @@ describe Rackbench::Experiment do
       assert_equal [1], experiment.processes
       assert_equal [1], experiment.threads
       assert_equal({ "connections" => [16], "threads" => [1], "duration" => [10.0], "warmup" => [5.0],
-                     "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [2.0] }, experiment.load)
+                     "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [2.0],
+                     "cookies" => [nil] }, experiment.load)
       assert_equal({}, experiment.env)
       assert_equal [], experiment.exclude
     end
@@ -173,6 +174,49 @@ describe Rackbench::Experiment do
         assert_includes text, from
         refute_equal base.fingerprint, parse_yaml(text.sub(from, to)).fingerprint, "#{from} -> #{to}"
       end
+    end
+  end
+
+  describe "settings added after 0.1" do
+    STORED_BY_0_1 = <<~YAML
+      name: stored-by-0.1
+      seed: 7
+      batches: 2
+      rubies: [ruby, { name: ruby-yjit, ruby: ruby, options: ["--yjit"], env: { MALLOC_ARENA_MAX: "2" } }]
+      servers: [puma, { name: puma, label: puma-b }]
+      apps: [rack-hello, { name: rails-hello, load_path: /x }]
+      processes: [1, 2]
+      threads: 4
+      load: { connections: 8, duration: 2s, warmup: 1s, rate: [null, 500] }
+      env: { RUBY_GC_HEAP_INIT_SLOTS: ["10000", "600000"] }
+    YAML
+
+    # rackbench 0.1 computed this fingerprint for the file above: --resume
+    # after an upgrade finds the stored experiment only if it still matches.
+    it "keep the fingerprint an experiment had under 0.1 while they have their defaults" do
+      assert_equal "43473520a6f42547d95b256643ac36680619cf7ded7261c1f6855b08d84c5e4f",
+                   Rackbench::Experiment.parse(STORED_BY_0_1).fingerprint
+    end
+
+    it "change the fingerprint once set" do
+      base = Rackbench::Experiment.parse(STORED_BY_0_1).fingerprint
+      variants = [
+        STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], cookies: false }"),
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { A: b } },"),
+        "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n"
+      ]
+      variants.each { |text| refute_equal base, Rackbench::Experiment.parse(text).fingerprint, text }
+    end
+
+    it "reads pass_env, an app's env and load.cookies" do
+      experiment = Rackbench::Experiment.parse(
+        "#{STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { RAILS_ENV: staging } },")
+                        .sub("rate: [null, 500] }", "cookies: [true, false] }")}pass_env: [SECRET_KEY_BASE]\n"
+      )
+      assert_equal ["SECRET_KEY_BASE"], experiment.pass_env
+      assert_equal({ "RAILS_ENV" => "staging" }, experiment.apps.first.env)
+      assert_equal({}, experiment.apps.last.env)
+      assert_equal [true, false], experiment.dimensions["load.cookies"]
     end
   end
 

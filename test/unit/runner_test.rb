@@ -30,14 +30,21 @@ module RunnerTestSupport
   end
   Rackbench::Servers.register(:fake, FakeAdapter.new)
 
-  # Runs the tiny server with the test's own ruby, whatever the variant.
+  # Runs the tiny server with the test's own ruby, whatever the variant,
+  # with the identity agent that rackbench's launcher loads into servers.
   FakeBundle = Struct.new(:prefix, :env, :gem_versions) do
     def exec_prefix(_interpreter = nil) = prefix
     def bundle_variables = env
   end
   class FakeBundles
+    # :before_agent :: scripts the fake server loads before the identity agent
+    def initialize(before_agent: [])
+      @before_agent = before_agent
+    end
+
     def fetch(*, **)
-      FakeBundle.new([RbConfig.ruby], {}, { "tiny" => "1.0" })
+      FakeBundle.new([RbConfig.ruby, *@before_agent.flat_map { |f| ["-r", f] }, "-r", Rackbench::Runner::Identity::AGENT],
+                     {}, { "tiny" => "1.0" })
     end
   end
 
@@ -90,10 +97,11 @@ describe Rackbench::Runner do
     YAML
   end
 
-  def runner(engine: RunnerTestSupport::FakeEngine.new, resume: false, fail_fast: false, exp: experiment)
+  def runner(engine: RunnerTestSupport::FakeEngine.new, resume: false, fail_fast: false, exp: experiment,
+             bundles: RunnerTestSupport::FakeBundles.new)
     Rackbench::Runner.new(experiment: exp, results_dir: dir, resume: resume, fail_fast: fail_fast, out: out,
                           err: StringIO.new, engine: engine, installs: [install],
-                          bundles: RunnerTestSupport::FakeBundles.new,
+                          bundles: bundles,
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                           environment: { "test" => true }, stop_grace_s: 0.3)
   end
@@ -185,5 +193,29 @@ describe Rackbench::Runner do
     assert_empty leftovers
   ensure
     Thread.current[:tiny_mode] = nil
+  end
+
+  it "stores what really ran with every trial: the identity its server reported" do
+    runner.run
+    trials = stored_trials
+    assert(trials.all? { |t| t[:identity]["exe"] == File.realpath(RbConfig.ruby) && t[:identity]["mismatches"] == [] })
+    assert(trials.all? { |t| t[:ruby_description] == t[:identity]["description"] })
+    assert_equal [["production", "production"]], trials.map { |t| t[:identity]["env"].values_at("RACK_ENV", "RAILS_ENV") }.uniq
+    assert(trials.all? { |t| t[:identity]["processes"].size == 1 })
+  end
+
+  it "fails a trial whose server does not run what its label names, and stores what it ran" do
+    exp = experiment.then do |base|
+      Rackbench::Experiment.parse(base.source_text.sub("rubies: [ruby]", "rubies: [{ name: with-x, ruby: ruby, env: { X: \"1\" } }]"),
+                                  source: "test.yml", base_dir: dir)
+    end
+    fixture = File.expand_path("../fixtures/identity/unset_x.rb", __dir__)
+    summary = runner(exp: exp, bundles: RunnerTestSupport::FakeBundles.new(before_agent: [fixture])).run
+    assert_equal 0, summary.ok
+    trials = stored_trials
+    assert(trials.all? { |t| t[:reason].match?(/\Aidentity check failed: main process \d+: X is unset, the trial sets 1\z/) },
+           trials.map { |t| t[:reason] }.inspect)
+    assert(trials.all? { |t| t[:identity]["env"] == { "RACK_ENV" => "production", "RAILS_ENV" => "production", "X" => nil } })
+    assert(trials.all? { |t| t[:identity]["mismatches"].size == 1 })
   end
 end

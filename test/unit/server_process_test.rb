@@ -99,6 +99,9 @@ describe Rackbench::ServerProcess do
 
   it "times out with the last probe and the log tail" do
     server = tiny("--status", 503).start
+    # Listening first, so that the short deadline below is about the 503,
+    # not about how fast a busy machine starts a ruby.
+    wait_until(timeout_s: 30, message: "the tiny server to listen") { server.log_tail.include?("listening on") }
     error = assert_raises(Rackbench::SetupError) { server.wait_ready(timeout_s: 0.15) }
     assert_match(/server not ready after 0.15s \(last probe: HTTP 503, 1 of 1 processes\)/, error.message)
     assert_match(/listening on/, error.message)

@@ -20,6 +20,10 @@ require "bundler"
 Bundler::SharedHelpers.set_bundle_environment
 require "bundler/setup"
 
+# In a trial, every process of the server says what it really runs as
+# (after bundler/setup, so the server gem's activated version is known).
+load File.expand_path("../agent/identity.rb", __dir__) if ENV["RACKBENCH_TRIAL_DIR"]
+
 # JRuby 9.3 reads getsockopt(IPPROTO_TCP, TCP_INFO) into a 256-byte buffer,
 # but Linux's struct tcp_info is 280 bytes since kernel 6.x: the call raises
 # a Java ArrayIndexOutOfBoundsException that no Ruby rescue expects. Puma

@@ -136,6 +136,7 @@ module Rackbench
 
       def env_name!(name, key)
         fail!(key, "#{name.inspect} is not a valid environment variable name") unless name.is_a?(String) && ENV_NAME.match?(name)
+        fail!(key, "#{name} is reserved: rackbench sets the RACKBENCH_* variables itself") if name.start_with?("RACKBENCH_")
         name
       end
 

@@ -21,6 +21,9 @@ module Rackbench
     # +expect_content_type+ (a prefix) and +expect_body+ (a substring) what
     # a correct answer to +load_path+ looks like.
     #
+    # +env+ holds the app's own variables for its server (a Hash, empty
+    # unless given), e.g. RAILS_ENV or SECRET_KEY_BASE for the user's app.
+    #
     # For the user's own app (+builtin+ false), +path+ is the absolute
     # directory holding config.ru and every field is resolved (health and
     # load_path "/", expect_status 200, the others nil unless given).
@@ -30,14 +33,14 @@ module Rackbench
     # (apps/NAME/app.yml, Rackbench::Apps.builtin) supplies the rest, e.g.
     #   Apps.builtin(spec.name).to_h.merge(spec.to_h.compact)
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, keyword_init: true)
+                         :expect_body, :env, keyword_init: true)
 
     # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
     # benchmarked. Each returns an Array of frozen specs with unique labels.
     class Entries
       RUBY_KEYS = %w[name ruby options env].freeze
       SERVER_KEYS = %w[name label options].freeze
-      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body].freeze
+      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env].freeze
       EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body].freeze
       # What the user's own app gets when the file does not say.
       APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
@@ -169,7 +172,7 @@ module Rackbench
       # A built-in app by name; a mapping without +path+ may override its
       # paths and expectations.
       def builtin_app(name, item, key)
-        AppSpec.new(name: name, builtin: true, path: nil, **expectations(item, key, {}))
+        AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key), **expectations(item, key, {}))
       end
 
       def user_app(name, item, key)
@@ -179,7 +182,12 @@ module Rackbench
         unless File.file?(File.join(dir, "config.ru"))
           @checker.fail!("#{key}.path", "#{path.inspect} has no config.ru (#{dir})")
         end
-        AppSpec.new(name: name, builtin: false, path: dir, **expectations(item, key, APP_DEFAULTS))
+        AppSpec.new(name: name, builtin: false, path: dir, env: app_env(item, key),
+                    **expectations(item, key, APP_DEFAULTS))
+      end
+
+      def app_env(item, key)
+        item.key?("env") ? env(item["env"], "#{key}.env") : {}.freeze
       end
 
       # The fields given in +item+, else from +defaults+, else nil. A key

@@ -19,8 +19,9 @@ module Rackbench
       # :describe :: attrs => the result part of a progress line
       # :estimated_trial_s :: the plan's estimate of one trial (default: nil)
       # :fail_fast :: stop at the first failed trial (default: false)
+      # :environment :: the machine's description at this run's start, stored with the run (default: nil)
       def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimated_trial_s: nil,
-                     fail_fast: false)
+                     fail_fast: false, environment: nil)
         @store = store
         @experiment_id = experiment_id
         @plan = plan
@@ -30,12 +31,13 @@ module Rackbench
         @describe = describe
         @estimated_trial_s = estimated_trial_s
         @fail_fast = fail_fast
+        @environment = environment
       end
 
       # Runs the block on each remaining trial; the block returns the
       # attributes Store#save_trial takes. Returns a Summary.
       def run
-        run_id = @store.start_run(@experiment_id, resumed: @resumed)
+        run_id = @store.start_run(@experiment_id, resumed: @resumed, environment: @environment)
         summary = Summary.new(experiment_id: @experiment_id, ok: 0, failed: 0, skipped: @plan.skipped.size,
                               already_done: @plan.size - @remaining.size)
         progress = Progress.new(out: @out, total: @plan.size, already_done: summary.already_done,

@@ -92,6 +92,15 @@ module Rackbench
             index :experiment_id
             constraint(:runs_status_valid, status: %w[running finished interrupted failed])
           end
+        end,
+
+        # 2: what really ran (the identity every server process reported)
+        # and what else the machine did during the measured window.
+        lambda do |db|
+          db.alter_table(:trials) do
+            add_column :identity, String, text: true # JSON
+            add_column :machine, String, text: true  # JSON
+          end
         end
       ].freeze
 

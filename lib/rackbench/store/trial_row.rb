@@ -16,7 +16,8 @@ module Rackbench
         cpu_user_s cpu_system_s log_path
       ].freeze
       # Stored as JSON text so any engine or sampler document fits unchanged.
-      JSON_COLUMNS = %i[dims load_settings env latency_us engine_result sampler gem_versions layout].freeze
+      JSON_COLUMNS = %i[dims load_settings env latency_us engine_result sampler gem_versions layout identity
+                        machine].freeze
       COLUMNS = (SCALAR_COLUMNS + JSON_COLUMNS).freeze
       STATUSES = %w[ok failed].freeze
 

@@ -1,0 +1,164 @@
+# The identity report of a server process, loaded by rackbench's launcher
+# (bundle_env/launcher.rb) into every server it starts. Each process of
+# the server writes what it really runs as into the trial's directory:
+#
+#   $RACKBENCH_TRIAL_DIR/identity/<pid>.json
+#
+# the main process when the launcher starts it, and every process forked
+# from it through Ruby (Process._fork, Ruby 3.1+) right after the fork:
+# RUBY_DESCRIPTION, the executable and libruby really mapped, which JIT is
+# on, the values of the variables the trial set, the server gem's version.
+# The runner compares this with the trial's configuration before measuring
+# (Rackbench::Runner::IdentityCheck): a label is a claim, this is its proof.
+#
+# This runs inside the measured server, under every benchmarked ruby:
+# no gem is required (a hand-written JSON writer instead of json, which an
+# app might not load), it parses on old rubies (JRuby 9.x is Ruby 2.5/2.6),
+# and it never raises into the server: a report that cannot be written is
+# a warning on stderr, and the runner then fails the trial for want of it.
+module RackbenchIdentity
+  # The variables whose values to report: a comma-separated list set by
+  # the runner (the trial's checked variables).
+  ENV_LIST = "RACKBENCH_IDENTITY_ENV".freeze
+  SERVER_GEM = "RACKBENCH_SERVER_GEM".freeze
+
+  module_function
+
+  def directory
+    dir = ENV["RACKBENCH_TRIAL_DIR"]
+    dir && File.join(dir, "identity")
+  end
+
+  # Writes this process's report; event is "exec" or "fork".
+  def report(event)
+    dir = directory
+    return unless dir
+
+    path = File.join(dir, "#{Process.pid}.json")
+    tmp = "#{path}.#{Process.pid}.tmp"
+    File.open(tmp, "w") { |file| file.write(json(describe(event))) }
+    File.rename(tmp, path) # whole or absent: the runner never reads half a report
+  rescue StandardError => e
+    warn "rackbench identity: cannot write #{path}: #{e.class}: #{e.message}"
+  end
+
+  def describe(event)
+    {
+      "pid" => Process.pid, "ppid" => Process.ppid, "event" => event,
+      "description" => RUBY_DESCRIPTION,
+      "engine" => defined?(RUBY_ENGINE) ? RUBY_ENGINE : "ruby",
+      "engine_version" => defined?(RUBY_ENGINE_VERSION) ? RUBY_ENGINE_VERSION : RUBY_VERSION,
+      "ruby_version" => RUBY_VERSION,
+      "exe" => real_path("/proc/self/exe"),
+      "libruby" => mapped_library(/libruby/),
+      "jit" => jit,
+      "env" => reported_env,
+      "server_gem" => server_gem,
+      "preloaded" => preloaded
+    }
+  end
+
+  # The JIT that compiles this process's code: "yjit", "mjit", "rjit",
+  # "jvm" (JRuby: always on), or nil for the interpreter alone.
+  def jit
+    return "jvm" if defined?(RUBY_ENGINE) && RUBY_ENGINE == "jruby"
+    return nil unless defined?(RubyVM)
+
+    %w[YJIT RJIT MJIT].each do |name|
+      next unless RubyVM.const_defined?(name)
+
+      mod = RubyVM.const_get(name)
+      return name.downcase if mod.respond_to?(:enabled?) && mod.enabled?
+    end
+    nil
+  end
+
+  def reported_env
+    names = ENV.fetch(ENV_LIST, "").split(",")
+    result = {}
+    names.each { |name| result[name] = ENV[name] }
+    result
+  end
+
+  # The server gem as activated by Bundler, and whether code from it is
+  # loaded yet (in the main process at exec time it usually is not; in a
+  # forked worker it is).
+  def server_gem
+    name = ENV[SERVER_GEM]
+    return nil unless name && defined?(Gem) && Gem.respond_to?(:loaded_specs)
+
+    spec = Gem.loaded_specs[name]
+    return { "name" => name, "version" => nil, "loaded" => false } unless spec
+
+    dir = spec.full_gem_path
+    loaded = $LOADED_FEATURES.any? { |feature| feature.start_with?(dir) }
+    { "name" => name, "version" => spec.version.to_s, "loaded" => loaded }
+  end
+
+  # Which of the libraries named in LD_PRELOAD are really mapped.
+  def preloaded
+    ENV.fetch("LD_PRELOAD", "").split(/[\s:]+/).reject(&:empty?).map do |lib|
+      # A symlink (libjemalloc.so) is mapped under its target's name.
+      names = [File.basename(lib), File.basename(real_path(lib) || lib)].uniq
+      pattern = Regexp.union(names.map { |name| /\A#{Regexp.escape(name)}\z/ })
+      { "name" => lib, "mapped" => !mapped_library(pattern).nil? }
+    end
+  end
+
+  # The real path of the first mapped file whose name matches pattern.
+  def mapped_library(pattern)
+    File.foreach("/proc/self/maps") do |line|
+      path = line.split(" ", 6)[5].to_s.strip
+      return path if path.start_with?("/") && File.basename(path) =~ pattern
+    end
+    nil
+  rescue SystemCallError, IOError
+    nil
+  end
+
+  def real_path(path)
+    File.realpath(path)
+  rescue SystemCallError, NotImplementedError
+    nil
+  end
+
+  # A minimal JSON writer for the values above (Hash, Array, String,
+  # Integer, true, false, nil).
+  def json(value)
+    case value
+    when Hash then "{" + value.map { |k, v| "#{json(k.to_s)}:#{json(v)}" }.join(",") + "}"
+    when Array then "[" + value.map { |v| json(v) }.join(",") + "]"
+    when String then string(value)
+    when Integer, true, false then value.to_s
+    when nil then "null"
+    else string(value.to_s)
+    end
+  end
+
+  def string(text)
+    body = text.encode("UTF-8", invalid: :replace, undef: :replace).gsub(/["\\\u0000-\u001f]/) do |char|
+      case char
+      when '"' then '\\"'
+      when "\\" then "\\\\"
+      when "\n" then "\\n"
+      else format("\\u%04x", char.ord)
+      end
+    end
+    "\"#{body}\""
+  end
+
+  # Re-reports in a child forked through Ruby. Servers fork workers with
+  # Process.fork or Kernel#fork, which both call Process._fork (Ruby 3.1+).
+  # Children forked in C (iodine, agoo) never run this: the runner checks
+  # them from outside as copies of a reporting parent.
+  module ForkHook
+    def _fork
+      pid = super
+      RackbenchIdentity.report("fork") if pid.zero?
+      pid
+    end
+  end
+end
+
+RackbenchIdentity.report("exec")
+Process.singleton_class.prepend(RackbenchIdentity::ForkHook) if Process.respond_to?(:_fork)

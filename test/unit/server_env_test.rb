@@ -1,0 +1,88 @@
+# frozen_string_literal: true
+
+require "test_helper"
+
+describe Rackbench::Runner::ServerEnv do
+  ServerEnv = Rackbench::Runner::ServerEnv
+  BundleVars = Struct.new(:bundle_variables)
+
+  # A shell as users have it: exported development settings, a JIT switch,
+  # a preload, and what `bundle exec rackbench` adds.
+  SHELL = {
+    "PATH" => "/gems/bin:/usr/bin:/bin", "BUNDLER_ORIG_PATH" => "/usr/bin:/bin", "HOME" => "/home/u", "USER" => "u",
+    "LANG" => "C.UTF-8", "LC_ALL" => "C.UTF-8", "TZ" => "UTC", "TERM" => "xterm",
+    "RAILS_ENV" => "development", "RACK_ENV" => "development", "RUBY_YJIT_ENABLE" => "1",
+    "LD_PRELOAD" => "/usr/lib/libjemalloc.so.2", "RUBYOPT" => "-rbundler/setup", "GEM_HOME" => "/gems",
+    "DATABASE_URL" => "postgres://secret", "BUNDLE_GEMFILE" => "/work/main/Gemfile", "MALLOC_ARENA_MAX" => "8"
+  }.freeze
+
+  let(:bundle) { BundleVars.new({ "BUNDLE_GEMFILE" => "/cache/app/Gemfile", "BUNDLE_FROZEN" => "true" }) }
+
+  def build(**options)
+    ServerEnv.new(parent: SHELL, bundle: bundle, **options)
+  end
+
+  it "takes nothing from the shell but the machine's basics" do
+    env = build
+    assert_equal({ "PATH" => "/usr/bin:/bin", "HOME" => "/home/u", "USER" => "u", "LANG" => "C.UTF-8",
+                   "LC_ALL" => "C.UTF-8", "TZ" => "UTC", "BUNDLE_GEMFILE" => "/cache/app/Gemfile",
+                   "BUNDLE_FROZEN" => "true", "RACK_ENV" => "production", "RAILS_ENV" => "production",
+                   "RACKBENCH_IDENTITY_ENV" => "RACK_ENV,RAILS_ENV" }, env.to_h)
+    %w[RUBY_YJIT_ENABLE LD_PRELOAD RUBYOPT GEM_HOME DATABASE_URL MALLOC_ARENA_MAX TERM].each do |name|
+      refute env.to_h.key?(name), "#{name} leaked from the shell"
+    end
+    assert_equal "machine", env.sources["PATH"]
+    assert_equal "rackbench", env.sources["RAILS_ENV"]
+    assert_equal "bundle", env.sources["BUNDLE_GEMFILE"]
+  end
+
+  it "layers server, app, ruby variant and experiment, each winning over the ones before" do
+    env = build(server_env: { "A" => "server", "B" => "server" }, app_env: { "B" => "app", "C" => "app" },
+                ruby_env: { "C" => "ruby", "D" => "ruby" }, experiment_env: { "D" => "experiment" })
+    assert_equal %w[server app ruby experiment], %w[A B C D].map { |name| env[name] }
+    assert_equal %w[server app ruby experiment], %w[A B C D].map { |name| env.sources[name] }
+  end
+
+  it "unsets what a ruby variant sets to nil" do
+    env = build(app_env: { "X" => "1" }, ruby_env: { "X" => nil })
+    refute env.to_h.key?("X")
+    assert_equal({ "RACK_ENV" => "production", "RAILS_ENV" => "production", "X" => nil }, env.checked)
+  end
+
+  it "moves RAILS_ENV with RACK_ENV when only one is set, and keeps both when both are" do
+    assert_equal %w[staging staging], build(experiment_env: { "RAILS_ENV" => "staging" }).to_h.values_at("RACK_ENV", "RAILS_ENV")
+    assert_equal %w[test test], build(app_env: { "RACK_ENV" => "test" }).to_h.values_at("RACK_ENV", "RAILS_ENV")
+    both = build(app_env: { "RACK_ENV" => "a" }, experiment_env: { "RAILS_ENV" => "b" })
+    assert_equal %w[a b], both.to_h.values_at("RACK_ENV", "RAILS_ENV")
+    assert_equal "follows RAILS_ENV", build(experiment_env: { "RAILS_ENV" => "x" }).sources["RACK_ENV"]
+  end
+
+  it "takes the variables named in pass_env from the shell, and does not check their values" do
+    env = build(pass_env: %w[DATABASE_URL NOT_SET])
+    assert_equal "postgres://secret", env["DATABASE_URL"]
+    assert_equal "pass_env", env.sources["DATABASE_URL"]
+    refute env.to_h.key?("NOT_SET")
+    refute env.checked.key?("DATABASE_URL")
+  end
+
+  it "checks inside the server every variable a user source set, and RACK_ENV/RAILS_ENV always" do
+    env = build(server_env: { "S" => "1" }, app_env: { "A" => "1" }, ruby_env: { "MALLOC_ARENA_MAX" => "2" },
+                experiment_env: { "RUBY_GC_HEAP_INIT_SLOTS" => "10000" })
+    assert_equal({ "RACK_ENV" => "production", "RAILS_ENV" => "production", "A" => "1", "MALLOC_ARENA_MAX" => "2",
+                   "RUBY_GC_HEAP_INIT_SLOTS" => "10000" }, env.checked)
+    assert_equal "RACK_ENV,RAILS_ENV,A,MALLOC_ARENA_MAX,RUBY_GC_HEAP_INIT_SLOTS", env["RACKBENCH_IDENTITY_ENV"]
+  end
+
+  # (An experiment file cannot name RACKBENCH_* variables at all: the
+  # checker refuses them.)
+  it "puts rackbench's own markers last, where nothing overrides them" do
+    env = build(ruby_env: { "RACKBENCH_TRIAL_DIR" => "/elsewhere" }, trial_env: { "RACKBENCH_TRIAL_DIR" => "/t" })
+    assert_equal "/t", env["RACKBENCH_TRIAL_DIR"]
+    assert_equal "trial", env.sources["RACKBENCH_TRIAL_DIR"]
+  end
+
+  it "is frozen" do
+    assert_predicate build, :frozen?
+    assert_predicate build.checked, :frozen?
+  end
+end
