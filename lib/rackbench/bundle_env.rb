@@ -31,6 +31,10 @@ module Rackbench
     # environments are not reused.
     LAYOUT_VERSION = 1
     INSTALL_TIMEOUT_S = 1800.0
+    # While another process installs into the same gem directory, how often
+    # a waiting run says it is still waiting.
+    LOCK_NOTICE_INTERVAL_S = 30.0
+    LOCK_POLL_INTERVAL_S = 0.2
     CHECK_TIMEOUT_S = 120.0
     # Runs `gem install` with this ruby's RubyGems, whatever `gem` is on PATH.
     GEM_COMMAND = 'require "rubygems/gem_runner"; require "rubygems/exceptions"; ' \
@@ -164,12 +168,15 @@ module Rackbench
     #
     # :log :: file that receives Bundler's output (default: log_path)
     # :before_install :: called with this BundleEnv just before a real install starts, e.g. to print a notice (default: nil)
-    def ensure_installed!(log: log_path, before_install: nil)
+    # :waiting :: called with the holder's pid (or nil) and the seconds waited so far when another process holds
+    #             the install lock: at once, then every LOCK_NOTICE_INTERVAL_S, so a wait never looks like a hang
+    #             (default: nil)
+    def ensure_installed!(log: log_path, before_install: nil, waiting: nil)
       return :reused if @ready
 
       FileUtils.mkdir_p([dir, app_config_dir, install_path])
       outcome = File.open(lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-        lock.flock(File::LOCK_EX)
+        acquire(lock, waiting)
         write_files
         if installed?(log)
           :reused
@@ -190,6 +197,28 @@ module Rackbench
     end
 
     private
+
+    # Takes the install lock, telling waiting who holds it while it waits;
+    # then writes this process's pid into the lock file for the next one.
+    def acquire(lock, waiting)
+      unless lock.flock(File::LOCK_EX | File::LOCK_NB)
+        holder = lock.read.to_s[/\A\d+/]&.to_i
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        next_notice = 0.0
+        until lock.flock(File::LOCK_EX | File::LOCK_NB)
+          waited = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+          if waited >= next_notice
+            waiting&.call(holder, waited)
+            next_notice += LOCK_NOTICE_INTERVAL_S
+          end
+          sleep LOCK_POLL_INTERVAL_S
+        end
+      end
+      lock.truncate(0)
+      lock.rewind
+      lock.write("#{Process.pid}\n")
+      lock.flush
+    end
 
     def digest_inputs
       [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,

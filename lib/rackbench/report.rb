@@ -36,6 +36,7 @@ module Rackbench
       @options = Options.new(**options)
       @store_location = store.location
       @experiment = find_experiment(store, experiment_id, name)
+      @runs = store.runs(@experiment[:id])
       rows = store.trials(@experiment[:id])
       @trials = rows.map { |row| TrialEntry.new(row) }
       @configs = build_configs
@@ -48,6 +49,23 @@ module Rackbench
       # damaged or written by hand.
       raise Error, "cannot compute the report of experiment #{@experiment&.fetch(:name, nil).inspect} " \
                    "from #{store.location}: #{e.message.lines.first.strip}"
+    end
+
+    # The machine's warnings when the experiment started and when each run
+    # of it (a --resume) started: [{"at" => "experiment"|"run N", "message"}].
+    # Every view shows them: they say how far to trust every figure.
+    def warnings
+      @warnings ||= begin
+        at_start = Array((@experiment[:environment] || {})["warnings"]).map { |w| { "at" => "experiment", "message" => w } }
+        experiment_env = @experiment[:environment]
+        runs = @runs.each_with_index.flat_map do |run, i|
+          # The run that created the experiment stored the same capture.
+          next [] if run[:environment].nil? || run[:environment] == experiment_env
+
+          Array(run[:environment]["warnings"]).map { |w| { "at" => "run #{i + 1}", "message" => w } }
+        end
+        at_start + runs
+      end
     end
 
     # The dimensions that vary across this experiment's configurations, in
@@ -126,7 +144,7 @@ module Rackbench
         "id" => e[:id], "name" => e[:name], "fingerprint" => e[:fingerprint], "seed" => e[:seed],
         "batches" => e[:batches], "created_at" => iso(e[:created_at]), "finished_at" => iso(e[:finished_at]),
         "rackbench_version" => e[:rackbench_version], "source_text" => e[:source_text],
-        "environment" => e[:environment]
+        "environment" => e[:environment], "warnings" => warnings
       }
     end
 

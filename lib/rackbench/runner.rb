@@ -148,7 +148,20 @@ module Rackbench
     def build_trial_runner
       TrialRunner.new(variants: variants, bundles: @bundles, engine: @engine,
                       layout: @layout, results_dir: @results_dir, seed: @experiment.seed,
-                      pass_env: @experiment.pass_env, ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s)
+                      pass_env: @experiment.pass_env, watched_env: watched_env,
+                      ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s)
+    end
+
+    # Every variable a ruby variant, an app or the experiment's env sets
+    # somewhere in this experiment: each trial's identity check verifies
+    # its own value of each, so the plain variant proves it runs without
+    # the YJIT variant's MALLOC_ARENA_MAX, not only the reverse.
+    def watched_env
+      apps = @experiment.apps.flat_map do |spec|
+        own = spec.builtin ? Apps.builtin(spec.name).env.to_h.keys : []
+        own + spec.env.to_h.keys
+      end
+      (@experiment.rubies.flat_map { |r| r.env.keys } + @experiment.env.keys + apps).uniq
     end
 
     def announce(done, remaining)

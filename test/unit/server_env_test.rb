@@ -75,6 +75,12 @@ describe Rackbench::Runner::ServerEnv do
 
   # (An experiment file cannot name RACKBENCH_* variables at all: the
   # checker refuses them.)
+  it "also checks the names other variants set, as unset here" do
+    env = build(ruby_env: { "A" => "1" }, also_check: %w[A MALLOC_ARENA_MAX DATABASE_URL], pass_env: %w[DATABASE_URL])
+    assert_equal({ "RACK_ENV" => "production", "RAILS_ENV" => "production", "A" => "1", "MALLOC_ARENA_MAX" => nil },
+                 env.checked)
+  end
+
   it "puts rackbench's own markers last, where nothing overrides them" do
     env = build(ruby_env: { "RACKBENCH_TRIAL_DIR" => "/elsewhere" }, trial_env: { "RACKBENCH_TRIAL_DIR" => "/t" })
     assert_equal "/t", env["RACKBENCH_TRIAL_DIR"]

@@ -97,6 +97,26 @@ describe Rackbench::ServerProcess do
     assert_match(/boom/, error.message)
   end
 
+  it "names the error of a server that failed to boot, not the last line of its backtrace" do
+    server = tiny("--raise", "database 'development' is not configured").start
+    error = assert_raises(Rackbench::SetupError) { server.wait_ready(timeout_s: 30) }
+    first_line = error.message.lines.first.chomp
+    assert_equal "server exited with status 1 before it was ready: database 'development' is not configured " \
+                 "(ArgumentError)", first_line
+    assert_match(/from .*tiny_server\.rb/, error.message, "the log's tail follows on the next lines")
+  end
+
+  it "names the signal that killed a server" do
+    server = tiny.start
+    server.wait_ready(timeout_s: 30)
+    Process.kill(:KILL, server.pid)
+    wait_until(timeout_s: 30, message: "the server to die") { !server.alive? }
+    assert_match(/\Aserver was killed by signal 9 \(SIGKILL\) during the measurement/,
+                 server.failure("during the measurement"))
+  ensure
+    server&.stop
+  end
+
   it "times out with the last probe and the log tail" do
     server = tiny("--status", 503).start
     # Listening first, so that the short deadline below is about the 503,

@@ -99,8 +99,15 @@ module Rackbench
 
       # The machine's warnings (load, swap, busy processes...) at the top:
       # they say how far to trust every figure below.
+      # (Documents written before the warnings had a key of their own kept
+      # them in the environment.)
       def warnings
-        list = Array((experiment["environment"] || {})["warnings"])
+        given = experiment["warnings"] || (experiment["environment"] || {})["warnings"]
+        list = Array(given).map do |w|
+          next w.to_s unless w.is_a?(Hash)
+
+          w["at"] == "experiment" ? w["message"].to_s : "#{w["at"]}: #{w["message"]}"
+        end
         return "" if list.empty?
 
         %(<ul class="warnings">#{list.map { |w| "<li>#{esc(w)}</li>" }.join}</ul>)
@@ -108,7 +115,8 @@ module Rackbench
 
       def nav_links
         links = Charts.all.map { |c| [c.id, c.title] } +
-                [%w[configs Configurations], ["failed", "Failed trials"], ["experiment-file", "Experiment file"],
+                [%w[configs Configurations], ["what-ran", "What ran"], ["failed", "Failed trials"],
+                 ["experiment-file", "Experiment file"],
                  %w[environment Environment]]
         links.map { |id, title| %(<a href="##{id}">#{esc(title)}</a>) }.join
       end
@@ -137,6 +145,12 @@ module Rackbench
           <h2>Configurations</h2>
           <p class="how">Throughput is the median over ok batches; ratios compare each median with the baseline's.</p>
           #{@tables.configs}
+          </section>
+          <section id="what-ran">
+          <h2>What ran</h2>
+          <p class="how">Reported by every process of every server before it was measured, and compared with the
+          configuration: a trial whose server ran anything else failed.</p>
+          #{@tables.what_ran}
           </section>
           <section id="failed">
           <h2>Failed trials</h2>

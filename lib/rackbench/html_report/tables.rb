@@ -20,6 +20,24 @@ module Rackbench
         table(headings, rows, text_columns: [*dims, "verdict", "flags"])
       end
 
+      # One row per configuration and distinct identity its servers
+      # reported: ruby, JIT, server gem, processes, checked variables.
+      def what_ran
+        rows = @doc.configs.flat_map do |c|
+          ran = Array(c["ran"])
+          next [[esc(@doc.name(c)), %(<span class="note">not recorded</span>), "", "", "", "", ""]] if ran.empty?
+
+          ran.map do |r|
+            env = (r["env"] || {}).map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
+            gem = r["server_gem"] ? "#{r["server_gem"]["name"]} #{r["server_gem"]["version"]}" : ""
+            [esc(@doc.name(c)), esc(r["description"]), esc(r["jit"] ? r["jit"].upcase : "none"), esc(gem),
+             esc(r["processes"]), esc(env), esc(Array(r["batches"]).join(", "))]
+          end
+        end
+        table(%w[configuration ruby JIT server processes variables batches], rows,
+              text_columns: %w[configuration ruby JIT server variables batches])
+      end
+
       # One row per failed trial: position, batch, configuration, reason.
       # Empty string when no trial failed.
       def failed_trials

@@ -99,6 +99,27 @@ module Rackbench
         @flags ||= Flags.new(self, @options, unit: Report.rate_unit(@trials)).to_a
       end
 
+      # What the servers of this configuration really ran, as their identity
+      # checks recorded it: one entry per distinct identity (normally one),
+      # with the batches that ran it. Empty for trials stored before
+      # rackbench checked identities.
+      def ran
+        @ran ||= @trials.select(&:identity).group_by { |t| Ran.key(t.identity) }.map do |key, trials|
+          key.merge("batches" => trials.map(&:batch).uniq.sort)
+        end
+      end
+
+      # The part of an identity record that tells configurations apart.
+      module Ran
+        def self.key(identity)
+          {
+            "description" => identity["description"], "jit" => identity["jit"],
+            "server_gem" => identity["server_gem"], "env" => identity["env"] || {},
+            "processes" => Array(identity["processes"]).size
+          }
+        end
+      end
+
       def verdict
         return "baseline" if baseline?
         return "no baseline" unless @comparison
@@ -129,7 +150,7 @@ module Rackbench
           "latency_us" => latency_us, "latency_curve_us" => histogram&.curve_us,
           "error_rate" => error_rate, "bytes_per_s" => bytes_per_s,
           "rss_peak_bytes" => rss_peak_bytes, "pss_peak_bytes" => pss_peak_bytes, "rps_per_gb" => rps_per_gb,
-          "flags" => flags
+          "flags" => flags, "ran" => ran
         }
       end
 

@@ -15,6 +15,11 @@ module Rackbench
     #                     window (Stats.trend), so it measured a warming server
     # engine_saturated :: the load engine was busy > 90% of the time: it may
     #                     have limited the throughput, not the server
+    # warmup_errors :: requests failed during a batch's warmup (a login
+    #                  answered 422, a page 500): the window may not have
+    #                  measured the session or the pages meant
+    # busy_machine :: other processes used more than 10% of a CPU during a
+    #                 batch's measured window (Runner::MachineLoad)
     # failed :: trials of this configuration that failed (with the first reason)
     # too_few_batches :: fewer ok batches than Options#min_batches: no interval
     #                    or verdict is given
@@ -26,7 +31,7 @@ module Rackbench
       end
 
       def to_a
-        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated]
+        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *busy_machine]
       end
 
       private
@@ -81,6 +86,32 @@ module Rackbench
           { "kind" => "warmup_too_short", "batch" => trial.batch,
             "message" => format("batch %d: throughput rose %.1f%% during the measured window; lengthen the warmup",
                                 trial.batch, trend.relative_rise * 100) }
+        end
+      end
+
+      def warmup_errors
+        @config.ok_trials.filter_map do |trial|
+          warmup = trial.warmup
+          next unless warmup && warmup["failed"].positive?
+
+          kinds = warmup["status"].reject { |code, _| code.to_i.between?(200, 399) }.merge(warmup["errors"])
+          { "kind" => "warmup_errors", "batch" => trial.batch,
+            "message" => format("batch %d: %d of %d warmup requests failed (%s); the window may not measure " \
+                                "what you meant (a login that failed?)", trial.batch, warmup["failed"],
+                                warmup["requests"] + warmup["errors"].values.sum,
+                                kinds.map { |k, n| "#{k}: #{n}" }.join(", ")) }
+        end
+      end
+
+      def busy_machine
+        @config.ok_trials.filter_map do |trial|
+          machine = trial.machine
+          next unless machine.is_a?(Hash) && machine["busy"]
+
+          busiest = Array(machine["busiest"]).map { |p| "#{p["name"]} (pid #{p["pid"]}) #{p["cpu_percent"]}%" }
+          { "kind" => "busy_machine", "batch" => trial.batch,
+            "message" => format("batch %d: other processes used %.0f%% of a CPU during the window: %s",
+                                trial.batch, machine["other_cpu_percent"].to_f, busiest.join(", ")) }
         end
       end
 

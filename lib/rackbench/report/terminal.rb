@@ -24,7 +24,8 @@ module Rackbench
         configs = @report.configs
         return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
 
-        [table(configs), baseline_line, bar_chart(configs), flag_lines(configs)].compact.join("\n") + "\n"
+        [warning_lines, table(configs), baseline_line, bar_chart(configs), flag_lines(configs),
+         ran_lines(configs)].compact.join("\n") + "\n"
       end
 
       private
@@ -89,7 +90,8 @@ module Rackbench
       end
 
       FLAG_MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
-                     "warmup_too_short" => "w", "engine_saturated" => "s" }.freeze
+                     "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
+                     "busy_machine" => "b" }.freeze
       private_constant :FLAG_MARKS
 
       def batches_text(c)
@@ -158,6 +160,37 @@ module Rackbench
 
         legend = FLAG_MARKS.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
+      end
+
+      def warning_lines
+        warnings = @report.warnings
+        return nil if warnings.empty?
+
+        ["Machine warnings (the figures below are less trustworthy):",
+         *warnings.map { |w| w["at"] == "experiment" ? "  #{w["message"]}" : "  #{w["at"]}: #{w["message"]}" }].join("\n")
+      end
+
+      # What every configuration's servers really ran, as checked in each
+      # of their processes before measuring.
+      def ran_lines(configs)
+        lines = configs.flat_map do |c|
+          ran = c.ran
+          next ["  #{c.label}: not recorded (stored before rackbench checked identities)"] if ran.empty?
+
+          ran.map do |r|
+            batches = ran.size > 1 ? " (batches #{r["batches"].join(", ")})" : ""
+            "  #{c.label}: #{ran_text(r)}#{batches}"
+          end
+        end
+        ["What ran (reported by every server process before measuring):", *lines].join("\n")
+      end
+
+      def ran_text(ran)
+        ruby = ran["description"].to_s.split(" (").first
+        jit = ran["jit"] ? "#{ran["jit"].upcase} on" : "no JIT"
+        gem = ran["server_gem"] ? "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}" : "server unknown"
+        env = ran["env"].map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
+        "#{ruby}, #{jit}, #{gem}, #{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"
       end
 
       def latency(c, key)

@@ -21,6 +21,25 @@ module Rackbench
         @row[:status] == "ok" && rps.is_a?(Numeric) && rps.positive? && rps.finite?
       end
       def engine = @row[:engine_result] || {}
+      # What the server really ran (Runner::Identity), nil for trials stored
+      # before rackbench checked it.
+      def identity = @row[:identity]
+      # What else the machine did in the window (Runner::MachineLoad), or nil.
+      def machine = @row[:machine]
+
+      # The warmup's requests and its failures (transport errors and
+      # statuses other than 2xx/3xx), from the engine's warmup phase:
+      # {"requests", "failed", "status", "errors"}, or nil without a warmup.
+      def warmup
+        w = engine["warmup"]
+        return nil unless w.is_a?(Hash)
+
+        status = w["status"] || {}
+        errors = w["errors"] || {}
+        bad = status.reject { |code, _| code.to_i.between?(200, 399) }
+        { "requests" => w["requests"].to_i, "failed" => bad.values.sum + errors.values.sum,
+          "status" => status, "errors" => errors.select { |_, n| n.to_i.positive? } }
+      end
 
       # The configuration's text id: "ruby=ruby server=puma app=rack-hello
       # processes=1 threads=4" (dims in the experiment's order).
@@ -59,7 +78,8 @@ module Rackbench
           "rps" => r[:rps], "requests" => r[:requests], "errors" => r[:errors], "error_rate" => r[:error_rate],
           "bytes_per_s" => engine["bytes_per_s"], "latency_us" => r[:latency_us],
           "rss_peak_bytes" => r[:rss_peak_bytes], "pss_peak_bytes" => r[:pss_peak_bytes],
-          "warmup_s" => r[:warmup_s], "measure_s" => r[:measure_s],
+          "warmup_s" => r[:warmup_s], "measure_s" => r[:measure_s], "warmup" => warmup,
+          "offered_rps" => engine["offered_rps"], "identity" => identity, "machine" => machine,
           "timeline" => timeline(engine["timeline"]),
           "warmup_timeline" => timeline(engine.dig("warmup", "timeline"))
         }

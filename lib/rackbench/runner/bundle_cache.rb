@@ -38,6 +38,10 @@ module Rackbench
         log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
         bundle.ensure_installed!(log: log, before_install: lambda do |_|
           @out.puts "Installing gems for #{app.name} on #{ruby.name} with #{adapter.name} (log: #{log})"
+        end, waiting: lambda do |holder, waited_s|
+          who = holder ? "pid #{holder}" : "another process"
+          @out.puts(waited_s < BundleEnv::LOCK_NOTICE_INTERVAL_S ? "Waiting for #{who}, which is installing gems for #{ruby.name} (lock #{bundle.lock_path})" \
+                                   : "Still waiting for #{who} to finish installing gems (#{waited_s.round} s)")
         end)
         bundle
       rescue SetupError => e

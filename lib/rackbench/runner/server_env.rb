@@ -44,8 +44,12 @@ module Rackbench
       # :app_env, :ruby_env, :experiment_env :: Hash name => value (nil unsets, for ruby_env)
       # :pass_env :: names to take from parent (default: [])
       # :trial_env :: rackbench's own markers, always last (default: {})
+      # :also_check :: more names the identity check verifies, set or not:
+      #                those any other variant, app or configuration of the
+      #                experiment sets, so a trial proves it runs without
+      #                them (default: [])
       def initialize(parent:, bundle:, server_env: {}, app_env: {}, ruby_env: {}, experiment_env: {}, pass_env: [],
-                     trial_env: {})
+                     trial_env: {}, also_check: [])
         @entries = {}
         @user_names = []
         machine(parent)
@@ -56,7 +60,7 @@ module Rackbench
         user.each { |source, vars| layer(vars, source) }
         pair_rack_and_rails(user)
         pass(parent, pass_env)
-        @checked = (PAIRED + @user_names).uniq.to_h { |name| [name, self[name]] }.freeze
+        @checked = (PAIRED + @user_names + (also_check - pass_env)).uniq.to_h { |name| [name, self[name]] }.freeze
         # The identity agent in every server process reports these names.
         layer(trial_env.merge(Identity::ENV_LIST_VAR => @checked.keys.join(",")), "trial")
         @entries.freeze
@@ -79,10 +83,10 @@ module Rackbench
       end
 
       # The variables whose values the identity check compares inside the
-      # server: RACK_ENV and RAILS_ENV always, and everything a ruby
-      # variant, the app or the experiment set (nil: must be unset). Values
-      # taken from the shell with pass_env are left out: they may be
-      # secrets, and the user vouched for them.
+      # server: RACK_ENV and RAILS_ENV always, everything a ruby variant,
+      # the app or the experiment set, and the also_check names (nil: must
+      # be unset). Values taken from the shell with pass_env are left out:
+      # they may be secrets, and the user vouched for them.
       attr_reader :checked
 
       private

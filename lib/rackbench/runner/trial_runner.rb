@@ -31,12 +31,16 @@ module Rackbench
       # :results_dir :: where logs/ and work/ go
       # :seed :: the experiment's seed (the engine's request mix uses seed + batch)
       # :pass_env :: variable names the servers take from the shell (default: [])
+      # :watched_env :: names any ruby variant, app or configuration of the
+      #                 experiment sets: every trial proves its own values of
+      #                 them, unset ones included (default: [])
       # :parent_env :: the shell's environment (default: ENV)
       # :ready_timeout_s :: how long a server may take to answer (default: 60)
       # :stop_grace_s :: time the server gets after TERM before KILL (default: 10)
       # :max_error_rate :: see MAX_ERROR_RATE
       # :setup_timeout_s :: deadline of an app's setup step (default: 300)
-      def initialize(variants:, bundles:, engine:, layout:, results_dir:, seed:, pass_env: [], parent_env: ENV,
+      def initialize(variants:, bundles:, engine:, layout:, results_dir:, seed:, pass_env: [], watched_env: [],
+                     parent_env: ENV,
                      ready_timeout_s: 60, stop_grace_s: 10, max_error_rate: MAX_ERROR_RATE,
                      setup_timeout_s: SETUP_TIMEOUT_S)
         @variants = variants
@@ -46,6 +50,7 @@ module Rackbench
         @results_dir = results_dir
         @seed = seed
         @pass_env = pass_env
+        @watched_env = watched_env
         @parent_env = parent_env
         @ready_timeout_s = ready_timeout_s
         @stop_grace_s = stop_grace_s
@@ -130,7 +135,7 @@ module Rackbench
       def server_env(config, app, variant, adapter, bundle, work_dir)
         ServerEnv.new(parent: @parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env || {},
                       ruby_env: variant.env, experiment_env: config.env, pass_env: @pass_env,
-                      trial_env: trial_env(work_dir, adapter))
+                      trial_env: trial_env(work_dir, adapter), also_check: @watched_env)
       end
 
       # rackbench's own variables, always last: the trial's directory (the
