@@ -70,13 +70,14 @@ describe "the runner with built-in apps" do
     run_entries(entries, **options)
   end
 
-  def run_entries(entries, ruby: "ruby", result: AppRunnerTestSupport::ENGINE_RESULT, extra: "")
+  def run_entries(entries, ruby: "ruby", result: AppRunnerTestSupport::ENGINE_RESULT, extra: "",
+                  load: "{ duration: 0.1s, warmup: 0s, connections: 2 }")
     experiment = Rackbench::Experiment.parse(<<~YAML, source: "test.yml", base_dir: dir)
       name: app-runner-test
       rubies: [#{ruby}]
       servers: [fake-apps]
       apps: [#{entries.join(", ")}]
-      load: { duration: 0.1s, warmup: 0s, connections: 2 }
+      load: #{load}
       #{extra}
     YAML
     @engine = AppRunnerTestSupport::Engine.new(result)
@@ -131,6 +132,22 @@ describe "the runner with built-in apps" do
     assert mix.cookies
     plain = by_file.fetch(nil).first
     refute plain.cookies
+  end
+
+  it "keeps cookies per connection for a request list from the experiment file, unless load.cookies says false" do
+    list = File.join(dir, "session.requests")
+    File.write(list, "--- first name=login\nPOST /login\n\nuser=a\n--- name=home\nGET /\n")
+    base = "duration: 0.1s, warmup: 0s, connections: 2"
+    run_apps(%w[rack-hello], load: "{ #{base}, requests: session.requests }")
+    assert_equal [[list, true]], @engine.settings.map { |s| [s.requests_file, s.cookies] }
+
+    FileUtils.rm_rf(Dir.glob(File.join(dir, "*.db*")))
+    run_apps(%w[rack-hello], load: "{ #{base}, requests: session.requests, cookies: false }")
+    assert_equal [[list, false]], @engine.settings.map { |s| [s.requests_file, s.cookies] }
+
+    FileUtils.rm_rf(Dir.glob(File.join(dir, "*.db*")))
+    run_apps(%w[rack-hello], load: "{ #{base}, cookies: true }")
+    assert_equal [[nil, true]], @engine.settings.map { |s| [s.requests_file, s.cookies] }, "a single URL on request"
   end
 
   it "checks the content type of the app's answer" do

@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "open3"
+
+# Ruby variants must not leak into each other. Three variants of one ruby
+# (plain, --yjit, and an env variable) share one Bundler environment per
+# server; under Puma and Unicorn (forking workers), run with several seeds
+# so that each variant's trial is the first of a run at least once (a
+# shared environment once kept the options and variables of whichever
+# variant built it first), every process of every server must report
+# exactly its own variant: YJIT on in the YJIT variant and off in the two
+# others, X=1 in the env variant and unset in the two others.
+describe "ruby variants (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-variants") }
+  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
+  let(:text) do
+    <<~YAML
+      name: variants
+      seed: SEED
+      batches: 2
+      rubies:
+        - ruby
+        - { name: ruby-yjit, ruby: ruby, options: ["--yjit"] }
+        - { name: ruby-x, ruby: ruby, env: { X: "1" } }
+      servers: [puma, unicorn]
+      apps: [rack-hello]
+      processes: 2
+      threads: 1
+      load: { connections: 2, duration: 0.3s, warmup: 0.1s }
+    YAML
+  end
+
+  after { FileUtils.rm_rf(dir) }
+
+  # The first seeds whose plans start with each variant in turn.
+  def seeds_starting_with_each_variant
+    firsts = {}
+    (1..200).each do |seed|
+      experiment = Rackbench::Experiment.parse(text.sub("SEED", seed.to_s))
+      first = Rackbench::Plan.new(experiment).trials.first.config.ruby.label
+      firsts[first] ||= seed
+      break if firsts.size == 3
+    end
+    assert_equal %w[ruby ruby-x ruby-yjit], firsts.keys.sort
+    firsts
+  end
+
+  it "runs every process of every trial as its own variant, whichever variant comes first" do
+    seeds_starting_with_each_variant.each do |first_variant, seed|
+      file = File.join(dir, "seed-#{seed}.yml")
+      File.write(file, text.sub("SEED", seed.to_s))
+      results = File.join(dir, "results-#{seed}")
+      # The shell's own settings must not reach any server either.
+      shell = { "RUBY_YJIT_ENABLE" => "1", "X" => "from-the-shell", "RAILS_ENV" => "development" }
+      out, err, status = Open3.capture3(shell, RbConfig.ruby, exe, "run", file, "--results", results)
+      assert status.success?, "seed #{seed} (#{first_variant} first) failed: #{err}\n#{out}"
+
+      trials = Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }
+      assert_equal first_variant, trials.min_by { |t| t[:position] }[:ruby]
+      assert_equal 12, trials.size
+      trials.each do |trial|
+        identity = trial[:identity]
+        where = "seed #{seed}, #{trial[:ruby]} on #{trial[:server]} batch #{trial[:batch]}"
+        assert_equal "ok", trial[:status], "#{where}: #{trial[:reason]}"
+        assert_equal 3, identity["processes"].size, "#{where}: master and 2 workers"
+        assert(identity["processes"].all? { |p| p["source"] == "reported" }, where)
+        want_jit = trial[:ruby] == "ruby-yjit" ? "yjit" : nil
+        assert_equal [want_jit], identity["processes"].map { |p| p["jit"] }.uniq, "#{where}: JIT in every process"
+        if trial[:ruby] == "ruby-x"
+          assert_equal "1", identity["env"]["X"], "#{where}: X set"
+        else
+          assert_nil identity["env"].fetch("X"), "#{where}: X checked, and unset"
+        end
+        assert_equal %w[production production], identity["env"].values_at("RACK_ENV", "RAILS_ENV"), where
+        assert_equal trial[:server], identity["server_gem"]["name"], where
+        assert_equal trial[:gem_versions][trial[:server]], identity["server_gem"]["version"], where
+        assert_equal(trial[:ruby] == "ruby-yjit", trial[:ruby_description].include?("+YJIT"), where)
+      end
+    end
+  end
+end
