@@ -88,7 +88,7 @@ module Rackbench
     def self.sweep(results_dir:, grace_s:, binary: BINARY)
       check_binary!(binary)
       out, err, status = Open3.capture3(unmarked_env, binary, "--sweep", marker_entry(results_dir),
-                                        grace_ms(grace_s).to_s)
+                                        grace_ms(grace_s).to_s, close_others: true)
       parse_counts(out, err, status, "sweep")
     rescue SystemCallError => e
       raise Failed, "cannot run #{binary}: #{e.message}"
@@ -124,8 +124,7 @@ module Rackbench
     # there are none.
     def self.parse_counts(out, err, status, what) # :nodoc:
       unless status.success?
-        reason = err.to_s.lines.map(&:strip).reject(&:empty?).last ||
-                 (status.signaled? ? "killed by SIG#{Signal.signame(status.termsig)}" : "exit status #{status.exitstatus}")
+        reason = err.to_s.lines.map(&:strip).reject(&:empty?).last || describe_exit(status)
         raise Failed, "watchdog #{what} failed: #{reason}"
       end
       counts = JSON.parse(out.to_s.lines.last.to_s)
@@ -136,6 +135,10 @@ module Rackbench
       COUNT_KEYS.to_h { |key| [key, counts[key.to_s]] }
     rescue JSON::ParserError
       raise Failed, "watchdog #{what}: unexpected output #{out.to_s.strip.inspect}"
+    end
+
+    def self.describe_exit(status) # :nodoc:
+      status.signaled? ? "killed by SIG#{Signal.signame(status.termsig)}" : "exit status #{status.exitstatus}"
     end
 
     attr_reader :results_dir, :grace_s, :binary, :pid
@@ -161,10 +164,14 @@ module Rackbench
       # IO.pipe makes both ends close-on-exec: no server, engine or setup
       # script spawned later inherits the write end, which would keep the
       # watchdog from ever seeing end of file while that process lives.
+      # close_others: the watchdog holds nothing else of this process (a
+      # socket or pipe it inherited would stay open as long as the watchdog
+      # waits); chdir "/": nor a directory.
       watch_reader, @watch_writer = IO.pipe
       @report_reader, report_writer = IO.pipe
       @pid = Process.spawn(Watchdog.unmarked_env, binary, "--watch", @entry, @grace_ms.to_s,
-                           in: watch_reader, out: report_writer, err: report_writer, pgroup: true, chdir: "/")
+                           in: watch_reader, out: report_writer, err: report_writer, pgroup: true, chdir: "/",
+                           close_others: true)
       self
     rescue SystemCallError => e
       [@watch_writer, @report_reader].each { |io| io&.close }

@@ -62,12 +62,14 @@ static int check_arguments(int argc, char **argv, long *grace_ms) {
         return 2;
     }
     if (!environ_entry_valid(argv[2])) {
-        fprintf(stderr, "rackbench-guard: %s: the marker must be NAME=VALUE with a non-empty name and value, got '%s'\n",
+        fprintf(stderr,
+                "rackbench-guard: %s: the marker must be NAME=VALUE with a non-empty name and value, got '%s'\n",
                 argv[1], argv[2]);
         return 2;
     }
     if (parse_grace_ms(argv[3], grace_ms) != 0) {
-        fprintf(stderr, "rackbench-guard: %s: GRACE_MS must be a whole number of milliseconds up to %ld, got '%s'\n",
+        fprintf(stderr,
+                "rackbench-guard: %s: GRACE_MS must be a whole number of milliseconds up to %ld, got '%s'\n",
                 argv[1], GRACE_MS_MAX, argv[3]);
         return 2;
     }
@@ -95,6 +97,7 @@ static int sweep_and_report(const char *entry, long grace_ms, const proc_key *pr
     return 0;
 }
 
+/* --sweep NAME=VALUE GRACE_MS. Returns the exit status. */
 static int sweep_main(int argc, char **argv) {
     long grace_ms;
     int usage = check_arguments(argc, argv, &grace_ms);
@@ -105,6 +108,8 @@ static int sweep_main(int argc, char **argv) {
     return sweep_and_report(argv[2], grace_ms, protected_keys, protected_count);
 }
 
+/* --watch NAME=VALUE GRACE_MS: returns the exit status, once stdin has
+ * ended and the sweep is done. */
 static int watch_main(int argc, char **argv) {
     long grace_ms;
     int usage = check_arguments(argc, argv, &grace_ms);

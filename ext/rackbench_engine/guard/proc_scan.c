@@ -81,6 +81,8 @@ static ssize_t read_environ_at(proc_snapshot *snap, int dir_fd) {
     return (ssize_t)len;
 }
 
+/* Appends a copy of entry, growing the snapshot. Returns 0, or -1 when out
+ * of memory (the snapshot is unchanged). */
 static int push_entry(proc_snapshot *snap, const proc_entry *entry) {
     if (snap->count == snap->capacity) {
         size_t cap = snap->capacity ? snap->capacity * 2 : 256;
@@ -93,6 +95,7 @@ static int push_entry(proc_snapshot *snap, const proc_entry *entry) {
     return 0;
 }
 
+/* qsort order of proc_entry: ascending PID. */
 static int by_pid(const void *a, const void *b) {
     pid_t x = ((const proc_entry *)a)->key.pid, y = ((const proc_entry *)b)->key.pid;
     return (x > y) - (x < y);

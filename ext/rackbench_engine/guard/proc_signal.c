@@ -16,6 +16,7 @@ static int still_the_same(const char *proc_dir, proc_key key) {
            !proc_stat_exited(&stat);
 }
 
+/* The PROC_SIGNAL_* result of a kill()-like call that returned rc. */
 static int result_of(int rc) {
     if (rc == 0) return PROC_SIGNAL_SENT;
     return errno == EPERM ? PROC_SIGNAL_DENIED : PROC_SIGNAL_GONE;

@@ -33,6 +33,7 @@ static int skip_field(const char *line, size_t len, size_t *at) {
     return 0;
 }
 
+/* parse_u64 for a pid_t (0 to INT_MAX). Returns 0 or -1. */
 static int parse_pid(const char *line, size_t len, size_t *at, pid_t *pid) {
     unsigned long long v;
     if (parse_u64(line, len, at, &v) != 0 || v > INT_MAX) return -1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 when a and b name the same process (PID and start time). */
 static int same_key(proc_key a, proc_key b) { return a.pid == b.pid && a.start_ticks == b.start_ticks; }
 
 /* The index of pid among the count entries (sorted by PID), or -1. */
@@ -19,6 +20,7 @@ static long find_pid(const proc_entry *entries, size_t count, pid_t pid) {
     return -1;
 }
 
+/* 1 when key is one of the protected_count keys. */
 static int is_protected(proc_key key, const proc_key *protected_keys, size_t protected_count) {
     for (size_t i = 0; i < protected_count; i++) {
         if (same_key(key, protected_keys[i])) return 1;
@@ -78,6 +80,7 @@ long sweep_select(const proc_entry *entries, size_t count, const proc_key *prote
     return chosen;
 }
 
+/* The index of key in the table, or -1. */
 static long find_tracked(const sweep_table *table, proc_key key) {
     for (size_t i = 0; i < table->count; i++) {
         if (same_key(table->tracked[i].key, key)) return (long)i;
@@ -85,6 +88,8 @@ static long find_tracked(const sweep_table *table, proc_key key) {
     return -1;
 }
 
+/* Adds key to the table, no signal delivered, not yet alive. Returns 0, or
+ * -1 when out of memory (the table is unchanged). */
 static int track(sweep_table *table, proc_key key) {
     if (table->count == table->capacity) {
         size_t cap = table->capacity ? table->capacity * 2 : 16;
