@@ -30,4 +30,5 @@ module Rackbench
   autoload :Ports, File.expand_path("rackbench/ports", __dir__)
   autoload :ProcessTree, File.expand_path("rackbench/process_tree", __dir__)
   autoload :Sampler, File.expand_path("rackbench/sampler", __dir__)
+  autoload :Watchdog, File.expand_path("rackbench/watchdog", __dir__)
 end

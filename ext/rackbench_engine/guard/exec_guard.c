@@ -1,16 +1,6 @@
-/*
- * guard.c - rackbench-guard PARENT_PID COMMAND [ARGS...]
- *
- * Runs COMMAND (a server) so that it cannot outlive the rackbench runner
- * that started it: the kernel sends it SIGTERM when its parent dies (the
- * parent-death signal survives execve). setpriv --pdeathsig does the same
- * but leaves a race: if the runner is killed between fork and prctl, the
- * signal is never sent and the server runs on forever. Here the parent's
- * PID is passed in and checked after prctl, closing that window.
- *
- * Exit status: COMMAND's (it replaces this process), 1 when the parent is
- * already gone, 2 on a usage error, 127 when COMMAND cannot be run.
- */
+/* exec_guard.c - see exec_guard.h. */
+#include "exec_guard.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-int main(int argc, char **argv) {
+int exec_guard_main(int argc, char **argv) {
     if (argc < 3) {
         fputs("usage: rackbench-guard PARENT_PID COMMAND [ARGS...]\n", stderr);
         return 2;
