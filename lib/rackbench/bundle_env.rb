@@ -171,9 +171,11 @@ module Rackbench
     # :waiting :: called with the holder's pid (or nil) and the seconds waited so far when another process holds
     #             the install lock: at once, then every LOCK_NOTICE_INTERVAL_S, so a wait never looks like a hang
     #             (default: nil)
-    def ensure_installed!(log: log_path, before_install: nil, waiting: nil)
+    # :extra_env :: variables added to Bundler's environment, e.g. the run's marker (Watchdog.marker_env; default: {})
+    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {})
       return :reused if @ready
 
+      @extra_env = extra_env
       FileUtils.mkdir_p([dir, app_config_dir, install_path])
       outcome = File.open(lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
         acquire(lock, waiting)
@@ -286,7 +288,7 @@ module Rackbench
       FileUtils.mkdir_p(File.dirname(log))
       File.open(log, "a") { |f| f.puts("== #{Time.now.utc.strftime("%FT%TZ")} #{argv.join(" ")}") }
       @output_offset = File.size(log)
-      env = Rubies::CleanEnv.clean(@parent_env).merge(bundle_variables(frozen: false))
+      env = Rubies::CleanEnv.clean(@parent_env).merge(bundle_variables(frozen: false)).merge(@extra_env || {})
       begin
         Rubies::Child.run(argv, env: env, timeout_s: timeout_s, log_path: log, chdir: dir)
       rescue SystemCallError => e

@@ -55,12 +55,14 @@ module Rackbench
     # Runs the engine. Returns a LoadResult; raises UsageError (the engine
     # refused the arguments), EngineError (it failed or misbehaved) or
     # Interrupted (with the partial result, when there is one).
-    def run(settings)
+    #
+    # :env :: more variables for the engine, e.g. the run's marker (Watchdog.marker_env; default: {})
+    def run(settings, env: {})
       ensure_binary!
       out_r, out_w = IO.pipe
       err_r, err_w = IO.pipe
       # The engine stops if this process dies; it checks it was started by us.
-      env = { "RACKBENCH_PARENT_PID" => Process.pid.to_s }
+      env = env.merge("RACKBENCH_PARENT_PID" => Process.pid.to_s)
       pid = Process.spawn(env, *argv(settings), out: out_w, err: err_w, in: File::NULL, pgroup: true)
       out_w.close
       err_w.close

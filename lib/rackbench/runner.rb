@@ -59,7 +59,7 @@ module Rackbench
       @err = err
       @engine = engine
       @installs = installs
-      @bundles = bundles || BundleCache.new(root: bundle_root, out: out)
+      @bundles = bundles || BundleCache.new(root: bundle_root, out: out, marker_env: Watchdog.marker_env(@results_dir))
       @layout = layout
       @ready_timeout_s = ready_timeout_s
       @stop_grace_s = stop_grace_s
@@ -104,6 +104,25 @@ module Rackbench
       check_pass_env!
       plan # resolve rubies and adapters before touching the store
       environment = @environment || capture_environment
+      with_watchdog { store_and_run(environment) }
+    end
+
+    # An earlier runner of this directory that died (kill -9) may have left
+    # processes behind that its own watchdog could not stop: stop them
+    # before measuring next to them. Then watch this run the same way.
+    def with_watchdog
+      left = Watchdog.sweep(results_dir: @results_dir, grace_s: @stop_grace_s)
+      stopped = left[:termed] + left[:killed]
+      @err.puts "rackbench: stopped #{stopped} process(es) an earlier run of #{@results_dir} left behind" if stopped.positive?
+      watchdog = Watchdog.start(results_dir: @results_dir, grace_s: @stop_grace_s)
+      begin
+        yield
+      ensure
+        watchdog.stop
+      end
+    end
+
+    def store_and_run(environment)
       Store.open(@results_dir) do |store|
         experiment_id = store.find_or_create_experiment(
           name: @experiment.name, fingerprint: @experiment.fingerprint, seed: @experiment.seed,

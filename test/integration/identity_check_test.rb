@@ -158,16 +158,28 @@ describe Rackbench::Runner::Identity::Check do
     error = assert_raises(Rackbench::IdentityMismatch) { check(server, expectation(variant, env)).verify! }
     assert_match(/main process \(#{server.pid}\) reported no identity/, error.message)
 
-    # A worker of the same ruby that never reported (spawned, not forked
-    # through Ruby): refused unless the server's adapter forks outside Ruby.
+    # A worker forked before the agent could hook fork (as a server that
+    # forks in C does): refused unless the server's adapter forks so.
     FileUtils.rm_rf(Dir.glob(File.join(Identity.directory(@dir), "*")))
-    child = "Process.spawn(#{RbConfig.ruby.inspect}, '-e', 'sleep'); sleep"
-    server = start(variant.command, env, child)
+    server = start(variant.command, env, "fork { sleep }; load #{Identity::AGENT.inspect}; sleep", agent_first: false)
     wait_until(timeout_s: 30, message: "the worker") { Rackbench::ProcessTree.pids(server.pid).size == 2 }
     error = assert_raises(Rackbench::IdentityMismatch) { check(server, expectation(variant, env)).verify! }
     assert_match(/process \d+ runs .* but reported no identity/, error.message)
 
     record = check(server, expectation(variant, env), copies_allowed: true).verify!
     assert_equal ["reported", "copy of #{server.pid}"], record["processes"].map { |p| p["source"] }
+  end
+
+  it "records a program the app started with the same ruby as no server process" do
+    env = server_env
+    helper = "Process.spawn(#{RbConfig.ruby.inspect}, '-e', 'sleep'); sleep"
+    server = start(variant.command, env, helper)
+    wait_until(timeout_s: 30, message: "the helper") { Rackbench::ProcessTree.pids(server.pid).size == 2 }
+
+    record = check(server, expectation(variant, env)).verify!
+
+    assert_equal ["reported"], record["processes"].map { |p| p["source"] }
+    assert_equal 1, record["others"].size
+    assert_match(/ruby.* -e sleep/, record["others"].first["command"])
   end
 end

@@ -198,4 +198,62 @@ describe "rackbench run (integration)" do
     assert_equal 1, err.lines.size
     assert_match(/ruby.*9\.9\.9.*not found/, err)
   end
+
+  # Every process still marked with this test's results directory (the
+  # watchdog's marker, which every process of a run carries).
+  def marked_processes
+    Dir.glob("/proc/[0-9]*/environ").select do |path|
+      File.binread(path).split("\0").include?("RACKBENCH_RESULTS_DIR=#{results}")
+    rescue SystemCallError
+      false
+    end.map { |path| describe_process(File.dirname(path)) }.reject { |p| p.end_with?("(gone)") || p.split[1] == "Z" }
+  end
+
+  it "leaves nothing alive after kill -9, not a TERM-ignoring server nor its helper in another process group" do
+    app = File.expand_path("../fixtures/apps/stubborn", __dir__)
+    File.write(experiment_file, <<~YAML)
+      name: integration-stubborn
+      batches: 2
+      rubies: [ruby]
+      servers: [puma]
+      apps: [{ name: stubborn, path: #{app}, expect_body: stubborn }]
+      processes: 1
+      threads: 1
+      load: { connections: 1, duration: 1s, warmup: 0.2s }
+    YAML
+    pid = Process.spawn(RbConfig.ruby, exe, "run", experiment_file, "--results", results,
+                        out: File::NULL, err: File::NULL, pgroup: true)
+    begin
+      ignoring = wait_until(timeout_s: 300, interval_s: 0.1, message: "the server to ignore TERM") do
+        Dir.glob(File.join(results, "work", "*", "ignoring-term")).first
+      end
+      helper = Integer(File.read(File.join(File.dirname(ignoring), "helper.pid")))
+      assert_operator marked_processes.size, :>=, 2
+
+      # A second run on the same directory refuses at once, naming the first.
+      _out, err, status = rackbench("run", experiment_file, "--results", results, "--resume")
+      assert_equal 2, status.exitstatus
+      assert_match(/#{Regexp.escape(results)} is in use by another rackbench run \(pid #{pid}\)/, err)
+
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    ensure
+      begin
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+      rescue Errno::ESRCH, Errno::ECHILD
+        nil
+      end
+    end
+    # The server ignores TERM: the watchdog's grace (10 s) passes, then KILL.
+    wait_until(timeout_s: 60, interval_s: 0.2, message: "every process of the run to be gone") { marked_processes.empty? }
+    refute(File.exist?("/proc/#{helper}") && File.read("/proc/#{helper}/stat")[/\) (\S)/, 1] != "Z",
+           "the helper in its own process group")
+
+    out, err, status = rackbench("run", experiment_file, "--results", results, "--resume")
+    assert status.success?, "resume failed: #{err}\n#{out}"
+    assert_equal 2, stored.size
+    assert(stored.all? { |t| t[:status] == "ok" }, stored.map { |t| t[:reason] }.compact.join("\n"))
+    assert_empty marked_processes
+  end
 end

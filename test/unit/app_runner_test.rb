@@ -45,7 +45,7 @@ module AppRunnerTestSupport
       @settings = []
     end
 
-    def run(settings)
+    def run(settings, env: {})
       @settings << settings
       Rackbench::LoadResult.new(JSON.parse(JSON.generate(@result)))
     end

@@ -59,7 +59,7 @@ module RunnerTestSupport
       @settings = []
     end
 
-    def run(settings)
+    def run(settings, env: {})
       @calls += 1
       @settings << settings
       raise Interrupt if @calls == @interrupt_at

@@ -21,6 +21,7 @@ module RackbenchIdentity
   # the runner (the trial's checked variables).
   ENV_LIST = "RACKBENCH_IDENTITY_ENV".freeze
   SERVER_GEM = "RACKBENCH_SERVER_GEM".freeze
+  EXEC_MARK = "RACKBENCH_EXECED_BY".freeze
 
   module_function
 
@@ -158,7 +159,30 @@ module RackbenchIdentity
       pid
     end
   end
+
+  # Rubies before 3.1 have no Process._fork: hook the two methods servers
+  # fork with instead. Kernel#fork and Process.fork return nil in the child
+  # (without a block); with a block, the child reports before running it.
+  module LegacyForkHook
+    def fork(&block)
+      return super { RackbenchIdentity.report("fork"); block.call } if block
+
+      pid = super
+      RackbenchIdentity.report("fork") if pid.nil?
+      pid
+    end
+  end
 end
 
 RackbenchIdentity.report("exec")
-Process.singleton_class.prepend(RackbenchIdentity::ForkHook) if Process.respond_to?(:_fork)
+# Set after the report, in this process's ENV only: a process this server
+# later exec's (a helper an app spawns) carries it in its environment
+# block, while a fork keeps a copy of the block this process was started
+# with, which does not. That tells the runner a helper from a worker.
+ENV[RackbenchIdentity::EXEC_MARK] = Process.pid.to_s
+if Process.respond_to?(:_fork)
+  Process.singleton_class.prepend(RackbenchIdentity::ForkHook)
+elsif Process.respond_to?(:fork)
+  Process.singleton_class.prepend(RackbenchIdentity::LegacyForkHook)
+  Kernel.prepend(RackbenchIdentity::LegacyForkHook)
+end

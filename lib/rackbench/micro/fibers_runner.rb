@@ -21,6 +21,8 @@ module Rackbench
       include MonotonicClock
 
       GUARD = File.expand_path("../../rackbench-guard", __dir__)
+      # Time a TERMed benchmark process gets before KILL, after a runner died.
+      STOP_GRACE_S = 5
 
       attr_reader :settings
 
@@ -65,6 +67,21 @@ module Rackbench
       # UsageError when the store already holds trials of these settings
       # and resume was not asked for.
       def run
+        Runner::ResultsDir.check_writable!(@results_dir)
+        Runner::ResultsDir.lock(@results_dir) do
+          Watchdog.sweep(results_dir: @results_dir, grace_s: STOP_GRACE_S)
+          watchdog = Watchdog.start(results_dir: @results_dir, grace_s: STOP_GRACE_S)
+          begin
+            run_locked
+          ensure
+            watchdog.stop
+          end
+        end
+      end
+
+      private
+
+      def run_locked
         plan # resolve the rubies before touching the store
         environment = @environment || capture_environment
         Store.open(@results_dir) do |store|
@@ -82,8 +99,6 @@ module Rackbench
           run_remaining(store, experiment_id, done)
         end
       end
-
-      private
 
       def layout_for(cpus)
         return Runner::CpuLayout.detect if cpus.nil?
@@ -139,8 +154,13 @@ module Rackbench
       # managers leak into it, plus the variant's variables. The trial's
       # directory marks every process of the run (the workers inherit it),
       # as the HTTP runner marks its servers.
+      # The run's whole environment, built as a server's is (Runner::ServerEnv):
+      # nothing of the shell's but the machine's basics, so an exported
+      # RUBY_YJIT_ENABLE cannot turn the plain variant into the YJIT one.
       def child_env(variant, work_dir)
-        Rubies::CleanEnv.clean(ENV).merge(variant.env).merge("RACKBENCH_TRIAL_DIR" => work_dir).compact
+        Runner::ServerEnv.new(parent: ENV, bundle: nil, ruby_env: variant.env,
+                              trial_env: { "RACKBENCH_TRIAL_DIR" => work_dir,
+                                           **Watchdog.marker_env(@results_dir) }).to_h
       end
 
       # If rackbench itself dies (kill -9), the benchmark's master gets

@@ -12,9 +12,11 @@ module Rackbench
     class BundleCache
       # :root :: cache directory of the environments (default: BundleEnv.default_root)
       # :out :: where to say that an install is starting (it can take minutes)
-      def initialize(root: nil, out: $stdout)
+      # :marker_env :: variables marking the installs as the run's processes (Watchdog.marker_env; default: {})
+      def initialize(root: nil, out: $stdout, marker_env: {})
         @root = root
         @out = out
+        @marker_env = marker_env
         @entries = {}
       end
 
@@ -36,7 +38,7 @@ module Rackbench
         options[:root] = @root if @root
         bundle = BundleEnv.new(**options)
         log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
-        bundle.ensure_installed!(log: log, before_install: lambda do |_|
+        bundle.ensure_installed!(log: log, extra_env: @marker_env, before_install: lambda do |_|
           @out.puts "Installing gems for #{app.name} on #{ruby.name} with #{adapter.name} (log: #{log})"
         end, waiting: lambda do |holder, waited_s|
           who = holder ? "pid #{holder}" : "another process"

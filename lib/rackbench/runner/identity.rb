@@ -17,6 +17,9 @@ module Rackbench
       # server's gem.
       ENV_LIST_VAR = "RACKBENCH_IDENTITY_ENV"
       SERVER_GEM_VAR = "RACKBENCH_SERVER_GEM"
+      # Set by the agent in each server process's ENV once it has reported:
+      # found in the environment block of a program it exec'd (see Check).
+      EXEC_MARK = "RACKBENCH_EXECED_BY"
 
       # Where the processes of a trial whose directory is trial_dir report.
       def self.directory(trial_dir)

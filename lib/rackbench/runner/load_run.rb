@@ -11,7 +11,9 @@ module Rackbench
       # :layout :: the CpuLayout (the engine's CPUs)
       # :seed :: the experiment's seed (the request mix uses seed + batch)
       # :max_error_rate :: above it the trial fails
-      def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:)
+      # :results_dir :: the run's results directory (the engine carries its marker)
+      def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, results_dir:)
+        @results_dir = results_dir
         @trial = trial
         @app = app
         @server = server
@@ -39,7 +41,7 @@ module Rackbench
           sampler.start
         end
         begin
-          result = @engine.run(settings)
+          result = @engine.run(settings, env: Watchdog.marker_env(@results_dir))
         ensure
           starter.kill
           starter.join

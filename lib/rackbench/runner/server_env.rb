@@ -39,7 +39,7 @@ module Rackbench
       attr_reader :entries
 
       # :parent :: the shell's environment (ENV)
-      # :bundle :: the trial's BundleEnv (or anything with #bundle_variables)
+      # :bundle :: the trial's BundleEnv (or anything with #bundle_variables), or nil
       # :server_env :: the adapter's variables
       # :app_env, :ruby_env, :experiment_env :: Hash name => value (nil unsets, for ruby_env)
       # :pass_env :: names to take from parent (default: [])
@@ -53,7 +53,7 @@ module Rackbench
         @entries = {}
         @user_names = []
         machine(parent)
-        layer(bundle.bundle_variables, "bundle")
+        layer(bundle ? bundle.bundle_variables : {}, "bundle")
         layer(DEFAULTS, "rackbench")
         layer(server_env, "server")
         user = { "app" => app_env, "ruby" => ruby_env, "experiment" => experiment_env }

@@ -101,7 +101,7 @@ module Rackbench
                      ruby_description: booted.identity["description"])
         begin
           LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @layout, seed: @seed,
-                      max_error_rate: app.max_error_rate || @max_error_rate).run(attrs)
+                      max_error_rate: app.max_error_rate || @max_error_rate, results_dir: @results_dir).run(attrs)
         ensure
           attrs[:stop_s] = booted.server.stop(grace_s: @stop_grace_s)[:stop_s]
         end
@@ -143,8 +143,8 @@ module Rackbench
       # the trial), the results directory (the mark the watchdog sweeps by),
       # and the gem whose version the identity agent reports.
       def trial_env(work_dir, adapter)
-        { "RACKBENCH_TRIAL_DIR" => work_dir, "RACKBENCH_RESULTS_DIR" => @results_dir,
-          Identity::SERVER_GEM_VAR => server_gem(adapter) }
+        { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => server_gem(adapter),
+          **Watchdog.marker_env(@results_dir) }
       end
 
       def resolve_app(spec)

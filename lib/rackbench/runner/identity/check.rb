@@ -18,10 +18,11 @@ module Rackbench
       # workers) cannot; for servers that fork so (copies_allowed) it is
       # accepted as a copy of its nearest reporting ancestor (a fork
       # inherits the executable, the libraries, the variables and the JIT
-      # state), and recorded as such. Anywhere else a silent process of the
-      # same ruby fails the check: it could have been started with other
-      # options. Other executables (a shell, a helper the app spawned) are
-      # not the server.
+      # state), and recorded as such. A silent process of the same ruby that
+      # was exec'd, not forked (a helper the app started with spawn), is no
+      # server process: it is recorded under "others". A silent fork
+      # elsewhere fails the check. Other executables (a shell) are not the
+      # server.
       class Check
         include MonotonicClock
 
@@ -50,6 +51,7 @@ module Rackbench
         # Returns the identity record (a Hash, JSON-ready); raises
         # IdentityMismatch naming the first difference and how many more.
         def verify!
+          @others = []
           processes = collect
           mismatches = processes.flat_map { |process| differences(process) }
           unless mismatches.empty?
@@ -85,18 +87,49 @@ module Rackbench
                                        "no identity (it did not start through rackbench's launcher)",
                                        record: nil)
           end
-          entries.map do |entry|
+          entries.filter_map do |entry|
             report = reports[entry.pid]
             next { pid: entry.pid, report: report, source: "reported" } if report
 
-            parent = @copies_allowed && reporting_ancestor(entry, reports, table)
-            unless parent
-              raise IdentityMismatch.new("identity check failed: process #{entry.pid} runs #{@expected.exe} " \
-                                         "but reported no identity", record: nil)
-            end
-            { pid: entry.pid, report: reports[parent].merge("pid" => entry.pid, "ppid" => entry.ppid),
-              source: "copy of #{parent}" }
+            silent(entry, reports, table)
           end
+        end
+
+        # A process of the variant's executable that wrote no report: a copy
+        # of a reporting ancestor forked in C, where the server forks so; a
+        # program the server or the app started (its environment is not a
+        # copy of its parent's: it was exec'd, e.g. a helper), which is no
+        # server process and is only recorded; anything else fails.
+        def silent(entry, reports, table)
+          parent = reporting_ancestor(entry, reports, table)
+          if parent && @copies_allowed
+            return { pid: entry.pid, report: reports[parent].merge("pid" => entry.pid, "ppid" => entry.ppid),
+                     source: "copy of #{parent}" }
+          end
+          if parent && exec_child?(entry.pid)
+            @others << { "pid" => entry.pid, "ppid" => entry.ppid, "command" => command(entry.pid) }
+            return nil
+          end
+
+          raise IdentityMismatch.new("identity check failed: process #{entry.pid} runs #{@expected.exe} " \
+                                     "but reported no identity", record: nil)
+        end
+
+        # /proc/PID/environ is the environment block a process was started
+        # with. A fork's is a copy of its parent's; a program exec'd from a
+        # server process gets one built from that process's ENV, into which
+        # the agent put EXEC_MARK after it started (agent/identity.rb).
+        def exec_child?(pid)
+          environ = File.binread(File.join(@proc_dir, pid.to_s, "environ"))
+          environ.split("\0").any? { |entry| entry.start_with?("#{EXEC_MARK}=") }
+        rescue SystemCallError
+          false
+        end
+
+        def command(pid)
+          File.binread(File.join(@proc_dir, pid.to_s, "cmdline")).tr("\0", " ").strip[0, 200]
+        rescue SystemCallError
+          nil
         end
 
         def reporting_ancestor(entry, reports, table)
@@ -216,7 +249,7 @@ module Rackbench
               { "pid" => p[:pid], "ppid" => p[:report]["ppid"], "source" => p[:source],
                 "event" => p[:report]["event"], "jit" => p[:report]["jit"] }
             end,
-            "expected" => @expected.to_h, "mismatches" => mismatches
+            "others" => @others, "expected" => @expected.to_h, "mismatches" => mismatches
           }
         end
       end
