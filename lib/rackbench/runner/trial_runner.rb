@@ -96,7 +96,8 @@ module Rackbench
         work_dir = File.join(@results_dir, "work", trial_slug(trial))
         FileUtils.mkdir_p(work_dir)
         command = adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"), port: port,
-                                  processes: config.processes, threads: config.threads, work_dir: work_dir)
+                                  processes: config.processes, threads: config.threads, work_dir: work_dir,
+                                  options: config.server.options, environment: "production")
         argv = orphan_guard + @layout.server_prefix + bundle.exec_prefix(variant.command) + command
         # The experiment's env wins over the ruby variant's, which wins over
         # what the adapter and the bundle set.
