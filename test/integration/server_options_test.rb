@@ -223,7 +223,8 @@ describe "server options on real servers" do
       idle.close
     end
 
-    log = boot("iodine", { "log" => false }, processes: 1) do |booted|
+    log = boot("iodine", { "log" => false }, processes: 2) do |booted|
+      assert_equal [booted.pid], booted.loaded_by, "iodine's root loads the app before forking (no preload option)"
       assert_equal 200, RawHTTP.get(booted.port, "/pid").status
       assert_equal TWO_MB.bytesize.to_s, RawHTTP.get(booted.port, "/upload", method: "POST", body: TWO_MB).body
       assert_equal 200, RawHTTP.get(booted.port, "/", headers: BIG_HEADERS).status

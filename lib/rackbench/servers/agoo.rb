@@ -97,12 +97,16 @@ module Rackbench
                                         response: false, eval: false, push: false })
           Agoo::Server.init(0, #{File.join(File.expand_path(app_dir), "public").inspect},
                             bind: [#{"http://#{bind_address(port)}".inspect}], root_first: false,
-                            worker_count: #{Integer(processes)}, thread_count: #{threads > 1 ? Integer(threads) : 0}#{init_options(values)})
+                            worker_count: #{Integer(processes)}, thread_count: #{thread_count(threads)}#{init_options(values)})
           Agoo::Server.handle(nil, "**", app)
           %w[TERM INT].each { |signal| trap(signal) { exit } }
           Agoo::Server.start
           #{threads > 1 ? "sleep # start returned at once: the evaluation threads serve" : "# the server stopped"}
         RUBY
+      end
+
+      def thread_count(threads)
+        threads > 1 ? Integer(threads) : 0
       end
 
       # The options as further Agoo::Server.init keywords (the keys are

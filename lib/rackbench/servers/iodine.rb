@@ -21,7 +21,8 @@ module Rackbench
                    effect: "largest request body in megabytes; a larger upload is refused (413)",
                    reaches: "`-maxbd N`"),
         Option.new(key: "max_header", type: ServerOptions.integer(min: 1), default: "32",
-                   effect: "largest request header in kilobytes; a request with more is refused",
+                   effect: "largest request header in kilobytes; a request with more is refused (413; " \
+                           "a single header line above 8 KB is refused whatever this says)",
                    reaches: "`-maxhd N`"),
         Option.new(key: "log", type: ServerOptions::BOOLEAN, default: "false",
                    effect: "true: Iodine logs every request (costs throughput)",
