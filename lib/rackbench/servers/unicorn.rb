@@ -54,8 +54,8 @@ module Rackbench
       end
 
       # Pitchfork shares this command line; only the names and the options
-      # differ. -c names the config file, so neither server reads the app's
-      # own config/unicorn.rb or config/pitchfork.rb.
+      # differ. -c names the config file (Pitchfork would otherwise read an
+      # app's config/pitchfork.rb).
       def command(config_ru:, port:, processes:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT, **)
         values = option_values(options)
         config = write_work_file(work_dir, self.class::CONFIG_FILE, config_text(port, processes, values))
