@@ -93,13 +93,15 @@ module Rackbench
       #                   .known_servers)
       # :known_apps :: built-in app names, or nil to accept any name
       #                (default: .builtin_apps)
+      # :option_schemas :: callable: adapter name => the options it accepts
+      #                    (see Entries), or nil (default: .option_schemas)
       def parse(text, source: "experiment.yml", base_dir: Dir.pwd, known_servers: self.known_servers,
-                known_apps: builtin_apps)
+                known_apps: builtin_apps, option_schemas: self.option_schemas)
         checker = Checker.new(source)
         data = YAMLSource.load(text, checker)
         checker.keys!(data, TOP_KEYS, nil, required: REQUIRED_KEYS)
         entries = Entries.new(checker, base_dir: base_dir, known_servers: known_servers.map(&:to_s),
-                                       known_apps: known_apps&.map(&:to_s))
+                                       known_apps: known_apps&.map(&:to_s), option_schemas: option_schemas)
         settings = Settings.new(checker, base_dir: base_dir)
         parts = parts(data, checker, entries, settings)
         matrix = Matrix.new(checker, settings, parts, data.fetch("exclude", Matrix::NO_EXCLUDE))
@@ -119,6 +121,18 @@ module Rackbench
           Rackbench::Servers.names.map(&:to_s)
         else
           KNOWN_SERVERS
+        end
+      end
+
+      # What each adapter accepts in +options+: a callable that asks the
+      # server adapter registry (Servers.option_schema) when it is loaded or
+      # can be autoloaded, else one that answers nil, which leaves the
+      # options to the adapter's own check when a trial's command is built.
+      def option_schemas
+        if Rackbench.const_defined?(:Servers) && Rackbench::Servers.respond_to?(:option_schema)
+          ->(name) { Rackbench::Servers.option_schema(name) }
+        else
+          ->(_name) {}
         end
       end
 

@@ -84,7 +84,7 @@ module Rackbench
       @plan ||= Plan.new(@experiment, unsupported: lambda do |config|
         engine = variants.fetch(config.ruby.label).install.engine
         Servers.fetch(config.server.name).unsupported_reason(processes: config.processes, threads: config.threads,
-                                                             ruby_engine: engine) ||
+                                                             ruby_engine: engine, options: config.server.options) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil)
       end)
     end

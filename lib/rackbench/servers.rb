@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "server_options"
+
 module Rackbench
   # The registry of app-server adapters. Each adapter lives in its own file,
   # lib/rackbench/servers/NAME.rb, and registers itself under NAME (as Roda
@@ -13,18 +15,34 @@ module Rackbench
   #
   # name ::
   #   The registered name, a String ("puma").
+  # server_gem ::
+  #   The name of the gem whose version is the server ("puma", "webrick"),
+  #   to verify which server version really runs.
   # gem_lines(ruby_engine) ::
   #   Gemfile lines the app's bundle needs to run this server on the given
   #   RUBY_ENGINE ("ruby", "jruby"), e.g. <tt>['gem "puma"']</tt>. They may
   #   constrain Rack where the server needs it (Unicorn: Rack 2).
-  # unsupported_reason(processes:, threads:, ruby_engine:) ::
-  #   nil when the server can run processes x threads on that engine, else
-  #   a one-line reason, so a plan can skip the combination up front.
-  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:) ::
+  # option_schema ::
+  #   The options an experiment may set for this server
+  #   (<tt>servers[].options</tt>), a ServerOptions::Schema: each key with
+  #   its type, its default, what it does and how it reaches the server.
+  #   The experiment loader refuses any other key, or a value of the wrong
+  #   type, before anything runs; ServerOptions::NONE for a server that
+  #   takes none.
+  # unsupported_reason(processes:, threads:, ruby_engine:, options: {}) ::
+  #   nil when the server can run processes x threads on that engine with
+  #   those options, else a one-line reason, so a plan can skip the
+  #   combination up front (an option that only means something in a mode
+  #   the combination does not use is refused, not ignored).
+  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production") ::
   #   The argv (an Array of Strings, never a shell string) that boots the
   #   app bound to 127.0.0.1:port, to be prefixed with the bundle's exec
   #   prefix and run with app_dir as the working directory. Config files or
-  #   boot scripts the server needs are written into work_dir.
+  #   boot scripts the server needs are written into work_dir. +options+
+  #   is the Hash (String keys) of the trial's server options, every one of
+  #   which is applied (ConfigError for one the schema refuses);
+  #   +environment+ is the RACK_ENV the trial runs in, which servers with
+  #   an environment flag (Puma, Unicorn, Pitchfork, Thin) are given.
   # env ::
   #   Environment variables the server needs (RACK_ENV=production).
   # worker_processes(processes) ::
@@ -71,6 +89,15 @@ module Rackbench
         names.map { |name| @registry.fetch(name) }
       end
 
+      # The ServerOptions::Schema of the adapter registered as name, or nil
+      # when there is none (the experiment loader then leaves the options to
+      # be checked when the trial's command is built).
+      def option_schema(name)
+        key = name.to_s
+        load_adapter(key) unless @registry.key?(key)
+        @registry[key]&.option_schema
+      end
+
       private
 
       def adapter_files
@@ -96,8 +123,20 @@ module Rackbench
       # which rules out most servers.
       JRUBY = "jruby"
 
+      # The RACK_ENV a trial runs in unless it says otherwise.
+      DEFAULT_ENVIRONMENT = "production"
+
       def name
         raise NotImplementedError, "#{self.class} must define #name"
+      end
+
+      def server_gem
+        raise NotImplementedError, "#{self.class} must define #server_gem"
+      end
+
+      # No options unless the adapter declares some.
+      def option_schema
+        ServerOptions::NONE
       end
 
       # Variables the server itself needs; none by default. RACK_ENV and
@@ -116,12 +155,14 @@ module Rackbench
         nil
       end
 
-      # Checks common to every server, then the adapter's own (#own_limits).
-      def unsupported_reason(processes:, threads:, ruby_engine:)
+      # Checks common to every server, then the adapter's own (#own_limits,
+      # which also sees the options, String keys).
+      def unsupported_reason(processes:, threads:, ruby_engine:, options: {})
         return "processes must be a positive integer (got #{processes.inspect})" unless positive?(processes)
         return "threads must be a positive integer (got #{threads.inspect})" unless positive?(threads)
 
-        own_limits(processes: processes, threads: threads, ruby_engine: ruby_engine.to_s)
+        own_limits(processes: processes, threads: threads, ruby_engine: ruby_engine.to_s,
+                   options: (options || {}).to_h.transform_keys(&:to_s))
       end
 
       def to_s
@@ -131,7 +172,21 @@ module Rackbench
       private
 
       # Subclasses override: nil or a one-line reason.
-      def own_limits(processes:, threads:, ruby_engine:); end
+      def own_limits(processes:, threads:, ruby_engine:, options:); end
+
+      # The trial's options checked against #option_schema (ConfigError
+      # naming the server and the key), with String keys.
+      def option_values(options)
+        option_schema.validate!(options, name)
+      end
+
+      # The environment flag's value: a non-empty String.
+      def environment_name(environment)
+        value = environment.to_s
+        raise ConfigError, "#{name}: environment must not be empty" if value.empty?
+
+        value
+      end
 
       def positive?(value)
         value.is_a?(Integer) && value.positive?

@@ -16,6 +16,7 @@ module AppRunnerTestSupport
   # Boots tiny_server.rb, which answers "Hello, World!" as text/plain.
   class Adapter < Rackbench::Servers::Adapter
     def name = "fake-apps"
+    def server_gem = "fake-apps"
     def gem_lines(_ruby_engine) = []
     def supports = "test double"
 

@@ -134,6 +134,58 @@ describe "Rackbench::Experiment errors" do
       assert_config_error({ "servers" => [{ "label" => "p" }] }, "servers[0].name: required")
     end
 
+    it "refuses an option the adapter does not know, suggesting one and listing those it supports" do
+      error = assert_config_error({ "servers" => [{ "name" => "unicorn", "options" => { "preload_ap" => true } }] })
+      assert_equal "experiment.yml: servers[0].options.preload_ap: unknown option for unicorn (did you mean " \
+                   "preload_app?); supported: preload_app, timeout, backlog, check_client_connection", error.message
+      error = assert_config_error({ "servers" => ["puma", { "name" => "puma", "label" => "p2",
+                                                            "options" => { "preload_app" => true } }] })
+      assert_match(/\Aexperiment\.yml: servers\[1\]\.options\.preload_app: unknown option for puma \(did you mean preload\?\); supported: preload, fork_worker, /,
+                   error.message)
+      assert_config_error({ "servers" => [{ "name" => "puma", "options" => { "zzz" => 1 } }] },
+                          "servers[0].options.zzz: unknown option for puma; supported: preload,")
+      assert_config_error({ "servers" => [{ "name" => "puma", "options" => { 1 => true } }] },
+                          "servers[0].options.1: unknown option for puma")
+    end
+
+    it "says when an adapter takes no options" do
+      error = assert_config_error({ "servers" => [{ "name" => "webrick", "options" => { "MaxClients" => 4 } }] })
+      assert_equal "experiment.yml: servers[0].options.MaxClients: webrick takes no options", error.message
+      assert_equal [{}], build_experiment("servers" => [{ "name" => "webrick", "options" => {} }]).servers.map(&:options)
+    end
+
+    it "refuses an option value of the wrong type or range" do
+      {
+        { "name" => "puma", "options" => { "preload" => "yes" } } => 'preload: must be true or false, got "yes"',
+        { "name" => "puma", "options" => { "fork_worker" => -1 } } =>
+          "fork_worker: must be true or false, or an integer >= 0, got -1",
+        { "name" => "puma", "options" => { "backlog" => 0 } } => "backlog: must be an integer >= 1, got 0",
+        { "name" => "puma", "options" => { "wait_for_less_busy_worker" => "5ms" } } =>
+          'wait_for_less_busy_worker: must be a number >= 0, got "5ms"',
+        { "name" => "unicorn", "options" => { "timeout" => "30s" } } => 'timeout: must be an integer 3-2592000, got "30s"',
+        { "name" => "unicorn", "options" => { "timeout" => 2 } } => "timeout: must be an integer 3-2592000, got 2",
+        { "name" => "unicorn", "options" => { "preload_app" => nil } } => "preload_app: must be true or false, got nothing (null)",
+        { "name" => "falcon", "options" => { "timeout" => 0 } } => "timeout: must be a number >= 0.1, got 0",
+        { "name" => "falcon", "options" => { "preload" => "" } } => 'preload: must be a string, got ""'
+      }.each do |entry, message|
+        assert_config_error({ "servers" => [entry] }, "servers[0].options.#{message}")
+      end
+    end
+
+    it "accepts every option of the right type and keeps it frozen" do
+      options = { "preload" => false, "fork_worker" => 0, "queue_requests" => true, "wait_for_less_busy_worker" => 0.01,
+                  "max_keep_alive" => 100, "enable_keep_alives" => false, "persistent_timeout" => 30, "backlog" => 512 }
+      spec = build_experiment("servers" => [{ "name" => "puma", "options" => options }]).servers.first
+      assert_equal options, spec.options
+      assert_predicate spec.options, :frozen?
+    end
+
+    it "leaves the options to the adapter when no option schema is known" do
+      experiment = parse_yaml("name: t\nservers: [{ name: puma, options: { anything: 1 } }]\napps: [rack-hello]\n",
+                              option_schemas: ->(_name) {})
+      assert_equal({ "anything" => 1 }, experiment.servers.first.options)
+    end
+
     it "rejects an empty list and nothing" do
       assert_config_error({ "servers" => [] }, "servers: must not be an empty list")
       assert_config_error "name: t\nservers:\napps: [rack-hello]\n", "servers: must be a value or a list, got nothing (null)"

@@ -53,9 +53,9 @@ describe Rackbench::Experiment do
       yjit = experiment.rubies.last
       assert_equal ["ruby-yjit", "ruby", ["--yjit"], { "MALLOC_ARENA_MAX" => "2" }],
                    [yjit.label, yjit.ruby, yjit.options, yjit.env]
-      webrick = experiment.servers.last
-      assert_equal ["webrick-default", "webrick", { "DoNotReverseLookup" => true }],
-                   [webrick.label, webrick.name, webrick.options]
+      puma, webrick = experiment.servers
+      assert_equal ["puma", "puma", { "queue_requests" => false }], [puma.label, puma.name, puma.options]
+      assert_equal ["webrick-default", "webrick", {}], [webrick.label, webrick.name, webrick.options]
       assert_equal [1, 2], experiment.processes
       assert_equal [1, 4], experiment.threads
       assert_equal ["10000", "600000"], experiment.env["RUBY_GC_HEAP_INIT_SLOTS"]
@@ -155,8 +155,8 @@ describe Rackbench::Experiment do
           - { name: myapp, path: ./myapp/, health: /up, load_path: /posts, expect_body: Posts }
           - rack-hello
         servers:
-          - { label: webrick-default, name: webrick, options: { DoNotReverseLookup: true } }
-          - puma
+          - { label: webrick-default, name: webrick }
+          - { options: { queue_requests: false }, name: puma }
         rubies:
           - { name: ruby-yjit, ruby: ruby, options: --yjit, env: { MALLOC_ARENA_MAX: "2" } }
           - ruby
@@ -168,7 +168,8 @@ describe Rackbench::Experiment do
       changes = [
         ["seed: 42", "seed: 43"], ["batches: 3", "batches: 4"], ["duration: 10s", "duration: 11s"],
         ['options: ["--yjit"]', 'options: ["--yjit", "-W0"]'], ["threads: [1, 4]", "threads: [1, 2]"],
-        ["expect_body: Posts", "expect_body: Post"], ["{ server: webrick-default, processes: 2 }", "{ server: puma, processes: 2 }"]
+        ["expect_body: Posts", "expect_body: Post"], ["{ server: webrick-default, processes: 2 }", "{ server: puma, processes: 2 }"],
+        ["queue_requests: false", "queue_requests: true"]
       ]
       changes.each do |from, to|
         assert_includes text, from

@@ -13,19 +13,30 @@ module RunnerTestSupport
 
   # The app server adapter of these tests: boots tiny_server.rb in the mode
   # named by its label (servers: [{name: fake, label: ok}] ...).
+  # Its one option, "multi", lifts its limit of one process; #commands
+  # records the options and environment each command was built with.
   class FakeAdapter < Rackbench::Servers::Adapter
+    OPTIONS = Rackbench::ServerOptions::Schema.new(
+      Rackbench::ServerOptions::Option.new(key: "multi", type: Rackbench::ServerOptions::BOOLEAN, default: "false",
+                                           effect: "allows processes > 1", reaches: "recorded")
+    )
+
+    def self.commands = (@commands ||= [])
     def name = "fake"
+    def server_gem = "fake"
     def gem_lines(_ruby_engine) = []
     def supports = "test double"
+    def option_schema = OPTIONS
 
-    def command(port:, **)
+    def command(port:, **keywords)
+      self.class.commands << keywords.slice(:options, :environment)
       [TINY_SERVER, port.to_s, Thread.current[:tiny_mode] || "ok"]
     end
 
     private
 
-    def own_limits(processes:, **)
-      "fake runs a single process" if processes > 1
+    def own_limits(processes:, options:, **)
+      "fake runs a single process" if processes > 1 && !options["multi"]
     end
   end
   Rackbench::Servers.register(:fake, FakeAdapter.new)
@@ -121,6 +132,16 @@ describe Rackbench::Runner do
     assert(trials.all? { |t| t[:status] == "ok" && t[:rps] == 200.0 && t[:boot_s].positive? })
     assert_match(/skipped: .*processes=2.*fake runs a single process/, out.string)
     assert_equal({ "tiny" => "1.0" }, trials.first[:gem_versions])
+  end
+
+  it "gives the adapter the server's options when planning and when building each command" do
+    RunnerTestSupport::FakeAdapter.commands.clear
+    text = experiment.source_text.sub("servers: [fake]", "servers: [{ name: fake, options: { multi: true } }]")
+    exp = Rackbench::Experiment.parse(text, source: "test.yml", base_dir: dir)
+    summary = runner(exp: exp).run
+    assert_equal [8, 0], [summary.ok, summary.skipped], "multi lifts the one-process limit"
+    assert_equal [{ options: { "multi" => true }, environment: "production" }] * 8,
+                 RunnerTestSupport::FakeAdapter.commands
   end
 
   it "runs batch by batch in the seeded order" do

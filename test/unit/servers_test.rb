@@ -42,6 +42,8 @@ describe Rackbench::Servers do
       assert_equal 1, adapter.worker_processes(4)
       assert_nil adapter.ready_log(4)
       assert_nil adapter.unsupported_reason(processes: 4, threads: 4, ruby_engine: "ruby")
+      assert_same Rackbench::ServerOptions::NONE, adapter.option_schema
+      assert_raises(NotImplementedError) { adapter.server_gem }
     end
 
     it "names the known servers when asked for an unknown one" do
@@ -60,6 +62,9 @@ describe Rackbench::Servers do
         adapter.gem_lines("ruby").each { |line| assert_match(/\Agem "[a-z0-9_-]+"(, "[<>=~ \d.]+")?\z/, line) }
         # RACK_ENV and RAILS_ENV are rackbench's (Runner::ServerEnv), not an adapter's.
         assert_equal({}, adapter.env)
+        assert_equal adapter.gem_lines("ruby").first[/\Agem "([^"]+)"/, 1], adapter.server_gem
+        assert_kind_of Rackbench::ServerOptions::Schema, adapter.option_schema
+        assert_same adapter.option_schema, Rackbench::Servers.option_schema(adapter.name)
         assert_operator adapter.worker_processes(1), :>=, 1
 
         argv = command(adapter.name, processes: 1, threads: 1)
@@ -94,8 +99,8 @@ describe Rackbench::Servers do
 
   describe "puma" do
     it "runs a cluster for processes > 1 and single mode otherwise" do
-      expected = ["puma", "--config", "-", "--environment", "production", "--bind", "tcp://127.0.0.1:4567",
-                  "--threads", "2:2", "--workers", "3", "/apps/hello/config.ru"]
+      expected = ["puma", "--config", File.join(@work, "puma.rb"), "--environment", "production",
+                  "--bind", "tcp://127.0.0.1:4567", "--threads", "2:2", "--workers", "3", "/apps/hello/config.ru"]
       assert_equal expected, command("puma", processes: 3, threads: 2)
       assert_includes command("puma", processes: 1, threads: 5).each_cons(2).to_a, ["--workers", "0"]
       assert_equal 4, server("puma").worker_processes(3)

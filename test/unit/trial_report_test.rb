@@ -81,5 +81,9 @@ describe "rackbench run/report/servers commands" do
     puma = JSON.parse(out).find { |s| s["name"] == "puma" }
     assert puma["jruby"]
     assert_equal ['gem "puma"'], puma["gems"]["ruby"]
+    assert_equal "puma", puma["server_gem"]
+    assert_equal Rackbench::Servers.fetch("puma").option_schema.keys, puma["options"].map { |o| o["key"] }
+    assert_equal({ "key" => "preload", "type" => "true or false" }, puma["options"].first.slice("key", "type"))
+    assert_empty JSON.parse(out).find { |s| s["name"] == "webrick" }["options"]
   end
 end

@@ -6,8 +6,9 @@ require_relative "command"
 
 module Rackbench
   module CLI
-    # `rackbench servers`: the app-server adapters, the gems each installs
-    # and what processes x threads each can run (doc/servers.md).
+    # `rackbench servers`: the app-server adapters, the gems each installs,
+    # what processes x threads each can run and the options each accepts
+    # (doc/servers.md).
     class ServersCommand < Command
       def run(argv)
         json = false
@@ -21,19 +22,28 @@ module Rackbench
         if json
           @out.puts JSON.pretty_generate(adapters.map { |a| describe(a) })
         else
-          rows = adapters.map { |a| [a.name, a.gem_lines("ruby").join("; "), a.supports] }
-          @out.puts Terminal::Table.new(headings: %w[server gems supports], rows: rows).to_s
+          rows = adapters.map { |a| [a.name, a.gem_lines("ruby").join("; "), a.supports, option_keys(a)] }
+          @out.puts Terminal::Table.new(headings: %w[server gems supports options], rows: rows).to_s
         end
         CLI::EXIT_OK
       end
 
       private
 
+      def option_keys(adapter)
+        adapter.option_schema.empty? ? "none" : adapter.option_schema.keys.join(", ")
+      end
+
       def describe(adapter)
         {
           "name" => adapter.name, "supports" => adapter.supports,
           "gems" => { "ruby" => adapter.gem_lines("ruby"), "jruby" => adapter.gem_lines("jruby") },
-          "jruby" => adapter.unsupported_reason(processes: 1, threads: 1, ruby_engine: "jruby").nil?
+          "jruby" => adapter.unsupported_reason(processes: 1, threads: 1, ruby_engine: "jruby").nil?,
+          "server_gem" => adapter.server_gem,
+          "options" => adapter.option_schema.map do |option|
+            { "key" => option.key, "type" => option.type.text, "default" => option.default, "effect" => option.effect,
+              "reaches" => option.reaches }
+          end
         }
       end
     end

@@ -144,8 +144,7 @@ module Rackbench
         key ? "#{key}.#{name}" : name.to_s
       end
 
-      private
-
+      # How an error shows a value the user wrote.
       def describe(value)
         case value
         when nil then "nothing (null)"

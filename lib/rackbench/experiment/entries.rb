@@ -13,7 +13,7 @@ module Rackbench
 
     # One entry of +servers+: the adapter +name+ (puma, webrick, ...), the
     # +label+ results show, and adapter-specific +options+ (Hash with String
-    # keys, passed to the adapter unchecked).
+    # keys, each checked against the adapter's option schema).
     ServerSpec = Struct.new(:label, :name, :options, keyword_init: true)
 
     # One entry of +apps+. +health+ is the path polled until the server is
@@ -50,11 +50,17 @@ module Rackbench
       # +base_dir+ :: directory relative app paths are resolved against
       # +known_servers+ :: adapter names accepted in +servers+
       # +known_apps+ :: built-in app names, or nil to accept any name
-      def initialize(checker, base_dir:, known_servers:, known_apps:)
+      # +option_schemas+ :: callable: adapter name => the options it accepts
+      #                     (a schema answering #keys, #empty? and
+      #                     #problem(key, value)), or nil when it cannot say
+      #                     (the options are then checked by the adapter
+      #                     when a trial's command is built)
+      def initialize(checker, base_dir:, known_servers:, known_apps:, option_schemas: ->(_name) {})
         @checker = checker
         @base_dir = base_dir
         @known_servers = known_servers
         @known_apps = known_apps
+        @option_schemas = option_schemas
       end
 
       def rubies(value)
@@ -139,8 +145,30 @@ module Rackbench
         @checker.keys!(item, SERVER_KEYS, key, required: %w[name])
         name = server_name(item["name"], "#{key}.name")
         label = item.key?("label") ? @checker.pattern!(item["label"], "#{key}.label", Checker::LABEL, LABEL_TEXT) : name
-        options = @checker.mapping!(item.fetch("options", {}), "#{key}.options")
+        options = server_options(name, item.fetch("options", {}), "#{key}.options")
         ServerSpec.new(label: label, name: name, options: DeepFreeze.call(options))
+      end
+
+      # The options of one server entry, each key known to the adapter and
+      # each value of the type it declares, e.g.
+      #   servers[0].options.preload_ap: unknown option for unicorn (did you mean preload_app?); supported: ...
+      def server_options(name, value, key)
+        options = @checker.mapping!(value, key)
+        schema = @option_schemas.call(name)
+        return options unless schema
+
+        options.each do |option, option_value|
+          option_key = "#{key}.#{option}"
+          @checker.fail!(option_key, "#{name} takes no options") if schema.empty?
+          unless option.is_a?(String) && schema.keys.include?(option)
+            hint = @checker.suggestion(option, schema.keys)
+            @checker.fail!(option_key, "unknown option for #{name}#{" (#{hint})" if hint}; " \
+                                       "supported: #{schema.keys.join(", ")}")
+          end
+          problem = schema.problem(option, option_value)
+          @checker.fail!(option_key, problem) if problem
+        end
+        options
       end
 
       def server_name(value, key)

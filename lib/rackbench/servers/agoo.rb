@@ -11,11 +11,32 @@ module Rackbench
     # Agoo with a small generated script that passes the thread count:
     #
     #   WORK_DIR/agoo_boot.rb   (Agoo::Server.init(0, APP_DIR/public,
-    #     bind: "http://127.0.0.1:PORT", worker_count: P, thread_count: T or 0))
+    #     bind: "http://127.0.0.1:PORT", worker_count: P, thread_count: T or 0,
+    #     and the trial's options))
+    #
+    # Agoo has no environment flag. Its poll_timeout is not offered: it only
+    # sets how often an idle evaluation thread's wait (in 10 ms polls)
+    # returns to its loop, not how soon a request is picked up.
     class Agoo < Adapter
       BOOT_FILE = "agoo_boot.rb"
 
+      Option = ServerOptions::Option
+      OPTIONS = ServerOptions::Schema.new(
+        Option.new(key: "pedantic", type: ServerOptions::BOOLEAN, default: "false",
+                   effect: "true: Agoo checks every response header against the HTTP and Rack specs and " \
+                           "fails the request (500) on one it does not know or accept, custom headers " \
+                           "included",
+                   reaches: "`pedantic: true/false` (Agoo::Server.init in the boot script)"),
+        Option.new(key: "connection_timeout", type: ServerOptions.number(min: 0.1), default: "30",
+                   effect: "seconds an idle connection stays open",
+                   reaches: "`connection_timeout: S` (Agoo::Server.init in the boot script)")
+      )
+
       def name = "agoo"
+
+      def server_gem = "agoo"
+
+      def option_schema = OPTIONS
 
       # The boot script parses config.ru with Rack::Builder.
       def gem_lines(_ruby_engine)
@@ -26,8 +47,8 @@ module Rackbench
         "processes >= 1 (N peers, no master), threads >= 1 (1: main thread only); CRuby only"
       end
 
-      def command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, **)
-        script = boot_script(app_dir, config_ru, port, processes, threads)
+      def command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, **)
+        script = boot_script(app_dir, config_ru, port, processes, threads, option_values(options))
         [write_work_file(work_dir, BOOT_FILE, script, mode: 0o755)]
       end
 
@@ -53,7 +74,7 @@ module Rackbench
       # trials crashed). The app is wrapped so the body is read into an
       # Array and closed before Agoo sees it; a streamed body (download) is
       # therefore buffered whole on Agoo (doc/servers.md).
-      def boot_script(app_dir, config_ru, port, processes, threads)
+      def boot_script(app_dir, config_ru, port, processes, threads, values)
         <<~RUBY
           #!/usr/bin/env ruby
           # frozen_string_literal: true
@@ -76,12 +97,22 @@ module Rackbench
                                         response: false, eval: false, push: false })
           Agoo::Server.init(0, #{File.join(File.expand_path(app_dir), "public").inspect},
                             bind: [#{"http://#{bind_address(port)}".inspect}], root_first: false,
-                            worker_count: #{Integer(processes)}, thread_count: #{threads > 1 ? Integer(threads) : 0})
+                            worker_count: #{Integer(processes)}, thread_count: #{thread_count(threads)}#{init_options(values)})
           Agoo::Server.handle(nil, "**", app)
           %w[TERM INT].each { |signal| trap(signal) { exit } }
           Agoo::Server.start
           #{threads > 1 ? "sleep # start returned at once: the evaluation threads serve" : "# the server stopped"}
         RUBY
+      end
+
+      def thread_count(threads)
+        threads > 1 ? Integer(threads) : 0
+      end
+
+      # The options as further Agoo::Server.init keywords (the keys are
+      # Agoo's own names; values through #inspect only).
+      def init_options(values)
+        values.map { |key, value| ", #{key}: #{value.inspect}" }.join
       end
     end
 

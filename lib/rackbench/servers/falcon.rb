@@ -15,9 +15,32 @@ module Rackbench
     #   threads T:  ... --hybrid --forks P --threads T
     #
     # `falcon serve` is what Falcon's README benchmarks with; it adds no
-    # response cache unless --cache is given.
+    # response cache unless --cache is given. It has no environment flag:
+    # the app sees RACK_ENV from the environment only. Options become flags:
+    #
+    #   ... [--cache] [--timeout S] [--preload PATH]
     class Falcon < Adapter
+      Option = ServerOptions::Option
+      OPTIONS = ServerOptions::Schema.new(
+        Option.new(key: "cache", type: ServerOptions::BOOLEAN, default: "false",
+                   effect: "true: Falcon's HTTP response cache answers cacheable GET/HEAD responses " \
+                           "(x-cache header) without calling the app again",
+                   reaches: "`--cache`; false: no flag"),
+        Option.new(key: "timeout", type: ServerOptions.number(min: 0.1), default: "none",
+                   effect: "seconds Falcon waits on a connection's read or write before giving up: an " \
+                           "idle keep-alive connection is closed after it",
+                   reaches: "`--timeout S`"),
+        Option.new(key: "preload", type: ServerOptions::STRING, default: "none",
+                   effect: "a Ruby file (relative to the app's directory) the controller loads before " \
+                           "forking, so the children share what it loaded",
+                   reaches: "`--preload PATH`")
+      )
+
       def name = "falcon"
+
+      def server_gem = "falcon"
+
+      def option_schema = OPTIONS
 
       def gem_lines(_ruby_engine)
         ['gem "falcon"']
@@ -28,13 +51,15 @@ module Rackbench
           "each serving requests on fibers); CRuby only"
       end
 
-      def command(config_ru:, port:, processes:, threads:, **)
+      def command(config_ru:, port:, processes:, threads:, options: {}, **)
+        values = option_values(options)
         argv = ["falcon", "serve", "--bind", "http://#{bind_address(port)}", "--config", config_ru.to_s]
-        if threads == 1
-          argv + ["--forked", "--count", processes.to_s]
-        else
-          argv + ["--hybrid", "--forks", processes.to_s, "--threads", threads.to_s]
-        end
+        argv += if threads == 1
+                  ["--forked", "--count", processes.to_s]
+                else
+                  ["--hybrid", "--forks", processes.to_s, "--threads", threads.to_s]
+                end
+        argv + option_flags(values)
       end
 
       def worker_processes(processes)
@@ -45,6 +70,16 @@ module Rackbench
 
       def own_limits(ruby_engine:, **)
         no_jruby(ruby_engine)
+      end
+
+      def option_flags(values)
+        values.flat_map do |key, value|
+          case key
+          when "cache" then value ? ["--cache"] : []
+          when "timeout" then ["--timeout", value.to_s]
+          when "preload" then ["--preload", value]
+          end
+        end
       end
     end
 

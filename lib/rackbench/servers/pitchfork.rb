@@ -11,13 +11,36 @@ module Rackbench
     # groups of their own, which is why stopping walks the process tree and
     # not only the group.
     #
-    #   pitchfork -c WORK_DIR/pitchfork.conf.rb -E production CONFIG_RU
-    #   (the config sets worker_processes P and listen "127.0.0.1:PORT")
+    # Pitchfork has no preload_app: the mold always loads the app once and
+    # the workers are forked from it. Its own knob is reforking
+    # (refork_after): a worker that has served enough requests becomes the
+    # new mold, so the next workers start from its warmed-up memory.
+    #
+    #   pitchfork -c WORK_DIR/pitchfork.conf.rb -E ENV CONFIG_RU
+    #   (the config sets worker_processes P, listen "127.0.0.1:PORT" and
+    #   the trial's options)
     class Pitchfork < Unicorn
       CONFIG_FILE = "pitchfork.conf.rb"
       WORKER_READY = /worker=\d+ gen=\d+ pid=\d+ ready/
 
+      OPTIONS = ServerOptions::Schema.new(
+        Option.new(key: "timeout", type: ServerOptions.integer(min: 3), default: "20 (+ 2 s cleanup)",
+                   effect: "seconds a worker may spend on one request before the monitor stops it " \
+                           "(Pitchfork adds 2 s of cleanup before KILL)",
+                   reaches: "`timeout N` (config)"),
+        Option.new(key: "refork_after", type: ServerOptions.integer_list(min: 1), default: "off (no reforking)",
+                   effect: "requests a worker serves before it becomes the new mold, per generation " \
+                           "(the last count repeats), e.g. [50, 100, 1000]",
+                   reaches: "`refork_after [N, ...]` (config)"),
+        BACKLOG,
+        CHECK_CLIENT_CONNECTION
+      )
+
       def name = "pitchfork"
+
+      def server_gem = "pitchfork"
+
+      def option_schema = OPTIONS
 
       def gem_lines(_ruby_engine)
         ['gem "pitchfork"']

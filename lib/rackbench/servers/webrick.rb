@@ -14,10 +14,16 @@ module Rackbench
     # so the server is booted by a small generated script instead:
     #
     #   WORK_DIR/webrick_boot.rb   (runs the app through rackup's WEBrick handler)
+    #
+    # WEBrick takes no options: its one concurrency knob is the trial's
+    # threads, and it has no environment flag (RACK_ENV comes from the
+    # environment).
     class WEBrick < Adapter
       BOOT_FILE = "webrick_boot.rb"
 
       def name = "webrick"
+
+      def server_gem = "webrick"
 
       # Rack 3 moved the handlers into the rackup gem; with a Rack 2 app
       # Bundler resolves rackup 1.x, which leaves them in Rack.
@@ -29,7 +35,8 @@ module Rackbench
         "processes 1, threads >= 1 (= MaxClients, one thread per connection); CRuby and JRuby"
       end
 
-      def command(config_ru:, port:, threads:, work_dir:, **)
+      def command(config_ru:, port:, threads:, work_dir:, options: {}, **)
+        option_values(options) # refuses any option: WEBrick takes none
         [write_work_file(work_dir, BOOT_FILE, boot_script(config_ru, port, threads), mode: 0o755)]
       end
 
