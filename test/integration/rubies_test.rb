@@ -109,7 +109,9 @@ describe "Rubies named by path, run for real" do
     assert status.success?, err
     listed = JSON.parse(out)
     by_path = listed.to_h { |entry| [entry["path"], entry] }
-    relocated, copy, wrapper = paths.map { |path| by_path.fetch(File.realpath(path)) { flunk("#{path} not listed: #{out}") } }
+    relocated, copy, wrapper = paths.map do |path|
+      by_path.fetch(File.realpath(path)) { flunk("#{path} not listed: #{out}") }
+    end
     assert_equal %w[explicit explicit explicit], [relocated, copy, wrapper].map { |entry| entry["source"] }
     assert_equal listed.size, listed.map { |entry| entry["name"] }.uniq.size, "names are unique"
     assert_match(/\Aruby #{Regexp.escape(second.relocated_version)}p/, relocated["description"])

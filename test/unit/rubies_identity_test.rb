@@ -149,8 +149,8 @@ module RubiesIdentitySpec
 
       installs = discover
 
-      assert_equal [["ruby", system_ruby, system_ruby], ["ruby-3.1.2", copy, copy], ["ruby-3.1.7", relocated, relocated]],
-                   installs.map { |i| [i.name, i.path, i.exe] }
+      assert_equal [["ruby", system_ruby, system_ruby], ["ruby-3.1.2", copy, copy],
+                    ["ruby-3.1.7", relocated, relocated]], installs.map { |i| [i.name, i.path, i.exe] }
     end
 
     it "runs JRuby through its launcher, which its process image (the JVM) is not" do
@@ -184,7 +184,9 @@ module RubiesIdentitySpec
     end
 
     def maps(*files)
-      files.map.with_index { |file, i| "7f00000#{i}000-7f00000#{i + 1}000 r-xp 00000000 fe:00 #{100 + i}   #{file}\n" }.join
+      files.map.with_index do |file, i|
+        "7f00000#{i}000-7f00000#{i + 1}000 r-xp 00000000 fe:00 #{100 + i}   #{file}\n"
+      end.join
     end
 
     it "finds the libruby a shared build maps, and nothing for a static build or a JVM" do

@@ -7,9 +7,14 @@ module Rackbench
     # when the interpreter could not be run.
     #
     # name :: unique label: "ruby"/"jruby" for the PATH ones, else "<engine>-<version>"
-    # path :: real path of the file rackbench execs: the one named, for a ruby given by path; the interpreter behind it, for one found through PATH or a version manager (see doc/rubies.md)
-    # exe :: real path of what the kernel runs when path is exec'd (/proc/self/exe): path itself for a CRuby binary, the interpreter a wrapper script execs, the JVM for JRuby
-    # libruby :: real path of the libruby shared object mapped into the process, or nil (a static build, JRuby)
+    # path :: real path of the file rackbench execs: the file named, for a
+    #         ruby given by path; the interpreter behind it, for one found
+    #         through PATH or a version manager (see doc/rubies.md)
+    # exe :: real path of what the kernel runs once path is exec'd
+    #        (/proc/self/exe): path itself for a CRuby binary, the ruby a
+    #        wrapper script execs, the JVM for JRuby
+    # libruby :: real path of the libruby shared object mapped into the
+    #            process, or nil (a static build, JRuby)
     # engine :: "ruby", "jruby" or "truffleruby"
     # version :: the engine's version: "3.1.2" for CRuby, "9.3.9.0" for JRuby
     # ruby_version :: the Ruby language version it implements (RUBY_VERSION)
@@ -27,7 +32,8 @@ module Rackbench
       attr_reader(*FIELDS)
 
       def initialize(name:, path:, source:, exe: nil, libruby: nil, engine: nil, version: nil, ruby_version: nil,
-                     abi_version: nil, description: nil, platform: nil, jit: [], bundler_version: nil, bundler_bin: nil, error: nil)
+                     abi_version: nil, description: nil, platform: nil, jit: [], bundler_version: nil,
+                     bundler_bin: nil, error: nil)
         @name = name.to_s.dup.freeze
         @path = path.to_s.dup.freeze
         @exe = exe&.dup&.freeze
