@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "rbconfig"
 require "rackbench/rubies"
 require "support/fake_rubies"
 
@@ -177,10 +178,17 @@ module RubiesIdentitySpec
   end
 
   describe "lib/rackbench/ruby_probe.rb" do
-    before do
-      # Loaded rather than run: defines RackbenchProbe and prints nothing.
-      out, = capture_io { load Rackbench::Rubies::Prober::SCRIPT }
-      assert_empty out
+    SCRIPT = Rackbench::Rubies::Prober::SCRIPT
+    # Required rather than run: defines RackbenchProbe and prints nothing.
+    require SCRIPT
+
+    it "prints its answer when run as the program, and nothing when loaded" do
+      run = Rackbench::Rubies::Child.run([RbConfig.ruby, SCRIPT], env: { "PATH" => "/usr/bin:/bin" }, timeout_s: 30)
+      loaded = Rackbench::Rubies::Child.run([RbConfig.ruby, "-e", "load ARGV[0]; p RackbenchProbe.exe", SCRIPT],
+                                            env: { "PATH" => "/usr/bin:/bin" }, timeout_s: 30)
+
+      assert_match(/\ARACKBENCH_PROBE \{.*"exe":"#{Regexp.escape(File.realpath(RbConfig.ruby))}"/, run.output)
+      assert_equal "#{File.realpath(RbConfig.ruby).inspect}\n", loaded.output
     end
 
     def maps(*files)
