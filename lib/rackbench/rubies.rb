@@ -24,10 +24,14 @@ module Rackbench
     # Finds the rubies installed on this machine and describes each by
     # running it. Returns an Array of Install in discovery order: the
     # `ruby`, `jruby` and `truffleruby` on PATH, then rbenv, chruby,
-    # asdf, mise and rvm installs, then extra_paths. Installs are
-    # deduplicated by the real path of the interpreter, so a version
-    # manager's shim on PATH and the install it points to appear once
-    # (under the PATH name). A ruby that cannot run is included with
+    # asdf, mise and rvm installs, then extra_paths. A path in extra_paths
+    # is run as itself; a ruby found through PATH or a manager stands for
+    # the interpreter behind it (see Prober). Installs are deduplicated by
+    # what runs (Install#identity: the file exec'd, its process image, its
+    # libruby and its description), never by the RbConfig.ruby a ruby
+    # reports, so a shim on PATH and the install it points to appear once
+    # (under the PATH name) while a relocated build or a copy of another
+    # ruby is listed on its own. A ruby that cannot run is included with
     # Install#error set to the reason.
     #
     # :env :: environment to search (PATH, RBENV_ROOT, ...) and to run the probes with, minus variables that would leak into another ruby (default: ENV)
@@ -60,14 +64,17 @@ module Rackbench
       Resolver.new(installs, env: env, probe_timeout_s: probe_timeout_s).resolve(spec)
     end
 
-    # Keeps the first Install seen for each interpreter path.
+    # Keeps the first Install seen for each identity.
     def self.dedupe(installs)
-      installs.uniq(&:path)
+      installs.uniq(&:identity)
     end
     private_class_method :dedupe
 
-    # PATH rubies keep their command name, others are "<engine>-<version>";
-    # a clash gets "@<source>" and then a counter appended.
+    # installs with unique names, in the same order: PATH rubies keep their
+    # command name, others are "<engine>-<version>"; a clash gets
+    # "@<source>" and then a counter appended. Earlier installs keep their
+    # names, so appending one and naming the list again renames only the
+    # newcomer.
     def self.name_uniquely(installs)
       taken = {}
       installs.map do |install|
@@ -78,6 +85,5 @@ module Rackbench
         name == install.name ? install : install.with(name: name)
       end
     end
-    private_class_method :name_uniquely
   end
 end

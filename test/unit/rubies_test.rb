@@ -5,54 +5,15 @@ require "fileutils"
 require "json"
 require "rbconfig"
 require "rackbench/rubies"
+require "support/fake_rubies"
 
 # Discovery runs fake rubies (shell scripts under test/fixtures/rubies that
-# answer the probe) in a temporary home, plus one real probe of the ruby
-# running the tests.
+# answer the probe, see test/support/fake_rubies.rb) in a temporary home,
+# plus one real probe of the ruby running the tests. What is exec'd and how
+# installs are told apart: test/unit/rubies_identity_test.rb.
 module RubiesSpec
-  FIXTURES = File.expand_path("../fixtures/rubies", __dir__)
-
-  module Helpers
-    def setup
-      @tmp = Dir.mktmpdir("rackbench-rubies")
-      @home = File.join(@tmp, "home")
-      @bin = File.join(@tmp, "bin")
-      FileUtils.mkdir_p([@home, @bin])
-    end
-
-    def teardown
-      FileUtils.rm_rf(@tmp)
-    end
-
-    # A fake ruby at path whose probe answers with fields.
-    def fake_ruby(path, engine: "ruby", version: "3.3.0", executable: nil, jit: ["yjit"], warning: nil, **extra)
-      install_fixture("fake_ruby", path)
-      info = { "engine" => engine, "version" => version, "ruby_version" => engine == "ruby" ? version : "3.1.4",
-               "abi_version" => "#{version[/\A\d+\.\d+/]}.0", "description" => "#{engine} #{version} (fake)",
-               "platform" => "x86_64-linux", "executable" => executable || path, "jit" => jit }
-      info.merge!(extra.transform_keys(&:to_s))
-      File.write("#{path}.probe", "#{"#{warning}\n" if warning}RACKBENCH_PROBE #{JSON.generate(info)}\n")
-      path
-    end
-
-    def install_fixture(name, path)
-      FileUtils.mkdir_p(File.dirname(path))
-      FileUtils.cp(File.join(FIXTURES, name), path)
-      File.chmod(0o755, path)
-      path
-    end
-
-    def discover(env: {}, extra_paths: [], **options)
-      Rackbench::Rubies.discover(env: { "PATH" => @bin }.merge(env), home: @home, extra_paths: extra_paths, **options)
-    end
-
-    def by_name(installs)
-      installs.to_h { |i| [i.name, i] }
-    end
-  end
-
   describe "Rackbench::Rubies.discover" do
-    include Helpers
+    include FakeRubies
 
     it "finds the PATH rubies and every version manager's installs, in order, with their source" do
       fake_ruby(File.join(@bin, "ruby"), version: "3.1.2")
@@ -79,8 +40,8 @@ module RubiesSpec
     it "lists a ruby reachable through several paths once, under the name it was first found by" do
       real = fake_ruby(File.join(@home, ".rbenv/versions/3.3.0/bin/ruby"))
       File.symlink(real, File.join(@bin, "ruby"))
-      # A shim is another file, but the probe reports the ruby behind it.
-      fake_ruby(File.join(@home, ".asdf/installs/ruby/3.3.0/bin/ruby"), executable: real)
+      # A shim is another file, but the probe runs in the ruby behind it.
+      fake_ruby(File.join(@home, ".asdf/installs/ruby/3.3.0/bin/ruby"), executable: real, exe: real)
 
       installs = discover(extra_paths: [real])
 
@@ -128,6 +89,13 @@ module RubiesSpec
       assert_equal "RUBYOPT=unset BUNDLE_GEMFILE=unset GEM_HOME=unset BUNDLER_VERSION=unset PATH=#{@bin}", description
     end
 
+    # The libruby this test process maps, read independently of the probe.
+    def own_libruby
+      mapped = File.readlines("/proc/self/maps").map { |line| line.split(" ", 6)[5].to_s.strip }
+      found = mapped.find { |file| File.basename(file).match?(/\Alibruby.*\.so/) }
+      found && File.realpath(found)
+    end
+
     it "describes the real ruby on PATH, even when leaks from bundle exec would break it" do
       File.symlink(RbConfig.ruby, File.join(@bin, "ruby"))
       # With these leaked, that ruby would try to load a Gemfile that does not exist and fail.
@@ -137,6 +105,9 @@ module RubiesSpec
 
       assert ruby.usable?, ruby.error
       assert_equal ["ruby", :path, File.realpath(RbConfig.ruby)], [ruby.name, ruby.source, ruby.path]
+      # The same binary as this process, so the same process image and libruby.
+      assert_equal File.realpath("/proc/self/exe"), ruby.exe
+      assert_equal own_libruby, ruby.libruby
       assert_equal [RUBY_ENGINE, RUBY_ENGINE_VERSION, RUBY_VERSION, RbConfig::CONFIG["ruby_version"]],
                    [ruby.engine, ruby.version, ruby.ruby_version, ruby.abi_version]
       assert_equal RUBY_PLATFORM, ruby.platform
@@ -148,7 +119,7 @@ module RubiesSpec
   end
 
   describe "Rackbench::Rubies.resolve" do
-    include Helpers
+    include FakeRubies
 
     def installs
       @installs ||= [
@@ -277,6 +248,22 @@ module RubiesSpec
       refute_equal install, copy
       assert_equal install, install.with(name: "ruby")
       assert_equal :path, install.to_h[:source]
+    end
+
+    it "carries what runs: the process image and libruby, in to_h and in its identity" do
+      install = Rackbench::Rubies::Install.new(name: "w", path: "/opt/w/ruby", source: :explicit, engine: "ruby",
+                                               version: "3.1.2", description: "ruby 3.1.2",
+                                               exe: "/usr/bin/ruby3.1", libruby: "/usr/lib/libruby.so.3.1")
+
+      assert_equal ["/usr/bin/ruby3.1", "/usr/lib/libruby.so.3.1"], install.to_h.values_at(:exe, :libruby)
+      assert install.exe.frozen? && install.libruby.frozen?
+      assert_equal ["/opt/w/ruby", "/usr/bin/ruby3.1", "/usr/lib/libruby.so.3.1", "ruby 3.1.2"], install.identity
+      assert_equal install.identity, install.with(name: "other", source: :path).identity
+      refute_equal install.identity, install.with(path: "/usr/bin/ruby3.1").identity
+      refute_equal install.identity, install.with(libruby: nil).identity
+      static = Rackbench::Rubies::Install.new(name: "s", path: "/opt/s/ruby", source: :explicit)
+      assert_nil static.exe
+      assert_nil static.libruby
     end
   end
 

@@ -7,8 +7,8 @@ require_relative "command"
 module Rackbench
   module CLI
     # `rackbench rubies`: the Ruby installations rackbench finds (PATH,
-    # rbenv, chruby, asdf, mise, rvm, and paths given), deduplicated by real
-    # path, each described by running it.
+    # rbenv, chruby, asdf, mise, rvm, and paths given, each of those run as
+    # itself), deduplicated by what runs, each described by running it.
     class RubiesCommand < Command
       def run(argv)
         json = false
@@ -32,12 +32,18 @@ module Rackbench
       def table(installs)
         rows = installs.map do |i|
           if i.usable?
-            [i.name, i.engine, i.version, i.jit.join(", "), i.source, i.path]
+            [i.name, i.engine, i.version, i.jit.join(", "), i.source, runs(i)]
           else
             [i.name, "-", "-", "-", i.source, "#{i.path} (does not run: #{i.error})"]
           end
         end
         Terminal::Table.new(headings: %w[name engine version JIT source path], rows: rows).to_s
+      end
+
+      # The path, and what the kernel runs when it is not that file (the
+      # ruby a wrapper execs, JRuby's JVM).
+      def runs(install)
+        install.exe.nil? || install.exe == install.path ? install.path : "#{install.path} (runs #{install.exe})"
       end
     end
   end

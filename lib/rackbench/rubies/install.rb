@@ -7,7 +7,14 @@ module Rackbench
     # when the interpreter could not be run.
     #
     # name :: unique label: "ruby"/"jruby" for the PATH ones, else "<engine>-<version>"
-    # path :: real path of the interpreter executable
+    # path :: real path of the file rackbench execs: the file named, for a
+    #         ruby given by path; the interpreter behind it, for one found
+    #         through PATH or a version manager (see doc/rubies.md)
+    # exe :: real path of what the kernel runs once path is exec'd
+    #        (/proc/self/exe): path itself for a CRuby binary, the ruby a
+    #        wrapper script execs, the JVM for JRuby
+    # libruby :: real path of the libruby shared object mapped into the
+    #            process, or nil (a static build, JRuby)
     # engine :: "ruby", "jruby" or "truffleruby"
     # version :: the engine's version: "3.1.2" for CRuby, "9.3.9.0" for JRuby
     # ruby_version :: the Ruby language version it implements (RUBY_VERSION)
@@ -19,15 +26,18 @@ module Rackbench
     # bundler_version, bundler_bin :: its own Bundler and the `bundle` script to run with it, or nil
     # error :: why it could not be described, or nil
     class Install
-      FIELDS = %i[name path engine version ruby_version abi_version description platform
+      FIELDS = %i[name path exe libruby engine version ruby_version abi_version description platform
                   jit source bundler_version bundler_bin error].freeze
 
       attr_reader(*FIELDS)
 
-      def initialize(name:, path:, source:, engine: nil, version: nil, ruby_version: nil, abi_version: nil,
-                     description: nil, platform: nil, jit: [], bundler_version: nil, bundler_bin: nil, error: nil)
+      def initialize(name:, path:, source:, exe: nil, libruby: nil, engine: nil, version: nil, ruby_version: nil,
+                     abi_version: nil, description: nil, platform: nil, jit: [], bundler_version: nil,
+                     bundler_bin: nil, error: nil)
         @name = name.to_s.dup.freeze
         @path = path.to_s.dup.freeze
+        @exe = exe&.dup&.freeze
+        @libruby = libruby&.dup&.freeze
         @source = source.to_sym
         @engine = engine&.dup&.freeze
         @version = version&.dup&.freeze
@@ -55,6 +65,14 @@ module Rackbench
       # "<engine>-<version>", whatever the install's name.
       def id
         "#{engine}-#{version}" if usable?
+      end
+
+      # What runs, as discovery deduplicates by: the file exec'd, the
+      # process image and libruby it ends up as, and the description. Two
+      # installs differ when any of these does, however alike their
+      # versions or RbConfig.ruby.
+      def identity
+        [path, exe, libruby, description]
       end
 
       def jit?(name)

@@ -25,7 +25,8 @@ module Rackbench
       def describe(candidate)
         return broken(candidate, "is a directory without bin/ruby") if File.directory?(candidate.path)
 
-        result = Child.run([candidate.path, SCRIPT], env: @env, timeout_s: @timeout_s)
+        # The command is passed on, for the probe's YJIT check to run it again.
+        result = Child.run([candidate.path, SCRIPT, candidate.path], env: @env, timeout_s: @timeout_s)
         return broken(candidate, "timed out after #{format("%g", @timeout_s)} s") if result.timed_out
 
         info = parse(result.output)
@@ -59,9 +60,14 @@ module Rackbench
       def install(candidate, info)
         engine = info["engine"].to_s
         version = info["version"].to_s
+        executable = real_path(info["executable"])
+        # A probe without /proc (or an older probe) reports no exe: then
+        # RbConfig.ruby is the best account of what ran.
+        exe = real_path(info["exe"]) || executable
         Install.new(
           name: candidate.command || "#{engine}-#{version}",
-          path: real_path(info["executable"]) || candidate.real_path,
+          path: exec_path(candidate, engine, exe, executable),
+          exe: exe, libruby: info["libruby"]&.to_s,
           source: candidate.source, engine: engine, version: version,
           ruby_version: info["ruby_version"], abi_version: info["abi_version"],
           description: info["description"], platform: info["platform"], jit: Array(info["jit"]),
@@ -69,9 +75,28 @@ module Rackbench
         )
       end
 
-      # The interpreter the probe ran in, which for a version manager's shim
-      # is the real ruby behind it (the shim's choice depends on the
-      # directory it runs in, so it is not a stable thing to benchmark).
+      # The file rackbench will exec for this candidate.
+      #
+      # A ruby named by path (:explicit) runs as itself: a relocated build,
+      # a copy or a wrapper script is that file, whatever RbConfig.ruby it
+      # reports or whatever it execs.
+      #
+      # A ruby found through PATH or a version manager may be a shim (rbenv
+      # and asdf shims are scripts, mise's a symlink to mise) that picks a
+      # ruby by the current directory's .ruby-version; the server runs in
+      # the app's directory, where it could pick another, so the candidate
+      # stands for the interpreter that ran the probe. For CRuby that is the
+      # process image (exe), which is the found file itself when that is
+      # already the interpreter. JRuby's and TruffleRuby's process image is
+      # the JVM or an internal binary that cannot be run as a ruby: their
+      # launcher is RbConfig.ruby, which they compute from where they are
+      # installed (not fixed at build time as CRuby's is).
+      def exec_path(candidate, engine, exe, executable)
+        return candidate.real_path if candidate.source == :explicit
+
+        (engine == "ruby" ? exe : executable) || candidate.real_path
+      end
+
       def real_path(path)
         File.realpath(path) if path
       rescue SystemCallError

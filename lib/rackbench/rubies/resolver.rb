@@ -4,10 +4,16 @@ module Rackbench
   module Rubies
     # Finds the Install an experiment's ruby entry refers to and builds the
     # Variant. A reference is tried, in order, as: an install name ("ruby",
-    # "ruby-3.3.0@asdf"); an absolute path (probed when discover did not
-    # find it); "<engine>-<version>" ("jruby-9.3.9.0"); a version ("3.1.2");
-    # a version prefix ("3.1", "jruby-9.3"), which picks the newest match.
-    # Equal matches go to the one discovered first (PATH before managers).
+    # "ruby-3.3.0@asdf"); an absolute path; "<engine>-<version>"
+    # ("jruby-9.3.9.0"); a version ("3.1.2"); a version prefix ("3.1",
+    # "jruby-9.3"), which picks the newest match. Equal matches go to the
+    # one discovered first (PATH before managers).
+    #
+    # A path resolves to the file it names, symlinks resolved, and to
+    # nothing else: the discovered install whose Install#path is that file,
+    # or else that file probed as itself. Another install that merely
+    # reports the same RbConfig.ruby, or that the file execs, is never
+    # substituted.
     class Resolver
       def initialize(installs, env:, probe_timeout_s:)
         @installs = installs
@@ -78,17 +84,19 @@ module Rackbench
         raise ConfigError, "ruby '#{reference}' not found: no such file" unless File.exist?(path)
 
         real = File.realpath(path)
-        install = @installs.find { |i| i.path == real } || probe(path)
+        install = @installs.find { |i| i.path == real } || probe(real)
         raise SetupError, "ruby '#{reference}' does not run: #{install.error}" unless install.usable?
 
         install
       end
 
-      def probe(path)
-        candidate = Locator::Candidate.new(path: path, source: :explicit)
+      # The file probed as itself, under a name no discovered install has
+      # (a copy of the PATH ruby is "ruby-3.1.2", or "ruby-3.1.2@explicit"
+      # when a manager's 3.1.2 already has that name).
+      def probe(real)
+        candidate = Locator::Candidate.new(path: real, source: :explicit)
         install = Prober.new(env: @env, timeout_s: @probe_timeout_s).describe(candidate)
-        # Already discovered under another path (a shim, a symlink)?
-        @installs.find { |i| i.usable? && i.path == install.path } || install
+        Rubies.name_uniquely([*@installs, install]).last
       end
 
       def names(usable)
