@@ -83,3 +83,59 @@ describe "ruby variants (integration)" do
     end
   end
 end
+
+require "support/second_ruby"
+
+# A second CRuby named by path runs as itself, and so do a copy and a
+# wrapper script of the system ruby: every server process of each trial
+# reports that ruby's own description and executable.
+describe "rubies named by path in an experiment (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-by-path") }
+  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
+
+  after { FileUtils.rm_rf(dir) }
+
+  it "runs the relocated 3.1.x, the copy and the wrapper as themselves, with YJIT where asked" do
+    second = SecondRuby.rubies
+    file = File.join(dir, "by-path.yml")
+    File.write(file, <<~YAML)
+      name: by-path
+      rubies:
+        - ruby
+        - { name: relocated, ruby: #{second.relocated} }
+        - { name: relocated-yjit, ruby: #{second.relocated}, options: ["--yjit"] }
+        - { name: copy, ruby: #{second.copy} }
+        - { name: wrapper, ruby: #{second.wrapper} }
+      servers: [puma]
+      apps: [rack-hello]
+      processes: 2
+      load: { connections: 2, duration: 0.3s, warmup: 0.1s }
+    YAML
+    results = File.join(dir, "results")
+    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    assert status.success?, "run failed: #{err}\n#{out}"
+
+    trials = Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }.to_h { |t| [t[:ruby], t] }
+    system_version = RUBY_DESCRIPTION[/\Aruby (\S+)/, 1]
+    expected = {
+      "ruby" => [system_version, File.realpath(second.system), nil],
+      "relocated" => [second.relocated_version, File.realpath(second.relocated), nil],
+      "relocated-yjit" => [second.relocated_version, File.realpath(second.relocated), "yjit"],
+      "copy" => [system_version, File.realpath(second.copy), nil],
+      # A wrapper script is exec'd; what runs is the ruby it execs.
+      "wrapper" => [system_version, File.realpath(second.system), nil]
+    }
+    expected.each do |label, (version, exe_path, jit)|
+      identity = trials.fetch(label)[:identity]
+      assert_equal "ok", trials[label][:status], "#{label}: #{trials[label][:reason]}"
+      assert_match(/\Aruby #{Regexp.escape(version)}/, identity["description"], label)
+      assert_equal exe_path, identity["exe"], label
+      assert_equal 3, identity["processes"].size, "#{label}: master and 2 workers"
+      assert_equal [jit], identity["processes"].map { |p| p["jit"] }.uniq, label
+    end
+    assert_equal File.realpath(second.relocated_libruby), trials["relocated"][:identity]["libruby"]
+    refute_equal trials["relocated"][:identity]["libruby"], trials["ruby"][:identity]["libruby"]
+  end
+end
