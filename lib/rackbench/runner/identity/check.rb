@@ -13,16 +13,13 @@ module Rackbench
       # trial: what really ran.
       #
       # Which processes must report: every live process of the server's
-      # tree that runs the expected executable. One forked by Ruby reports
-      # itself (Process._fork). One forked in C (iodine's and agoo's
-      # workers) cannot; for servers that fork so (copies_allowed) it is
-      # accepted as a copy of its nearest reporting ancestor (a fork
-      # inherits the executable, the libraries, the variables and the JIT
-      # state), and recorded as such. A silent process of the same ruby that
-      # was exec'd, not forked (a helper the app started with spawn), is no
-      # server process: it is recorded under "others". A silent fork
-      # elsewhere fails the check. Other executables (a shell) are not the
-      # server.
+      # tree that runs the expected executable. One forked through Ruby
+      # reports itself (Process._fork; every shipped server forks so, iodine
+      # and agoo included). A silent process of the same ruby that was
+      # exec'd, not forked (a helper the app started with spawn), is no
+      # server process: it is recorded under "others". A silent fork fails
+      # the check: nothing proves what it runs. Other executables (a shell)
+      # are not the server.
       class Check
         include MonotonicClock
 
@@ -35,13 +32,10 @@ module Rackbench
         # :server :: the ServerProcess (pid, pgid)
         # :trial_dir :: the trial's directory (reports in its identity/)
         # :expectation :: an Expectation
-        # :copies_allowed :: the server forks workers outside Ruby (default: false)
         # :report_wait_s :: see REPORT_WAIT_S
         # :proc_dir :: where /proc is (tests use a fake tree)
-        def initialize(server:, trial_dir:, expectation:, copies_allowed: false, report_wait_s: REPORT_WAIT_S,
-                       proc_dir: ProcessTree::PROC_DIR)
+        def initialize(server:, trial_dir:, expectation:, report_wait_s: REPORT_WAIT_S, proc_dir: ProcessTree::PROC_DIR)
           @server = server
-          @copies_allowed = copies_allowed
           @dir = Identity.directory(trial_dir)
           @expected = expectation
           @report_wait_s = report_wait_s
@@ -95,18 +89,12 @@ module Rackbench
           end
         end
 
-        # A process of the variant's executable that wrote no report: a copy
-        # of a reporting ancestor forked in C, where the server forks so; a
-        # program the server or the app started (its environment is not a
-        # copy of its parent's: it was exec'd, e.g. a helper), which is no
-        # server process and is only recorded; anything else fails.
+        # A process of the variant's executable that wrote no report: a
+        # program the server or the app exec'd (a helper), which is no server
+        # process and is only recorded; or a fork that did not report, which
+        # fails the check.
         def silent(entry, reports, table)
-          parent = reporting_ancestor(entry, reports, table)
-          if parent && @copies_allowed
-            return { pid: entry.pid, report: reports[parent].merge("pid" => entry.pid, "ppid" => entry.ppid),
-                     source: "copy of #{parent}" }
-          end
-          if parent && exec_child?(entry.pid)
+          if reporting_ancestor(entry, reports, table) && exec_child?(entry.pid)
             @others << { "pid" => entry.pid, "ppid" => entry.ppid, "command" => command(entry.pid) }
             return nil
           end
