@@ -1,0 +1,50 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "open3"
+
+# A results database written by rackbench 0.1 (test/fixtures/stores/
+# v0.1-results.db, made by that release) opens, is upgraded in place and
+# reports the same figures: the CSV byte for byte, the terminal table line
+# for line (the report has grown sections, not changed its figures).
+describe "a results database of rackbench 0.1" do
+  FIXTURES = File.expand_path("../fixtures/stores", __dir__)
+  let(:dir) { Dir.mktmpdir("rackbench-upgrade") }
+  after { FileUtils.rm_rf(dir) }
+
+  def results
+    FileUtils.cp(File.join(FIXTURES, "v0.1-results.db"), File.join(dir, "results.db"))
+    dir
+  end
+
+  def rackbench(*args)
+    Open3.capture3(RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__),
+                   File.expand_path("../../exe/rackbench", __dir__), *args)
+  end
+
+  it "is upgraded to the current schema, keeping every trial" do
+    Rackbench::Store.open(results) do |store|
+      assert_equal Rackbench::Store::Schema::VERSION, store.db[:rackbench_schema].get(:version)
+      trials = store.trials
+      assert_equal 11, trials.size
+      assert(trials.all? { |t| t[:identity].nil? && t[:machine].nil? }, "0.1 recorded neither")
+    end
+  end
+
+  it "reports the same CSV as 0.1 did" do
+    out, err, status = rackbench("report", "--results", results, "--csv")
+    assert status.success?, err
+    assert_equal File.read(File.join(FIXTURES, "v0.1-report.csv")), out
+  end
+
+  it "prints the same table, bars and flags, and says what it cannot know" do
+    out, err, status = rackbench("report", "--results", results)
+    assert status.success?, err
+    golden = File.read(File.join(FIXTURES, "v0.1-report.txt")).lines
+    table = golden.take_while { |line| !line.start_with?("Flags (") }
+    assert_equal table.join, out.lines.first(table.size).join
+    assert_includes out, "  ruby-yjit: 1 failed trial(s); batch 3: server not ready after 60s"
+    assert_includes out, "  ruby: not recorded (stored before rackbench checked identities)"
+  end
+end
