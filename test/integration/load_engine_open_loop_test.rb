@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "json"
+require "open3"
 require_relative "../fixtures/stalling_server"
 
 # Open-loop accounting: every request scheduled in the measured window is
@@ -54,6 +56,36 @@ describe "load engine open-loop accounting" do
       assert_equal 20, server.responses
     end
   end
+
+  it "counts what was scheduled up to an interrupt, the held requests as abandoned" do
+    Rackbench::Test::StallingServer.open(answer_first: 20, stall_s: 60.0) do |server|
+      settings = Rackbench::LoadSettings.build(url: server.url, connections: 4, rate: 200, duration_s: 30.0,
+                                               timeout_s: 60.0)
+      Open3.popen3(*Rackbench::LoadEngine.new.argv(settings)) do |stdin, stdout, _stderr, thread|
+        stdin.close
+        # Requests 21-24 hold all four connections until the interrupt.
+        wait_until(timeout_s: 30, message: "all connections held") { server.requests >= 24 }
+        # The engine's schedule started at or before the first request
+        # arrived, so slot 25 (0.12 s in at 200 req/s) is due by 0.2 s
+        # after it: from then on at least one request is due and unsent.
+        wait_until(timeout_s: 30, message: "slot 25 due") { now_s >= server.first_request_at + 0.2 }
+        Process.kill(:TERM, thread.pid)
+        assert thread.value.success?
+        result = Rackbench::LoadResult.new(JSON.parse(stdout.read))
+        assert result.interrupted?
+        late = result.late
+        assert_operator result.unsent, :>, 0
+        assert_equal 20, result.requests
+        assert_equal 0, result.error_count
+        # No warmup: the abandoned requests are all the window's, so the
+        # documented bound (0 .. abandoned) is met exactly at abandoned.
+        assert_equal 4, result.data["abandoned"]
+        assert_equal late["scheduled"], result.requests + result.error_count + result.unsent + 4
+      end
+    end
+  end
+
+  def now_s = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
   it "sends every scheduled request to a healthy server: nothing unsent" do
     # 20 connections at 100 req/s: a connection is always free, even if
