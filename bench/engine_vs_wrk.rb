@@ -134,6 +134,18 @@ def target_lines(results)
   end
 end
 
+# engine/wrk ratios of the runs made back to back in each repetition: on
+# a busy machine the load drifts between repetitions, and a pair shares it.
+def paired_ratio_lines(results)
+  TARGETS.map(&:first).uniq.flat_map do |name|
+    %i[rps cpu_us_per_request].map do |figure|
+      ratios = results[name][:engine].zip(results[name][:wrk]).map { |e, w| e[figure] / w[figure] }
+      format("Same-repetition %s %s ratios: median %.3f (%s)", name, figure == :rps ? "req/s" : "CPU per request",
+             median(ratios), ratios.map { |r| format("%.3f", r) }.join(", "))
+    end
+  end
+end
+
 Dir.mktmpdir("rackbench-bench") do |dir|
   warn "load average (1, 5, 15 min) at the start: #{load_average}"
   port = free_port
@@ -182,6 +194,7 @@ Dir.mktmpdir("rackbench-bench") do |dir|
     end
 
     puts
+    puts paired_ratio_lines(results)
     puts target_lines(results)
     puts "Load average (1, 5, 15 min) at the end: #{load_average}"
 
