@@ -20,6 +20,12 @@ require "tmpdir"
 
 ROOT = File.expand_path("..", __dir__)
 ENGINE = File.join(ROOT, "lib/rackbench-engine")
+# Issue 2's targets as re-scoped, as same-run ratios of medians to wrk's:
+# [case, figure, comparison, bound]
+TARGETS = [
+  ["keep-alive", :cpu_us_per_request, :<=, 0.92],
+  ["Connection: close", :rps, :>=, 1.0]
+].freeze
 
 options = { reps: 3, duration_s: 10, connections: 50, memory_run: false, server_cpu: 0, client_cpu: 1 }
 OptionParser.new do |o|
@@ -114,7 +120,34 @@ def median(values)
   sorted.size.odd? ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0
 end
 
+def load_average = File.read("/proc/loadavg").split.first(3).join(" ")
+
+# Each target's verdict from the medians of this run.
+def target_lines(results)
+  TARGETS.map do |name, figure, op, bound|
+    engine = median(results[name][:engine].map { |r| r[figure] })
+    wrk = median(results[name][:wrk].map { |r| r[figure] })
+    ratio = engine / wrk
+    label = figure == :rps ? "req/s" : "client CPU per request"
+    format("Target: %s %s %s %.2fx wrk's: %s (%.3fx)", name, label, op, bound, ratio.send(op, bound) ? "met" : "NOT met",
+           ratio)
+  end
+end
+
+# engine/wrk ratios of the runs made back to back in each repetition: on
+# a busy machine the load drifts between repetitions, and a pair shares it.
+def paired_ratio_lines(results)
+  TARGETS.map(&:first).uniq.flat_map do |name|
+    %i[rps cpu_us_per_request].map do |figure|
+      ratios = results[name][:engine].zip(results[name][:wrk]).map { |e, w| e[figure] / w[figure] }
+      format("Same-repetition %s %s ratios: median %.3f (%s)", name, figure == :rps ? "req/s" : "CPU per request",
+             median(ratios), ratios.map { |r| format("%.3f", r) }.join(", "))
+    end
+  end
+end
+
 Dir.mktmpdir("rackbench-bench") do |dir|
+  warn "load average (1, 5, 15 min) at the start: #{load_average}"
   port = free_port
   url = "http://127.0.0.1:#{port}/"
   nginx = start_nginx(dir, port, options[:server_cpu])
@@ -159,6 +192,11 @@ Dir.mktmpdir("rackbench-bench") do |dir|
         puts format("| %s | %s | %.0f | %.2f | %.1f | %s | %s |", name, tool, rps, cpu_us, rss, ratio, cpu_ratio)
       end
     end
+
+    puts
+    puts paired_ratio_lines(results)
+    puts target_lines(results)
+    puts "Load average (1, 5, 15 min) at the end: #{load_average}"
 
     if options[:memory_run]
       rps = median(results["keep-alive"][:engine].map { |r| r[:rps] })

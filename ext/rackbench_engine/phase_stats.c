@@ -104,12 +104,19 @@ void phase_stats_lateness(phase_stats *ps, uint64_t late_ns) {
     if (late_ns >= LATE_THRESHOLD_NS) ps->late_requests++;
 }
 
+void phase_stats_schedule(phase_stats *ps, uint64_t scheduled, uint64_t unsent) {
+    ps->scheduled += scheduled;
+    ps->unsent += unsent;
+}
+
 void phase_stats_flush(phase_stats *ps) { close_bin(ps); }
 
 void phase_stats_merge_totals(phase_stats *dst, const phase_stats *src) {
     hist_merge(&dst->latency, &src->latency);
     hist_merge(&dst->lateness, &src->lateness);
     dst->late_requests += src->late_requests;
+    dst->scheduled += src->scheduled;
+    dst->unsent += src->unsent;
     dst->requests += src->requests;
     dst->bytes += src->bytes;
     for (int k = 0; k < ERR_KINDS; k++) dst->errors[k] += src->errors[k];

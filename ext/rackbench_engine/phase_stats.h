@@ -50,6 +50,11 @@ typedef struct {
     histogram latency;
     histogram lateness;     /* open loop only: actual send - scheduled send */
     uint64_t late_requests; /* lateness >= LATE_THRESHOLD_NS */
+    /* Open loop, measured window only, counted once when the thread stops
+     * sending: the requests the schedule put in the window (as it ran),
+     * and those of them never sent (no free connection by its end). */
+    uint64_t scheduled;
+    uint64_t unsent;
     uint64_t requests;      /* complete responses (any status) */
     uint64_t bytes;         /* bytes received, headers and body */
     uint64_t errors[ERR_KINDS];
@@ -79,6 +84,10 @@ void phase_stats_error(phase_stats *ps, uint64_t now_ns, error_kind kind, uint64
 
 /* Open loop: how late a request went out. */
 void phase_stats_lateness(phase_stats *ps, uint64_t late_ns);
+
+/* Open loop: the phase's schedule as it ended: scheduled requests were
+ * due in it, unsent of them never went out. */
+void phase_stats_schedule(phase_stats *ps, uint64_t scheduled, uint64_t unsent);
 
 /* Closes the open second (call once the phase's thread is done). */
 void phase_stats_flush(phase_stats *ps);

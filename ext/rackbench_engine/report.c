@@ -134,15 +134,17 @@ static void write_late(json_writer *j, const run_result *r, const phase_stats *m
         return;
     }
     const histogram *h = &m->lateness;
+    uint64_t scheduled = m->scheduled;
     json_object_begin(j);
     json_kv_double(j, "threshold_us", (double)LATE_THRESHOLD_NS / 1e3, 3);
     json_kv_u64(j, "requests", m->late_requests);
-    json_kv_double(j, "fraction", h->total ? (double)m->late_requests / (double)h->total : 0.0, 6);
+    json_kv_double(j, "fraction", scheduled ? (double)m->late_requests / (double)scheduled : 0.0, 6);
     json_kv_double(j, "mean_us", hist_mean_ns(h) / 1e3, 3);
     json_kv_double(j, "p50_us", (double)hist_percentile_ns(h, 50.0) / 1e3, 3);
     json_kv_double(j, "p99_us", (double)hist_percentile_ns(h, 99.0) / 1e3, 3);
     json_kv_double(j, "max_us", (double)h->max_ns / 1e3, 3);
-    json_kv_u64(j, "scheduled", h->total);
+    json_kv_u64(j, "scheduled", scheduled);
+    json_kv_u64(j, "unsent", m->unsent);
     json_object_end(j);
 }
 
@@ -199,6 +201,12 @@ void report_json(FILE *out, const run_result *r) {
     json_kv_u64(j, "requests", m->requests);
     json_kv_double(j, "duration_s", seconds(r->measured_ns), 6);
     json_kv_double(j, "rps", per_second(m->requests, r->measured_ns), 3);
+    /* The rate asked of the server over the window as it ran: differs from
+     * settings.rate by the schedule's rounding to whole requests, and from
+     * rps by whatever the server did not answer. */
+    json_key(j, "offered_rps");
+    if (r->cfg->rate_per_s > 0) json_double(j, per_second(m->scheduled, r->measured_ns), 3);
+    else json_null(j);
     json_kv_u64(j, "bytes", m->bytes);
     json_kv_double(j, "bytes_per_s", per_second(m->bytes, r->measured_ns), 3);
     write_status_and_errors(j, m);

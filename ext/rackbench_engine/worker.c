@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "open_loop.h"
 
 volatile sig_atomic_t engine_interrupted;
 
@@ -83,9 +84,7 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
     }
     if (rate_per_s > 0) {
         w->interval_ns = 1e9 / rate_per_s;
-        /* Stagger the threads' schedules by a fraction of one interval so
-         * they do not all fire at the same instant. */
-        w->sched_origin_ns = clock->start_ns + (uint64_t)(w->interval_ns * id / (cfg->threads ? cfg->threads : 1));
+        w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
     }
 }
 
@@ -263,9 +262,17 @@ static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
     }
 }
 
+static uint64_t next_due_ns(const worker *w) {
+    return open_loop_due_ns(w->sched_origin_ns, w->interval_ns, w->next_index);
+}
+
+/* Sends every request that is due by now_ns and inside the run's schedule
+ * (due before the measured window ends) while a connection slot is free.
+ * A request due in the window goes out even after the window's end if a
+ * slot frees before the thread stops (see stop_dispatching). */
 static void open_loop_dispatch(worker *w, uint64_t now_ns) {
     while (w->free_stack) {
-        uint64_t due_ns = w->sched_origin_ns + (uint64_t)((double)w->next_index * w->interval_ns);
+        uint64_t due_ns = next_due_ns(w);
         if (due_ns > now_ns || due_ns >= w->clock->measure_end_ns) return;
         conn *c = w->free_stack;
         w->free_stack = c->next_free;
@@ -278,18 +285,50 @@ static void open_loop_dispatch(worker *w, uint64_t now_ns) {
     }
 }
 
-/* Slot c finished a request (or its backoff): give it the next one. */
+/* Slot c finished a request (or its backoff): give it the next one. In
+ * open loop the slot joins the free stack until the thread stops, even past
+ * the window's end: the last dispatch (stop_dispatching) must see every
+ * slot that was free by then, or requests it could have sent would be
+ * counted as unsent. */
 static void slot_free(conn *c, uint64_t now_ns) {
     worker *w = c->w;
     c->state = CONN_IDLE;
-    if (w->stopping || now_ns >= w->clock->measure_end_ns) return;
+    if (w->stopping) return;
     if (is_open_loop(w)) {
         c->next_free = w->free_stack;
         w->free_stack = c;
         open_loop_dispatch(w, now_ns);
-    } else {
+    } else if (now_ns < w->clock->measure_end_ns) {
         start_request(c, now_ns, now_ns);
     }
+}
+
+/* The thread stops starting requests: at the window's end, or at Ctrl-C
+ * (interrupted; until_ns is then the moment it was seen).
+ *
+ * Open loop: the window's schedule is counted here, once: the requests due
+ * in it, from the schedule's arithmetic alone, and those never sent, from
+ * how far dispatch got. Every request sent ends as a response or an
+ * error, so responses + errors + unsent = scheduled is a check of the
+ * engine's bookkeeping, not a sum made to match. At the window's end a
+ * last dispatch first sends what is due and finds a free slot (a thread
+ * that woke a little after the end must not turn its own lateness into
+ * unsent requests); what is left had no connection by the end: the server
+ * held them all. When interrupted, the window is cut at until_ns and
+ * nothing more is sent. Requests due in the warmup but still unsent are
+ * the warmup's and are not counted. */
+static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
+    const run_clock *clock = w->clock;
+    if (is_open_loop(w)) {
+        if (!interrupted) open_loop_dispatch(w, until_ns);
+        uint64_t window_end_ns = until_ns < clock->measure_end_ns ? until_ns : clock->measure_end_ns;
+        phase_stats_schedule(&w->phases[PHASE_MEASURE],
+                             open_loop_slots(w->sched_origin_ns, w->interval_ns, clock->measure_start_ns, window_end_ns),
+                             open_loop_unsent(w->sched_origin_ns, w->interval_ns, w->next_index,
+                                              clock->measure_start_ns, window_end_ns));
+    }
+    w->stopping = 1;
+    w->stop_ns = until_ns;
 }
 
 static void complete(conn *c, uint64_t now_ns, int peer_closed) {
@@ -511,13 +550,11 @@ void *worker_run(void *arg) {
         now_ns = clock_now_ns();
         if (engine_interrupted) {
             /* Ctrl-C: stop now; what was in flight is reported apart. */
+            if (!w->stopping) stop_dispatching(w, now_ns, 1);
             w->abandoned += (uint64_t)w->in_flight;
             break;
         }
-        if (!w->stopping && now_ns >= clock->measure_end_ns) {
-            w->stopping = 1;
-            w->stop_ns = now_ns;
-        }
+        if (!w->stopping && now_ns >= clock->measure_end_ns) stop_dispatching(w, now_ns, 0);
         if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
         if (now_ns >= next_housekeeping_ns || w->stopping) {
             housekeeping(w, now_ns);
@@ -529,7 +566,7 @@ void *worker_run(void *arg) {
         uint64_t until_ns = next_housekeeping_ns;
         if (!w->stopping && clock->measure_end_ns < until_ns) until_ns = clock->measure_end_ns;
         if (is_open_loop(w) && !w->stopping && w->free_stack) {
-            uint64_t due_ns = w->sched_origin_ns + (uint64_t)((double)w->next_index * w->interval_ns);
+            uint64_t due_ns = next_due_ns(w);
             if (due_ns < until_ns) until_ns = due_ns;
         }
         int n = wait_events(w, events, now_ns, until_ns);

@@ -78,10 +78,11 @@ struct worker {
     raw_log raw;
     phase_stats phases[PHASE_COUNT];
 
-    /* open loop: request k is due at sched_origin_ns + k * interval_ns */
+    /* open loop: slot k is due at open_loop_due_ns(sched_origin_ns,
+     * interval_ns, k) (open_loop.h); slots are sent in order of k */
     double interval_ns;
     uint64_t sched_origin_ns;
-    uint64_t next_index;
+    uint64_t next_index;        /* the next slot to send */
     conn *free_stack;
 
     int in_flight;              /* requests started and not finished */

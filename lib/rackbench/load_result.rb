@@ -11,7 +11,7 @@ module Rackbench
     REQUIRED = {
       "format" => [String], "format_version" => [Integer], "engine_version" => [String],
       "interrupted" => [true.class, false.class], "settings" => [Hash],
-      "requests" => [Integer], "duration_s" => [Numeric], "rps" => [Numeric],
+      "requests" => [Integer], "duration_s" => [Numeric], "rps" => [Numeric], "offered_rps" => [Numeric, NilClass],
       "bytes" => [Integer], "bytes_per_s" => [Numeric], "status" => [Hash], "errors" => [Hash],
       "latency_us" => [Hash], "histogram" => [Hash], "timeline" => [Array],
       "late" => [Hash, NilClass], "connections" => [Hash], "abandoned" => [Integer],
@@ -20,6 +20,12 @@ module Rackbench
     LATENCY_KEYS = %w[min mean stdev max p50 p90 p99 p99_9].freeze
     ERROR_KINDS = %w[connect read write timeout parse].freeze
     CPU_KEYS = %w[user_s system_s wall_s utilization us_per_request threads saturated].freeze
+    # late (open loop only) => the classes its values may have
+    LATE = {
+      "threshold_us" => [Numeric], "requests" => [Integer], "fraction" => [Numeric], "mean_us" => [Numeric],
+      "p50_us" => [Numeric], "p99_us" => [Numeric], "max_us" => [Numeric], "scheduled" => [Integer],
+      "unsent" => [Integer]
+    }.freeze
 
     attr_reader :data, :warning
 
@@ -43,6 +49,16 @@ module Rackbench
     def settings = data["settings"]
     def connections = data["connections"]
     def late = data["late"]
+    # The rate the engine asked of the server, requests/s over the measured
+    # window (scheduled requests / duration_s); nil in closed loop.
+    def offered_rps = data["offered_rps"]
+
+    # Open loop: requests scheduled in the measured window that were never
+    # sent, because no connection came free before its end; nil in closed
+    # loop. For a run that was not interrupted, late["scheduled"] equals
+    # requests + error_count + unsent.
+    def unsent = late && late["unsent"]
+
     def interrupted? = data["interrupted"]
 
     def error_count
@@ -88,15 +104,30 @@ module Rackbench
         raise EngineError, "load engine result has format #{data["format"].inspect} " \
                            "version #{data["format_version"].inspect}; expected #{FORMAT} #{FORMAT_VERSION}"
       end
-      REQUIRED.each do |key, types|
-        value = data[key]
-        next if types.any? { |t| value.is_a?(t) }
-
-        raise EngineError, "load engine result: #{key} is #{value.inspect[0, 40]}, expected #{types.join(" or ")}"
-      end
+      check_types(data, REQUIRED, nil)
       require_keys("latency_us", latency_us, LATENCY_KEYS)
       require_keys("errors", errors, ERROR_KINDS)
       require_keys("cpu", cpu, CPU_KEYS)
+      validate_open_loop!
+    end
+
+    # late and offered_rps are the open loop's: both present or both null.
+    def validate_open_loop!
+      if late.nil? != offered_rps.nil?
+        raise EngineError, "load engine result: late is #{late ? "present" : "null"} but offered_rps is " \
+                           "#{offered_rps.inspect}; both are null in closed loop, both set in open loop"
+      end
+      check_types(late, LATE, "late.") if late
+    end
+
+    def check_types(hash, spec, prefix)
+      spec.each do |key, types|
+        value = hash[key]
+        next if types.any? { |t| value.is_a?(t) }
+
+        raise EngineError, "load engine result: #{prefix}#{key} is #{value.inspect[0, 40]}, " \
+                           "expected #{types.join(" or ")}"
+      end
     end
 
     def require_keys(name, hash, keys)

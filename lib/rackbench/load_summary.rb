@@ -61,7 +61,16 @@ module Rackbench
     def measured_lines
       requests = format("  Requests:    %d in %.2fs, %.1f req/s, %s/s", @result.requests, @result.duration_s,
                         @result.rps, self.class.format_bytes(@result.bytes_per_s))
-      [requests, *latency_lines, "  Status:      #{status_text}"]
+      [requests, *offered_line, *latency_lines, "  Status:      #{status_text}"]
+    end
+
+    # Open loop: the rate asked of the server beside the rate it answered,
+    # and the scheduled requests that never went out.
+    def offered_line
+      return [] unless @result.offered_rps
+
+      [format("  Offered:     %.1f req/s (%d scheduled), %d unsent", @result.offered_rps, @result.late["scheduled"],
+              @result.unsent)]
     end
 
     def latency_lines
@@ -103,6 +112,10 @@ module Rackbench
                  "(the client closed instead)"
       end
       lines << "  Abandoned:   #{@result.data["abandoned"]} requests in flight at Ctrl-C" if @result.data["abandoned"].positive?
+      if @result.unsent&.positive?
+        lines << "  Unsent:      #{@result.unsent} scheduled requests never went out: no connection came free " \
+                 "before the window ended (the server held them all); they are in no latency figure"
+      end
       lines << "  Warning:     #{@result.warning}" if @result.warning
       lines
     end

@@ -14,6 +14,24 @@ describe Rackbench::LoadResult do
     assert_equal 0.0, r.error_rate
     assert_equal 0, r.bad_status_count
     refute r.interrupted?
+    assert_equal 200.0, r.offered_rps
+    assert_equal 0, r.unsent
+  end
+
+  it "reads the open loop's offered rate and unsent count, both nil in closed loop" do
+    doc["late"]["unsent"] = 7
+    doc["late"]["scheduled"] = 407
+    doc["offered_rps"] = 203.5
+    r = Rackbench::LoadResult.new(doc)
+    assert_equal 7, r.unsent
+    assert_equal 203.5, r.offered_rps
+
+    doc["late"] = nil
+    doc["offered_rps"] = nil
+    doc["settings"]["mode"] = "closed"
+    closed = Rackbench::LoadResult.new(doc)
+    assert_nil closed.unsent
+    assert_nil closed.offered_rps
   end
 
   it "computes error rates over all attempts" do
@@ -31,7 +49,13 @@ describe Rackbench::LoadResult do
       [->(d) { d["timeline"] = {} }, /timeline/],
       [->(d) { d["latency_us"].delete("p99_9") }, /latency_us lacks p99_9/],
       [->(d) { d["errors"].delete("parse") }, /errors lacks parse/],
-      [->(d) { d["cpu"].delete("saturated") }, /cpu lacks saturated/]
+      [->(d) { d["cpu"].delete("saturated") }, /cpu lacks saturated/],
+      [->(d) { d.delete("offered_rps") }, /late is present but offered_rps is nil/],
+      [->(d) { d["offered_rps"] = "fast" }, /offered_rps is "fast", expected Numeric or NilClass/],
+      [->(d) { d["late"] = nil }, /late is null but offered_rps is 200.0/],
+      [->(d) { d["late"].delete("unsent") }, /late.unsent is nil, expected Integer/],
+      [->(d) { d["late"]["unsent"] = 1.5 }, /late.unsent is 1.5/],
+      [->(d) { d["late"].delete("scheduled") }, /late.scheduled is nil/]
     ].each do |mutate, pattern|
       broken = JSON.parse(JSON.generate(doc))
       mutate.call(broken)
@@ -71,7 +95,28 @@ describe Rackbench::LoadSummary do
     assert_match(/p50 .* p90 .* p99 .* p99.9 .* max/, text)
     assert_match(/Engine CPU:/, text)
     assert_match(/Late sends:/, text)
+    assert_match(/Offered:\s+200.0 req\/s \(400 scheduled\), 0 unsent/, text)
+    refute_match(/Unsent:/, text)
     refute_match(/WARNING/, text)
+  end
+
+  it "says how many scheduled requests never went out" do
+    doc["late"]["unsent"] = 376
+    doc["late"]["scheduled"] = 776
+    doc["offered_rps"] = 388.0
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s
+    assert_match(/Offered:\s+388.0 req\/s \(776 scheduled\), 376 unsent/, text)
+    assert_match(/Unsent:\s+376 scheduled requests never went out/, text)
+  end
+
+  it "shows no open-loop lines in closed loop" do
+    doc["late"] = nil
+    doc["offered_rps"] = nil
+    doc["settings"]["mode"] = "closed"
+    doc["settings"]["rate"] = nil
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s
+    assert_match(/closed loop, 2 connections/, text)
+    refute_match(/Offered:|Unsent:|Late sends:/, text)
   end
 
   it "warns when the engine was saturated and lists errors" do
