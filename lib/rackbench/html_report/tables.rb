@@ -14,7 +14,8 @@ module Rackbench
       # comparison, latency, errors and memory, then its flags.
       def configs
         dims = @doc.dimensions
-        headings = [*dims, "batches", "median #{@doc.rate_unit}", "95% CI", "ratio", "ratio 95% CI", "verdict",
+        headings = [*dims, "batches", "median #{@doc.rate_unit}", *("offered/s" if open_loop?), "95% CI", "ratio",
+                    "ratio 95% CI", "verdict",
                     "batches needed", "p50", "p99", "p99.9", "received/s", "errors", "RSS peak", "PSS peak", "#{@doc.rate_unit} per GB", "flags"]
         rows = @doc.configs.map { |c| config_cells(c, dims) }
         table(headings, rows, text_columns: [*dims, "verdict", "flags"])
@@ -59,6 +60,7 @@ module Rackbench
           *dims.map { |d| esc((config["dims"] || {})[d]) },
           esc(batches_text(config)),
           esc(Numbers.rps(config["rps_median"])),
+          *(esc(Numbers.rps(config["offered_rps"])) if open_loop?),
           esc(Numbers.interval(config["rps_ci95"], :rps)),
           esc(Numbers.ratio(config["ratio"])),
           esc(Numbers.interval(config["ratio_ci95"], :ratio)),
@@ -72,6 +74,11 @@ module Rackbench
           esc(Numbers.rps_whole(config["rps_per_gb"])),
           flags_cell(config["flags"])
         ]
+      end
+
+      # Open loop: the offered rate beside the achieved one.
+      def open_loop?
+        @doc.configs.any? { |c| c["offered_rps"] }
       end
 
       def batches_text(config)

@@ -81,6 +81,13 @@ module Rackbench
         median(@ok_trials.map { |t| t.engine["bytes_per_s"] }.compact)
       end
 
+      # Open loop: the median of the batches' offered rates (requests
+      # scheduled per second of the window), beside the achieved rps_median;
+      # nil in closed loop.
+      def offered_rps
+        median(@ok_trials.map { |t| t.engine["offered_rps"] }.compact)
+      end
+
       # Peak memory is the largest over the batches: the one a capacity
       # plan has to provide for.
       def rss_peak_bytes = @ok_trials.map { |t| t.row[:rss_peak_bytes] }.compact.max
@@ -148,7 +155,7 @@ module Rackbench
           "ratio" => own_ratio? ? 1.0 : c&.ratio, "ratio_ci95" => own_ratio? ? [1.0, 1.0] : c&.ratio_ci,
           "verdict" => verdict, "verdict_explanation" => c&.explanation, "batches_needed" => c&.batches_needed,
           "latency_us" => latency_us, "latency_curve_us" => histogram&.curve_us,
-          "error_rate" => error_rate, "bytes_per_s" => bytes_per_s,
+          "error_rate" => error_rate, "bytes_per_s" => bytes_per_s, "offered_rps" => offered_rps,
           "rss_peak_bytes" => rss_peak_bytes, "pss_peak_bytes" => pss_peak_bytes, "rps_per_gb" => rps_per_gb,
           "flags" => flags, "ran" => ran
         }

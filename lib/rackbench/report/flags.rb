@@ -18,6 +18,9 @@ module Rackbench
     # warmup_errors :: requests failed during a batch's warmup (a login
     #                  answered 422, a page 500): the window may not have
     #                  measured the session or the pages meant
+    # unsent_requests :: open loop: requests scheduled in a batch's window
+    #                    were never sent (the server held every connection):
+    #                    the offered rate was not what the batch served
     # busy_machine :: other processes used more than 10% of a CPU during a
     #                 batch's measured window (Runner::MachineLoad)
     # failed :: trials of this configuration that failed (with the first reason)
@@ -31,7 +34,7 @@ module Rackbench
       end
 
       def to_a
-        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *busy_machine]
+        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine]
       end
 
       private
@@ -100,6 +103,19 @@ module Rackbench
                                 "what you meant (a login that failed?)", trial.batch, warmup["failed"],
                                 warmup["requests"] + warmup["errors"].values.sum,
                                 kinds.map { |k, n| "#{k}: #{n}" }.join(", ")) }
+        end
+      end
+
+      def unsent
+        @config.ok_trials.filter_map do |trial|
+          late = trial.engine["late"]
+          count = late.is_a?(Hash) ? late["unsent"].to_i : 0
+          next unless count.positive?
+
+          { "kind" => "unsent_requests", "batch" => trial.batch,
+            "message" => format("batch %d: %d of %d requests scheduled in the window were never sent " \
+                                "(every connection was waiting on the server)", trial.batch, count,
+                                late["scheduled"].to_i) }
         end
       end
 

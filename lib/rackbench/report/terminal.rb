@@ -33,7 +33,8 @@ module Rackbench
       def dims = @report.dimensions
 
       def table(configs)
-        headings = [*dims, "batches", @report.rate_unit, "95% CI", "CV", "ratio", "ratio 95% CI", "verdict",
+        headings = [*dims, "batches", @report.rate_unit, *("offered" if open_loop?), "95% CI", "CV", "ratio",
+                    "ratio 95% CI", "verdict",
                     *(%w[p50 p99 p99.9] if latency?), *("MB/s" if bytes?), "PSS peak", "flags"]
         table = ::Terminal::Table.new(title: title, headings: headings)
         groups(configs).each_with_index do |group, i|
@@ -42,6 +43,13 @@ module Rackbench
         end
         (dims.size...headings.size).each { |i| table.align_column(i, :right) unless headings[i] == "verdict" }
         table.to_s
+      end
+
+      # The offered rate beside the achieved one when a configuration ran
+      # in open loop.
+      def open_loop?
+        @open_loop ||= @report.configs.any?(&:offered_rps) ? :yes : :no
+        @open_loop == :yes
       end
 
       # Latency columns only when something measured latency (a
@@ -82,7 +90,8 @@ module Rackbench
 
       def row(c)
         s = c.summary
-        [*dims.map { |d| Report.format_dim(c.dims[d]) }, batches_text(c), number(s.median), ci_text(c.rps_ci, s.median),
+        [*dims.map { |d| Report.format_dim(c.dims[d]) }, batches_text(c), number(s.median),
+         *(number(c.offered_rps) if open_loop?), ci_text(c.rps_ci, s.median),
          s.cv ? format("%.1f%%", s.cv * 100) : "-", ratio_text(c), ratio_ci_text(c), verdict_text(c),
          *(%w[p50 p99 p99_9].map { |p| latency(c, p) } if latency?), *(mb_per_s(c) if bytes?),
          mb(c.pss_peak_bytes || c.rss_peak_bytes),
@@ -91,7 +100,7 @@ module Rackbench
 
       FLAG_MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
                      "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
-                     "busy_machine" => "b" }.freeze
+                     "unsent_requests" => "u", "busy_machine" => "b" }.freeze
       private_constant :FLAG_MARKS
 
       def batches_text(c)
