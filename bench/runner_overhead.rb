@@ -51,6 +51,8 @@ Dir.mktmpdir("rackbench-overhead") do |dir|
               (total_s - rows.sum { |r| r[:wall_s] }) / rows.size)
   puts format("overhead per trial (wall - warmup - measured): median %.3f s, min %.3f s, max %.3f s",
               median(overhead), overhead.min, overhead.max)
-  puts format("  of which boot until ready: median %.3f s; stop and reap: median %.3f s",
-              median(rows.map { |r| r[:boot_s] }), median(rows.map { |r| r[:stop_s] }))
+  puts format("  of which boot until ready: median %.3f s; identity check: median %.3f s (the first trial's " \
+              "includes asking the variant's ruby what it runs: %.3f s); stop and reap: median %.3f s",
+              median(rows.map { |r| r[:boot_s] }), median(rows.map { |r| r[:identity]["check_s"] }),
+              rows.min_by { |r| r[:position] }[:identity]["check_s"], median(rows.map { |r| r[:stop_s] }))
 end

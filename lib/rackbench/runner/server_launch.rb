@@ -67,7 +67,9 @@ module Rackbench
         boot_s = server.wait_ready(health_path: @app.health, timeout_s: @ready_timeout_s,
                                    expected_processes: @adapter.worker_processes(config.processes),
                                    ready_log: @adapter.ready_log(config.processes))
+        checking = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: @expectation.call).verify!
+        identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
         server.check_app(path: @app.load_path, expect_status: @app.expect_status,
                          expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
         Booted.new(server: server, boot_s: boot_s, identity: identity)
