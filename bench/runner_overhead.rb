@@ -36,11 +36,11 @@ end
 
 Dir.mktmpdir("rackbench-overhead") do |dir|
   # One trial first, so the bundle is installed and nothing below pays for it.
-  Rackbench::Runner.new(experiment: experiment(1), results_dir: File.join(dir, "warm"), out: StringIO.new,
+  Rackbench::Runner.new(source: experiment(1), results_dir: File.join(dir, "warm"), out: StringIO.new,
                         err: StringIO.new).run
   results = File.join(dir, "results")
   started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-  Rackbench::Runner.new(experiment: experiment(trials), results_dir: results, out: StringIO.new,
+  Rackbench::Runner.new(source: experiment(trials), results_dir: results, out: StringIO.new,
                         err: StringIO.new).run
   total_s = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
   rows = Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }

@@ -30,6 +30,8 @@ static const char usage_text[] =
     "      --seed N          seed of the request mix (default 1)\n"
     "      --raw FILE        write one CSV record per request to FILE\n"
     "      --cpus LIST       pin engine threads to these CPUs, e.g. 1 or 0-3\n"
+    "      --phase-fd N      write 'm' to descriptor N when the measured window\n"
+    "                        starts and 'e' when it ends\n"
     "      --allow-remote    allow a target that is not a loopback address\n"
     "  -V, --version         print the version\n"
     "  -h, --help            print this help\n";
@@ -112,7 +114,7 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD };
 
 int cli_parse(engine_config *cfg, int argc, char **argv) {
     static const struct option options[] = {
@@ -132,6 +134,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"raw", required_argument, NULL, OPT_RAW},
         {"cpus", required_argument, NULL, OPT_CPUS},
         {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+        {"phase-fd", required_argument, NULL, OPT_PHASE_FD},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -144,6 +147,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     cfg->keepalive = 1;
     cfg->method = "GET";
     cfg->seed = 1;
+    cfg->phase_fd = -1;
 
     opterr = 0;
     optind = 0;
@@ -209,6 +213,11 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             if (cfg->cpu_count <= 0) return usage_error("invalid --cpus '%s' (expected e.g. 1, 0-3, 1,3)", optarg);
             break;
         case OPT_ALLOW_REMOTE: cfg->allow_remote = 1; break;
+        case OPT_PHASE_FD:
+            /* 0-2 are the engine's own stdin, stdout (the JSON) and stderr. */
+            if (parse_int(optarg, 3, 65535, &cfg->phase_fd))
+                return usage_error("invalid --phase-fd '%s' (expected a descriptor number >= 3)", optarg);
+            break;
         case 'V': printf("rackbench-engine %s\n", ENGINE_VERSION); return -1;
         case 'h': fputs(usage_text, stdout); return -1;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);

@@ -49,6 +49,10 @@ typedef struct {
     const char *raw_file;
     int cpus[MAX_CPUS];
     int cpu_count;
+    /* --phase-fd: a descriptor (inherited from the caller, a pipe) that
+     * gets "m" when the measured window starts and "e" when it ends, so the
+     * caller can sample the server over exactly the window; -1: none. */
+    int phase_fd;
 } engine_config;
 
 /* Fills cfg from argv. On a usage problem writes one line

@@ -50,6 +50,18 @@ static void sleep_until(uint64_t deadline_ns) {
     }
 }
 
+/* --phase-fd: tells the caller a phase began ('m': the measured window,
+ * 'e': its end), best effort: a caller that stopped listening costs
+ * nothing (SIGPIPE is ignored). Not after an interrupt: nothing more is
+ * measured then. */
+static void signal_phase(const engine_config *cfg, char phase) {
+    if (cfg->phase_fd < 0 || engine_interrupted) return;
+    ssize_t n;
+    do {
+        n = write(cfg->phase_fd, &phase, 1);
+    } while (n < 0 && errno == EINTR);
+}
+
 static int pin_process(const engine_config *cfg) {
     if (cfg->cpu_count <= 0) return 0;
     cpu_set_t set;
@@ -134,8 +146,11 @@ int main(int argc, char **argv) {
     sleep_until(clock.measure_start_ns);
     uint64_t cpu_start_ns = clock_now_ns();
     getrusage(RUSAGE_SELF, &result.cpu_start);
+    signal_phase(&cfg, 'm');
     sleep_until(clock.measure_end_ns);
     uint64_t end_ns = clock_now_ns();
+    signal_phase(&cfg, 'e');
+    if (cfg.phase_fd >= 0) close(cfg.phase_fd);
     for (int i = 0; i < cfg.threads; i++) pthread_join(workers[i].thread, NULL);
     getrusage(RUSAGE_SELF, &result.cpu_end);
     uint64_t joined_ns = clock_now_ns();

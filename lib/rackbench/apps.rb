@@ -28,6 +28,19 @@ module Rackbench
 
   # Reopened so that its methods live in the struct.
   class App
+    # The App an experiment's app entry (an Experiment::AppSpec) names: a
+    # built-in app with what the entry overrides, or the user's own app at
+    # its path with the entry's expectations. The entry's env adds to (and
+    # wins over) a built-in app's own.
+    def self.resolve(spec)
+      base = spec.builtin ? Apps.builtin(spec.name).to_h : { name: spec.name, builtin: false }
+      overrides = spec.to_h.compact.slice(:name, :health, :load_path, :expect_status, :expect_content_type,
+                                          :expect_body)
+      overrides[:dir] = spec.path if spec.path
+      overrides[:env] = (base[:env] || {}).merge(spec.env || {})
+      new(health: "/", load_path: "/", expect_status: 200, **base.merge(overrides))
+    end
+
     # nil when the app runs on ruby_engine (a RUBY_ENGINE such as "jruby"),
     # else a one-line reason, so a plan can skip the combination up front.
     def unsupported_reason(ruby_engine)

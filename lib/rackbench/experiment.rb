@@ -23,14 +23,13 @@ module Rackbench
   #
   #   experiment = Rackbench::Experiment.load("experiment.yml")
   #   experiment.configurations.size  # => 8
-  #   plan = Rackbench::Plan.new(experiment, unsupported: ->(config) { ... })
-  #
-  # (Plan lives in experiment/plan.rb and depends on this class, not the
-  # other way round.)
+  #   plan = Rackbench::Experiment::Plan.new(experiment, unsupported: ->(config) { ... })
   #
   # Every mistake in the file raises ConfigError as one line that names the
   # file and the key.
   class Experiment
+    autoload :Plan, File.expand_path("experiment/plan", __dir__)
+
     TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
@@ -196,6 +195,32 @@ module Rackbench
       checker = Checker.new(source)
       self.class.new(**parts, seed: checker.integer!(seed, "seed", min: 0),
                               batches: checker.integer!(batches, "batches", min: 1))
+    end
+
+    # The kind of trial an experiment runs (Trial::Http).
+    def trial_kind
+      "http"
+    end
+
+    # How a trial's time is estimated, for the plan's listing.
+    def estimate_note
+      "warmup + duration + ~#{Config::OVERHEAD_S.round}s per trial"
+    end
+
+    # How many configurations of the full matrix the file's +exclude+ left out.
+    def excluded_count
+      dimensions.values.map(&:size).reduce(1, :*) - configurations.size
+    end
+
+    # The configurations to plan, whatever the resolved ruby variants (an
+    # experiment names its rubies by label already).
+    def configurations_for(_variants)
+      configurations
+    end
+
+    # The ruby entries as Rubies.resolve takes them.
+    def ruby_specs
+      rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options, env: r.env } }
     end
 
     # The normalized experiment as plain data, lists that the matrix treats

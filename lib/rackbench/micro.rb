@@ -9,12 +9,9 @@ module Rackbench
   # timeout, stored in the results database as trials like HTTP ones.
   #
   #   settings = Rackbench::Micro::Settings.build(workers: "1,10", modes: "threads,fibers")
-  #   Rackbench::Micro::FibersRunner.new(settings: settings, results_dir: "rackbench-results").run
+  #   Rackbench::Runner.new(source: settings, results_dir: "rackbench-results").run
   module Micro
     autoload :Settings, File.expand_path("micro/settings", __dir__)
-    autoload :Plan, File.expand_path("micro/plan", __dir__)
-    autoload :TrialRecord, File.expand_path("micro/trial_record", __dir__)
-    autoload :FibersRunner, File.expand_path("micro/fibers_runner", __dir__)
 
     # The benchmark script of `rackbench micro fibers`.
     FIBERS_SCRIPT = File.expand_path("micro/fibers_bench.rb", __dir__)
@@ -24,9 +21,5 @@ module Rackbench
 
     # Worker kinds of the fibers benchmark, as the script names them.
     FIBERS_MODES = %w[threads processes fibers].freeze
-
-    # Ruby engines without fork(2): their "processes" trials are left out
-    # of the plan, with this reason.
-    NO_FORK_ENGINES = %w[jruby truffleruby].freeze
   end
 end

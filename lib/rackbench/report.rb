@@ -37,8 +37,7 @@ module Rackbench
       @store_location = store.location
       @experiment = find_experiment(store, experiment_id, name)
       @runs = store.runs(@experiment[:id])
-      rows = store.trials(@experiment[:id])
-      @trials = rows.map { |row| TrialEntry.new(row) }
+      @trials = store.trials(@experiment[:id]).map { |record| TrialEntry.new(record) }
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
       Baseline.new(@configs, @options).apply
@@ -79,16 +78,17 @@ module Rackbench
       end
     end
 
-    # What throughput counts: "msg/s" when every trial is a micro-benchmark
-    # (app "micro-..."), else "req/s".
+    # What throughput counts: the unit of its trials' kind ("req/s", or
+    # "msg/s" for a micro-benchmark).
     def rate_unit
       Report.rate_unit(@trials)
     end
 
-    # "msg/s" when every one of +trials+ (TrialEntry) is a micro-benchmark.
+    # The rate unit the records of +trials+ (TrialEntry) share, "req/s"
+    # when they have none in common.
     def self.rate_unit(trials)
-      micro = !trials.empty? && trials.all? { |t| t.row[:app].to_s.start_with?("micro-") }
-      micro ? "msg/s" : "req/s"
+      units = trials.map { |t| t.record.rate_unit }.uniq
+      units.size == 1 ? units.first : "req/s"
     end
 
     # The config whose id (or label) is +text+, or nil.
@@ -132,7 +132,8 @@ module Rackbench
 
     def build_configs
       groups = @trials.group_by(&:config_id)
-      order = ConfigOrder.new(@experiment[:source_text], groups.values.map { |t| t.first.dims })
+      order = ConfigOrder.new(@experiment[:source_text], groups.values.map { |t| t.first.dims },
+                              config_keys: @experiment[:config_keys])
       groups.values.sort_by { |t| order.rank(t.first.dims) }.map do |trials|
         ConfigSummary.new(trials, @options)
       end

@@ -1,33 +1,27 @@
 # frozen_string_literal: true
 
-require_relative "runner/bundle_cache"
 require_relative "runner/cpu_layout"
-require_relative "runner/identity"
-require_relative "runner/load_run"
-require_relative "runner/machine_load"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
-require_relative "runner/server_env"
-require_relative "runner/server_launch"
 require_relative "runner/trial_loop"
-require_relative "runner/trial_runner"
 
 module Rackbench
-  # Runs a whole experiment: resolves its rubies, plans its trials in seeded
-  # order (saying up front what cannot run), then runs every trial not yet
-  # stored, committing each to the store before the next begins. An
-  # interrupted run (Ctrl-C, kill -9) loses nothing: `--resume` runs what
-  # is missing, never a trial twice.
+  # Runs every kind of trial the same way: resolves the source's rubies,
+  # plans its trials in seeded order (Experiment::Plan, saying up front what
+  # cannot run), then runs every trial not yet stored with the source's
+  # kind of trial (Trial::Http for an experiment, Trial::Script for a
+  # micro-benchmark), committing each Trial::Record to the store before the
+  # next begins. An interrupted run (Ctrl-C, kill -9) loses nothing:
+  # `--resume` runs what is missing, never a trial twice.
   #
-  #   Runner.new(experiment: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
+  #   Runner.new(source: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
   class Runner
     Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, keyword_init: true)
 
-    # The machine's description to store with an experiment (warnings
-    # printed on err), with the rubies' descriptions and the CPU layout.
-    # `rackbench micro` stores the same.
-    # The warnings are kept with the description, so every report view
-    # shows how far to trust the figures.
+    # The machine's description to store with an experiment and each run
+    # (the warnings, printed on err, are kept with it, so every report view
+    # shows how far to trust the figures), with the rubies' descriptions and
+    # the CPU layout.
     def self.capture_environment(err:, variants:, layout:)
       env = MachineEnv.capture
       warnings = MachineEnv.warnings(env)
@@ -35,35 +29,39 @@ module Rackbench
       env.merge(warnings: warnings, rubies: variants.transform_values(&:description), cpu_layout: layout.to_h)
     end
 
-    # :experiment :: an Experiment
+    attr_reader :source
+
+    # :source :: where the configurations come from: an Experiment, or a Micro::Settings
     # :results_dir :: results directory (SQLite store, logs/, work/)
     # :resume :: continue an experiment that already has trials in the store (default: false)
     # :fail_fast :: stop at the first failed trial (default: false)
     # :out, :err :: where progress and warnings go
-    # :engine :: the LoadEngine (default: the native engine)
     # :installs :: Rubies::Install list (default: Rubies.discover)
-    # :bundle_root :: cache of Bundler environments (default: BundleEnv.default_root)
-    # :bundles :: what provides a trial's Bundler environment (default: a BundleCache over bundle_root)
-    # :layout :: CpuLayout (default: detected from this process's CPUs)
+    # :layout :: CpuLayout (default: the source's, else detected from this process's CPUs)
     # :ready_timeout_s :: per-server boot allowance (default: 60)
-    # :stop_grace_s :: time a server gets to exit after TERM before KILL (default: 10)
+    # :stop_grace_s :: time a process gets to exit after TERM before KILL (default: 10)
     # :environment :: machine description (default: MachineEnv.capture)
-    def initialize(experiment:, results_dir:, resume: false, fail_fast: false, out: $stdout, err: $stderr,
-                   engine: LoadEngine.new, installs: nil, bundle_root: nil, bundles: nil, layout: CpuLayout.detect,
-                   ready_timeout_s: 60, stop_grace_s: 10, environment: nil)
-      @experiment = experiment
+    # :parent_env :: the shell's environment (default: ENV)
+    # :collaborators :: keywords for the kind of trial's constructor: what it drives (a load engine,
+    #                   servers, samplers...), for tests to replace (default: {}: the real ones)
+    # :watchdog :: what sweeps and watches the run's processes (#sweep, #start like Watchdog; default: Watchdog)
+    def initialize(source:, results_dir:, resume: false, fail_fast: false, out: $stdout, err: $stderr, installs: nil,
+                   layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil, parent_env: ENV,
+                   collaborators: {}, watchdog: Watchdog)
+      @source = source
       @results_dir = File.expand_path(results_dir)
       @resume = resume
       @fail_fast = fail_fast
       @out = out
       @err = err
-      @engine = engine
       @installs = installs
-      @bundles = bundles || BundleCache.new(root: bundle_root, out: out, marker_env: Watchdog.marker_env(@results_dir))
-      @layout = layout
+      @layout = layout || (source.respond_to?(:cpu_layout) ? source.cpu_layout : CpuLayout.detect)
       @ready_timeout_s = ready_timeout_s
       @stop_grace_s = stop_grace_s
       @environment = environment
+      @parent_env = parent_env
+      @collaborators = collaborators
+      @watchdog = watchdog
     end
 
     # The resolved ruby variants, label => Rubies::Variant (ConfigError for
@@ -71,28 +69,31 @@ module Rackbench
     def variants
       @variants ||= begin
         installs = @installs || Rubies.discover
-        @experiment.rubies.to_h do |spec|
-          variant = Rubies.resolve({ name: spec.label, ruby: spec.ruby, options: spec.options, env: spec.env },
-                                   installs: installs)
-          [spec.label, variant]
+        @source.ruby_specs.to_h do |spec|
+          variant = Rubies.resolve(spec, installs: installs)
+          [variant.name, variant]
         end
       end
     end
 
-    # The plan, with what the server adapters cannot run removed up front.
+    # The kind of trial that runs the source's configurations.
+    def kind
+      @kind ||= Trial.fetch(@source.trial_kind).new(context, **@collaborators)
+    end
+
+    # The plan, with what cannot run removed up front.
     def plan
-      @plan ||= Plan.new(@experiment, unsupported: lambda do |config|
-        engine = variants.fetch(config.ruby.label).install.engine
-        Servers.fetch(config.server.name).unsupported_reason(processes: config.processes, threads: config.threads,
-                                                             ruby_engine: engine, options: config.server.options) ||
-          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil)
-      end)
+      @plan ||= Experiment::Plan.new(
+        @source, configurations: @source.configurations_for(variants),
+                 unsupported: ->(config) { kind.unsupported_reason(config, variants.fetch(config.dims["ruby"])) }
+      )
     end
 
     # Runs what is left of the experiment; returns a Summary. Raises
-    # Interrupted after Ctrl-C (the current server stopped, the run marked
+    # Interrupted after Ctrl-C (the current trial stopped, the run marked
     # interrupted) and UsageError when the store already holds this
-    # experiment's trials and resume was not asked for.
+    # experiment's trials and resume was not asked for, or when another
+    # run holds the results directory.
     def run
       ResultsDir.check_writable!(@results_dir) # before minutes of ruby discovery
       ResultsDir.lock(@results_dir) { run_locked }
@@ -100,10 +101,15 @@ module Rackbench
 
     private
 
+    def context
+      Trial::Context.new(source: @source, variants: variants, layout: @layout, results_dir: @results_dir, out: @out,
+                         ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s, parent_env: @parent_env)
+    end
+
     def run_locked
-      check_pass_env!
-      plan # resolve rubies and adapters before touching the store
-      environment = @environment || capture_environment
+      kind.check!
+      plan # resolve rubies and what can run before touching the store
+      environment = @environment || Runner.capture_environment(err: @err, variants: variants, layout: @layout)
       with_watchdog { store_and_run(environment) }
     end
 
@@ -111,10 +117,10 @@ module Rackbench
     # processes behind that its own watchdog could not stop: stop them
     # before measuring next to them. Then watch this run the same way.
     def with_watchdog
-      left = Watchdog.sweep(results_dir: @results_dir, grace_s: @stop_grace_s)
+      left = @watchdog.sweep(results_dir: @results_dir, grace_s: @stop_grace_s)
       stopped = left[:termed] + left[:killed]
       @err.puts "rackbench: stopped #{stopped} process(es) an earlier run of #{@results_dir} left behind" if stopped.positive?
-      watchdog = Watchdog.start(results_dir: @results_dir, grace_s: @stop_grace_s)
+      watchdog = @watchdog.start(results_dir: @results_dir, grace_s: @stop_grace_s)
       begin
         yield
       ensure
@@ -125,8 +131,9 @@ module Rackbench
     def store_and_run(environment)
       Store.open(@results_dir) do |store|
         experiment_id = store.find_or_create_experiment(
-          name: @experiment.name, fingerprint: @experiment.fingerprint, seed: @experiment.seed,
-          batches: @experiment.batches, source_text: @experiment.source_text, environment: environment
+          name: @source.name, fingerprint: @source.fingerprint, seed: @source.seed, batches: @source.batches,
+          source_text: @source.source_text, environment: environment,
+          config_keys: @source.configurations_for(variants).map(&:key)
         )
         done = store.finished_keys(experiment_id)
         refuse_rerun(done) unless done.empty? || @resume
@@ -134,73 +141,35 @@ module Rackbench
       end
     end
 
-    # A variable the experiment passes from the shell must be there: a
-    # server started without its DATABASE_URL would fail in ways that name
-    # anything but the cause.
-    def check_pass_env!
-      missing = @experiment.pass_env.reject { |name| ENV.key?(name) }
-      return if missing.empty?
-
-      raise ConfigError, "pass_env names #{missing.join(", ")}, not set in this shell: export " \
-                         "#{missing.size == 1 ? "it" : "them"} or remove #{missing.size == 1 ? "it" : "them"} from pass_env"
-    end
-
-    def capture_environment
-      Runner.capture_environment(err: @err, variants: variants, layout: @layout)
-    end
-
     def refuse_rerun(done)
-      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@experiment.name}': " \
+      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@source.name}': " \
                         "add --resume to finish it, or choose another --results directory"
     end
 
     def run_remaining(store, experiment_id, done, environment)
       remaining = plan.remaining(done)
       announce(done, remaining)
-      trial_runner = build_trial_runner
       estimate_s = remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
                     resumed: !done.empty?, out: @out, describe: method(:describe), estimated_trial_s: estimate_s,
-                    fail_fast: @fail_fast, environment: environment).run { |trial| trial_runner.run(trial) }
-    end
-
-    def build_trial_runner
-      TrialRunner.new(variants: variants, bundles: @bundles, engine: @engine,
-                      layout: @layout, results_dir: @results_dir, seed: @experiment.seed,
-                      pass_env: @experiment.pass_env, watched_env: watched_env,
-                      ready_timeout_s: @ready_timeout_s, stop_grace_s: @stop_grace_s)
-    end
-
-    # Every variable a ruby variant, an app or the experiment's env sets
-    # somewhere in this experiment: each trial's identity check verifies
-    # its own value of each, so the plain variant proves it runs without
-    # the YJIT variant's MALLOC_ARENA_MAX, not only the reverse.
-    def watched_env
-      apps = @experiment.apps.flat_map do |spec|
-        own = spec.builtin ? Apps.builtin(spec.name).env.to_h.keys : []
-        own + spec.env.to_h.keys
-      end
-      (@experiment.rubies.flat_map { |r| r.env.keys } + @experiment.env.keys + apps).uniq
+                    fail_fast: @fail_fast, environment: environment).run { |trial| kind.run(trial) }
     end
 
     def announce(done, remaining)
-      @out.puts "Experiment #{@experiment.name}: #{plan.size} trials" \
+      @out.puts "Experiment #{@source.name}: #{plan.size} trials" \
                 "#{", #{done.size} already stored" unless done.empty?}, #{remaining.size} to run " \
-                "(about #{Plan.format_duration(plan.estimated_s(remaining))}); results in #{@results_dir}"
+                "(about #{Experiment::Plan.format_duration(plan.estimated_s(remaining))}); results in #{@results_dir}"
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
-      return unless @layout.pinned?
-
-      @out.puts "  server on CPU #{@layout.server_cpus.join(",")}, load engine on CPU #{@layout.engine_cpus.join(",")}"
+      kind.announce.each { |line| @out.puts "  #{line}" }
     end
 
-    def describe(attrs)
-      unless attrs[:status] == "ok"
-        # The stored reason may end with the server log's tail: one line here.
-        first, *rest = attrs[:reason].to_s.lines.map(&:strip).reject(&:empty?)
-        return "FAILED: #{first}#{" (see #{attrs[:log_path]})" if rest.any? && attrs[:log_path]}"
-      end
+    # The result part of a trial's progress line.
+    def describe(record)
+      return record.reading.summary(record) if record.ok?
 
-      format("ok %.1f req/s, p99 %s", attrs[:rps], LoadSummary.format_us(attrs[:latency_us]["p99"]))
+      # The stored reason may end with the server log's tail: one line here.
+      first, *rest = record.reason.to_s.lines.map(&:strip).reject(&:empty?)
+      "FAILED: #{first}#{" (see #{record.log_path})" if rest.any? && record.log_path}"
     end
   end
 end

@@ -12,7 +12,7 @@ module Rackbench
 end
 require_relative "store/connection"
 require_relative "store/schema"
-require_relative "store/trial_row"
+require_relative "store/record_codec"
 
 module Rackbench
   # The results database: experiments, their trials and each `rackbench run`
@@ -40,7 +40,7 @@ module Rackbench
 
     RUN_END_STATUSES = %w[finished interrupted failed].freeze
     EXPERIMENT_COLUMNS = %i[id name fingerprint seed batches source_text created_at finished_at
-                            rackbench_version environment].freeze
+                            rackbench_version environment config_keys].freeze
 
     # Opens (creating if needed) the results database at +target+: a results
     # directory, which gets a +results.db+ SQLite file, or a database URL
@@ -96,7 +96,9 @@ module Rackbench
     # :batches :: number of batches planned
     # :source_text :: the experiment file's text, as read
     # :environment :: Hash from MachineEnv.capture (stored as JSON)
-    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:)
+    # :config_keys :: the configurations' keys in the source's order, which
+    #                 the report lists them in (default: nil)
+    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:, config_keys: nil)
       experiments = db[:experiments]
       guard("record experiment #{name}") do
         # :immediate takes SQLite's write lock first, so two runners of one
@@ -106,7 +108,8 @@ module Rackbench
             experiments.insert(name: name, fingerprint: fingerprint, seed: seed, batches: batches,
                                source_text: source_text, created_at: Time.now,
                                rackbench_version: Rackbench::VERSION,
-                               environment: encode_json(environment, "experiment #{name}: environment"))
+                               environment: encode_json(environment, "experiment #{name}: environment"),
+                               config_keys: encode_json(config_keys, "experiment #{name}: configurations"))
         end
       end
     end
@@ -137,16 +140,14 @@ module Rackbench
       guard("read trials") { db[:trials].where(experiment_id: experiment_id).select_map(:key) }.to_set
     end
 
-    # Stores one trial in its own transaction and returns its id; the row is
-    # on disk when this returns. +attrs+ holds the trials columns
-    # (doc/store.md), +:key+ and +:status+ ("ok" or "failed") required; the
-    # JSON columns take Hashes (or objects with #to_h such as LoadResult).
+    # Stores one Trial::Record in its own transaction and returns its id;
+    # the row is on disk when this returns.
     #
     # Raises DuplicateTrial when the key is already stored, Store::Error when
-    # the database cannot take the row (disk full, ...), ArgumentError for an
-    # unknown attribute or a value that cannot be stored.
-    def save_trial(experiment_id, attrs)
-      row = TrialRow.encode(experiment_id, attrs)
+    # the database cannot take the row (disk full, ...), ArgumentError for a
+    # document that cannot be stored as JSON.
+    def save_trial(experiment_id, record)
+      row = RecordCodec.encode(experiment_id, record)
       trials = db[:trials]
       db.transaction { trials.insert(row) }
     rescue Sequel::UniqueConstraintViolation
@@ -158,29 +159,17 @@ module Rackbench
     end
 
     # Stored trials, of one experiment or of all, in the order they were
-    # saved, as Hashes with Symbol keys and the JSON columns decoded.
+    # saved, as Trial::Records.
     #
-    # :engine_result :: include the engine's full document, the largest
-    #                   column by far (default: true)
-    def trials(experiment_id = nil, engine_result: true)
-      columns = [:id, :experiment_id, *TrialRow::COLUMNS]
-      columns.delete(:engine_result) unless engine_result
+    # :result :: include each trial's result document (the engine's, with
+    #            its histogram and timelines: the largest column by far;
+    #            without it, the figures read from it are nil) (default: true)
+    def trials(experiment_id = nil, result: true)
+      columns = [:id, *RecordCodec::COLUMNS]
+      columns -= RecordCodec::LARGE unless result
       dataset = db[:trials].select(*columns).order(:id)
       dataset = dataset.where(experiment_id: experiment_id) if experiment_id
-      guard("read trials") { dataset.all }.map { |row| TrialRow.decode(row) }
-    end
-
-    # One Hash per trial with what `rackbench report --json` shows
-    # (TrialRow::REPORT_COLUMNS: key, batch, position, ruby, server, app,
-    # processes, threads, dims, status, reason, rps, error_rate, latency_us,
-    # rss_peak_bytes, pss_peak_bytes), in plan order. Yields each when given
-    # a block.
-    def report_rows(experiment_id, &block)
-      dataset = db[:trials].select(*TrialRow::REPORT_COLUMNS)
-                           .where(experiment_id: experiment_id).order(:position, :batch, :id)
-      rows = guard("read trials") { dataset.all }.map { |row| TrialRow.decode(row) }
-      rows.each(&block) if block
-      rows
+      guard("read trials") { dataset.all }.map { |row| RecordCodec.decode(row) }
     end
 
     # Records the start of a `rackbench run` of the experiment and returns
@@ -246,7 +235,7 @@ module Rackbench
     end
 
     def decode_experiment(row)
-      row.merge(environment: decode_json(row[:environment]))
+      row.merge(environment: decode_json(row[:environment]), config_keys: decode_json(row[:config_keys]))
     end
 
     def encode_json(value, what)

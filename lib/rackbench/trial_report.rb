@@ -21,7 +21,7 @@ module Rackbench
         raise UsageError, "no experiment #{where}in #{store.location}: run one with rackbench run"
       end
 
-      @rows = store.report_rows(@experiment[:id])
+      @rows = store.trials(@experiment[:id]).sort_by { |r| [r.position, r.batch] }.map { |record| row(record) }
     end
 
     def table
@@ -42,6 +42,14 @@ module Rackbench
     end
 
     private
+
+    # What the table shows of a Trial::Record.
+    def row(record)
+      { position: record.position, ruby: record.ruby, server: record.server, app: record.app,
+        processes: record.processes, threads: record.threads, dims: record.dims, batch: record.batch,
+        status: record.status, reason: record.reason, rps: record.rate, latency_us: record.latency_us,
+        rss_peak_bytes: record.rss_peak_bytes, pss_peak_bytes: record.pss_peak_bytes }
+    end
 
     # Dimensions beyond the standard ones that vary in this experiment
     # (load.connections, env.X, ...): shown as extra columns.

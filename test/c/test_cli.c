@@ -341,6 +341,7 @@ static void test_defaults(void)
     CHECK(cfg.raw_file == NULL);
     CHECK_EQ_U64(cfg.cpu_count, 0);
     CHECK_EQ_U64(cfg.allow_remote, 0);
+    CHECK(cfg.phase_fd == -1);
     CHECK(strcmp(cfg.url, "http://127.0.0.1:8080/p?q=1") == 0);
     CHECK(strcmp(cfg.host, "127.0.0.1") == 0);
     CHECK(strcmp(cfg.port, "8080") == 0);
@@ -395,8 +396,17 @@ static void test_all_options(void)
     CHECK_EQ_U64(cfg.timeout_ns, 1000000ull);
     CHECK(strcmp(cfg.host, "::1") == 0 && strcmp(cfg.addr_text, "::1") == 0);
 
+    /* The phase descriptor: 3 and up (0-2 are the engine's own). */
+    CHECK(parsed_ok(CLI("--phase-fd", "3", "http://127.0.0.1/")));
+    CHECK(cfg.phase_fd == 3);
+    CHECK(parsed_ok(CLI("--phase-fd=65535", "http://127.0.0.1/")));
+    CHECK(cfg.phase_fd == 65535);
+    CHECK(usage_error_is(CLI("--phase-fd", "2", "http://127.0.0.1/"), "invalid --phase-fd '2'"));
+    CHECK(usage_error_is(CLI("--phase-fd", "x", "http://127.0.0.1/"), "invalid --phase-fd 'x'"));
+
     /* Each parse starts from the defaults, not from the previous one. */
     CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK(cfg.phase_fd == -1);
     CHECK_EQ_U64(cfg.connections, 10);
     CHECK_EQ_U64(cfg.header_count, 0);
     CHECK_EQ_U64(cfg.keepalive, 1);

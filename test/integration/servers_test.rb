@@ -4,8 +4,8 @@ require "test_helper"
 require "rbconfig"
 require "rackbench/servers"
 require "rackbench/ports"
-require "rackbench/process_tree"
-require "rackbench/sampler"
+require "rackbench/observe/process_tree"
+require "rackbench/observe/sampler"
 require "rackbench/server_process"
 
 # Boots real servers (Puma and WEBrick, each in its own Bundler environment

@@ -4,7 +4,7 @@ require "rbconfig"
 require "fileutils"
 require "rackbench/servers"
 require "rackbench/ports"
-require "rackbench/process_tree"
+require "rackbench/observe/process_tree"
 require "rackbench/server_process"
 require_relative "raw_http"
 

@@ -3,7 +3,7 @@
 require "test_helper"
 require_relative "../fixtures/experiments/experiment_support"
 
-describe Rackbench::Plan do
+describe Rackbench::Experiment::Plan do
   include Rackbench::Test::ExperimentSupport
 
   let(:sweep) do
@@ -12,7 +12,7 @@ describe Rackbench::Plan do
   end
 
   def plan(overrides = {}, **options)
-    Rackbench::Plan.new(build_experiment(sweep.merge(overrides)), **options)
+    Rackbench::Experiment::Plan.new(build_experiment(sweep.merge(overrides)), **options)
   end
 
   def order(plan)
@@ -104,7 +104,7 @@ describe Rackbench::Plan do
       lines = text.lines.map(&:chomp)
       assert_equal "Plan for t (seed 42, 1 batch): 5 trials, estimated 50s (warmup + duration + ~3s per trial)", lines[0]
       assert_equal 5, lines.grep(/\A  \d\. batch 1  ruby=ruby server=/).size
-      assert_includes lines, "Skipped, not supported by the server (1 configuration):"
+      assert_includes lines, "Skipped, not supported (1 configuration):"
       assert_includes lines, "  - ruby=ruby server=webrick app=rack-hello processes=2 threads=1: WEBrick runs a single process"
       assert_includes lines, "Excluded by the experiment file: 2 configurations."
     end
@@ -115,7 +115,7 @@ describe Rackbench::Plan do
   end
 
   it "formats durations for humans" do
-    assert_equal ["45s", "3m 05s", "1h 02m"], [45, 185, 3720].map { |s| Rackbench::Plan.format_duration(s) }
+    assert_equal ["45s", "3m 05s", "1h 02m"], [45, 185, 3720].map { |s| Rackbench::Experiment::Plan.format_duration(s) }
   end
 
   it "is frozen" do

@@ -251,7 +251,7 @@ describe Rackbench::Experiment do
     end
 
     it "fits in three minutes by its own estimate" do
-      plan = Rackbench::Plan.new(experiment)
+      plan = Rackbench::Experiment::Plan.new(experiment)
       assert_operator plan.estimated_s, :<=, 180
       assert_equal 30, plan.size
     end

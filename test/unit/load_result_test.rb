@@ -11,7 +11,7 @@ describe Rackbench::LoadResult do
     r = Rackbench::LoadResult.new(doc)
     assert_equal 400, r.requests
     assert_equal 0, r.error_count
-    assert_equal 0.0, r.error_rate
+    assert_equal 0.0, r.failure_rate
     assert_equal 0, r.bad_status_count
     refute r.interrupted?
     assert_equal 200.0, r.offered_rps
@@ -34,12 +34,18 @@ describe Rackbench::LoadResult do
     assert_nil closed.offered_rps
   end
 
-  it "computes error rates over all attempts" do
+  # One definition of a failed request, for the live result and a stored
+  # one: transport errors and statuses other than 2xx/3xx, over responses
+  # plus transport errors.
+  it "counts failed requests over all attempts" do
     doc["errors"]["timeout"] = 100
     doc["status"] = { "200" => 300, "500" => 100 }
+    doc["requests"] = 400
     r = Rackbench::LoadResult.new(doc)
-    assert_in_delta 100.0 / 500, r.error_rate
-    assert_equal 100, r.bad_status_count
+    assert_equal [100, 100, 200, 500], [r.error_count, r.bad_status_count, r.failed_count, r.attempts]
+    assert_in_delta 200.0 / 500, r.failure_rate
+    assert_equal 200, Rackbench::LoadResult::Counts.failed(doc)
+    assert_equal 500, Rackbench::LoadResult::Counts.attempts(doc)
   end
 
   it "rejects a document that breaks the contract, naming the key" do

@@ -3,7 +3,7 @@
 require "test_helper"
 require "fileutils"
 require "json"
-require "rackbench/machine_env"
+require "rackbench/observe/machine_env"
 
 describe Rackbench::MachineEnv do
   def fixtures(*parts) = File.join(File.expand_path("../fixtures/proc", __dir__), *parts)

@@ -1,242 +1,236 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "json"
 require "stringio"
+require_relative "../fixtures/fakes"
 
-# The runner's orchestration with fakes: a tiny Ruby server as the app
-# server, a fake bundle, and a fake engine object returning a canned result.
-# Real servers and the real engine are in test/integration/runner_test.rb.
-module RunnerTestSupport
-  TINY_SERVER = File.expand_path("../fixtures/tiny_server.rb", __dir__)
-  ENGINE_RESULT = JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))).freeze
-
-  # The app server adapter of these tests: boots tiny_server.rb in the mode
-  # named by its label (servers: [{name: fake, label: ok}] ...).
-  # Its one option, "multi", lifts its limit of one process; #commands
-  # records the options and environment each command was built with.
-  class FakeAdapter < Rackbench::Servers::Adapter
-    OPTIONS = Rackbench::ServerOptions::Schema.new(
-      Rackbench::ServerOptions::Option.new(key: "multi", type: Rackbench::ServerOptions::BOOLEAN, default: "false",
-                                           effect: "allows processes > 1", reaches: "recorded")
-    )
-
-    def self.commands = (@commands ||= [])
-    def name = "fake"
-    def server_gem = "fake"
-    def gem_lines(_ruby_engine) = []
-    def supports = "test double"
-    def option_schema = OPTIONS
-
-    def command(port:, **keywords)
-      self.class.commands << keywords.slice(:options, :environment)
-      [TINY_SERVER, port.to_s, Thread.current[:tiny_mode] || "ok"]
-    end
-
-    private
-
-    def own_limits(processes:, options:, **)
-      "fake runs a single process" if processes > 1 && !options["multi"]
-    end
-  end
-  Rackbench::Servers.register(:fake, FakeAdapter.new)
-
-  # Runs the tiny server with the test's own ruby, whatever the variant,
-  # with the identity agent that rackbench's launcher loads into servers.
-  FakeBundle = Struct.new(:prefix, :env, :gem_versions) do
-    def exec_prefix(_interpreter = nil) = prefix
-    def bundle_variables = env
-  end
-  class FakeBundles
-    # :before_agent :: scripts the fake server loads before the identity agent
-    def initialize(before_agent: [])
-      @before_agent = before_agent
-    end
-
-    def fetch(*, **)
-      FakeBundle.new([RbConfig.ruby, *@before_agent.flat_map { |f| ["-r", f] }, "-r", Rackbench::Runner::Identity::AGENT],
-                     {}, { "tiny" => "1.0" })
-    end
-  end
-
-  # Returns the canned result; raises Interrupt on call number interrupt_at.
-  class FakeEngine
-    attr_reader :calls, :settings
-
-    def initialize(interrupt_at: nil, result: ENGINE_RESULT)
-      @interrupt_at = interrupt_at
-      @result = result
-      @calls = 0
-      @settings = []
-    end
-
-    def run(settings, env: {})
-      @calls += 1
-      @settings << settings
-      raise Interrupt if @calls == @interrupt_at
-
-      Rackbench::LoadResult.new(JSON.parse(JSON.generate(@result)))
-    end
-  end
-end
-
+# The runner and the HTTP kind of trial orchestrating fakes (test/fixtures/
+# fakes/): the plan, the store, resume, failures, what is recorded. No
+# server, load engine or child process runs here; the real ones are tested
+# in test/integration/.
 describe Rackbench::Runner do
-  include RunnerTestSupport
-
-  let(:dir) { Dir.mktmpdir }
+  let(:dir) { Dir.mktmpdir("rackbench-runner") }
   let(:out) { StringIO.new }
   let(:install) do
     Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
                                    version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
                                    jit: ["yjit"])
   end
+  let(:engine) { Fakes::Engine.new }
+  let(:launcher) { Fakes::Launcher.new }
+  let(:samplers) { [] }
+  let(:watchdog) { Fakes::Watchdog.new }
 
   after { FileUtils.rm_rf(dir) }
 
-  def experiment(extra = "")
-    Rackbench::Experiment.parse(<<~YAML, source: "test.yml", base_dir: dir)
+  def experiment(text = nil, **replace)
+    text ||= <<~YAML
       name: runner-test
       seed: 3
       batches: 2
       rubies: [ruby]
-      servers: [fake]
+      servers: [puma, webrick]
       apps: [rack-hello]
       processes: [1, 2]
-      threads: [1, 4]
+      threads: 1
       load: { duration: 0.1s, warmup: 0s, connections: 4 }
-      #{extra}
     YAML
+    replace.each { |key, value| text = text.sub(/^#{key}: .*$/, "#{key}: #{value}") }
+    Rackbench::Experiment.parse(text, source: "test.yml", base_dir: dir)
   end
 
-  def runner(engine: RunnerTestSupport::FakeEngine.new, resume: false, fail_fast: false, exp: experiment,
-             bundles: RunnerTestSupport::FakeBundles.new)
-    Rackbench::Runner.new(experiment: exp, results_dir: dir, resume: resume, fail_fast: fail_fast, out: out,
-                          err: StringIO.new, engine: engine, installs: [install],
-                          bundles: bundles,
+  def runner(exp = experiment, resume: false, fail_fast: false, parent_env: { "PATH" => "/usr/bin:/bin" }, **collaborators)
+    sampler = lambda do |_server|
+      Fakes::Sampler.new.tap { |s| samplers << s }
+    end
+    defaults = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new, sampler: sampler,
+                 machine: -> { Fakes::Machine.new } }
+    Rackbench::Runner.new(source: exp, results_dir: dir, resume: resume, fail_fast: fail_fast, out: out,
+                          err: StringIO.new, installs: [install],
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
-                          environment: { "test" => true }, stop_grace_s: 0.3)
+                          environment: { "test" => true }, stop_grace_s: 0, parent_env: parent_env,
+                          collaborators: defaults.merge(collaborators), watchdog: watchdog)
   end
 
-  def stored_trials
-    Rackbench::Store.open(dir) { |store| store.trials(nil, engine_result: false) }
+  def stored
+    Rackbench::Store.open(dir, &:trials)
   end
 
-  it "runs every supported trial once, stores each, and says what it skipped up front" do
+  it "runs every supported trial once, stores each record as the kind built it, and says what it skipped" do
     summary = runner.run
-    assert_equal 4, summary.ok # threads [1, 4] x batches 2; processes 2 unsupported
-    assert_equal 0, summary.failed
-    assert_equal 2, summary.skipped
-    trials = stored_trials
-    assert_equal 4, trials.size
-    assert_equal trials.map { |t| t[:key] }.uniq.size, trials.size
-    assert(trials.all? { |t| t[:status] == "ok" && t[:rps] == 200.0 && t[:boot_s].positive? })
-    assert_match(/skipped: .*processes=2.*fake runs a single process/, out.string)
-    assert_equal({ "tiny" => "1.0" }, trials.first[:gem_versions])
+    assert_equal [6, 0, 1], [summary.ok, summary.failed, summary.skipped] # webrick with 2 processes: skipped
+    records = stored
+    assert_equal 6, records.map(&:key).uniq.size
+    assert(records.all? { |r| r.ok? && r.kind == "http" && r.rate == 200.0 && r.boot_s == 0.01 })
+    assert_match(/skipped: .*server=webrick.*processes=2 .*webrick runs a single process/, out.string)
+    assert_equal({ "fake" => "1.0" }, records.first.gem_versions)
+    assert_equal 6, launcher.servers.sum(&:stops), "every server stopped"
+    assert_equal [dir, 0], watchdog.swept, "what an earlier run left is swept first"
+    assert_equal [dir, 0], watchdog.started
   end
 
-  it "gives the adapter the server's options when planning and when building each command" do
-    RunnerTestSupport::FakeAdapter.commands.clear
-    text = experiment.source_text.sub("servers: [fake]", "servers: [{ name: fake, options: { multi: true } }]")
-    exp = Rackbench::Experiment.parse(text, source: "test.yml", base_dir: dir)
-    summary = runner(exp: exp).run
-    assert_equal [8, 0], [summary.ok, summary.skipped], "multi lifts the one-process limit"
-    assert_equal [{ options: { "multi" => true }, environment: "production" }] * 8,
-                 RunnerTestSupport::FakeAdapter.commands
+  it "keeps every figure in the document that measured it, and reads it back the same" do
+    runner.run
+    record = stored.first
+    assert_equal Fakes::ENGINE_RESULT["requests"], record.requests
+    assert_equal Fakes::ENGINE_RESULT["latency_us"], record.latency_us
+    assert_equal [40_000_000, 30_000_000, 1.5], [record.rss_peak_bytes, record.pss_peak_bytes, record.cpu_user_s]
+    assert_equal 0, record.failed_requests
+    assert_equal 0.0, record.error_rate
+    assert_equal 2.0, record.measure_s
+    assert(samplers.all? { |s| s.started && s.stopped }, "sampled over the engine's window")
+    assert_equal false, record.machine["busy"]
+    columns = Rackbench::Store.open(dir) { |store| store.db[:trials].columns }
+    refute_includes columns, :rps, "no figure is stored twice"
+    refute_includes columns, :latency_us
   end
 
-  it "runs batch by batch in the seeded order" do
-    engine = RunnerTestSupport::FakeEngine.new
-    runner(engine: engine).run
-    assert_equal [1, 1, 2, 2], stored_trials.sort_by { |t| t[:position] }.map { |t| t[:batch] }
-    # The engine's request mix is seeded per batch.
-    assert_equal [4, 4, 5, 5], engine.settings.map(&:seed)
+  it "runs batch by batch in the seeded order, the request mix seeded per batch" do
+    runner.run
+    assert_equal [1, 1, 1, 2, 2, 2], stored.sort_by(&:position).map(&:batch)
+    assert_equal [4, 4, 4, 5, 5, 5], engine.settings.map(&:seed)
+    first_order = stored.sort_by(&:position).map(&:key)
+    FileUtils.rm_rf(Dir.glob(File.join(dir, "*")))
+    runner.run
+    assert_equal first_order, stored.sort_by(&:position).map(&:key), "the same seed, the same order"
   end
 
   it "resumes after an interruption without redoing or duplicating a trial" do
-    assert_raises(Rackbench::Interrupted) { runner(engine: RunnerTestSupport::FakeEngine.new(interrupt_at: 3)).run }
-    assert_equal 2, stored_trials.size
+    interrupted = Fakes::Engine.new(interrupt_at: 3)
+    assert_raises(Rackbench::Interrupted) { runner(engine: interrupted).run }
+    assert_equal 2, stored.size
+    assert_equal 3, launcher.servers.sum(&:stops), "the interrupted trial's server was stopped too"
     error = assert_raises(Rackbench::UsageError) { runner.run }
     assert_match(/already holds 2 trials.*--resume/, error.message)
 
-    engine = RunnerTestSupport::FakeEngine.new
-    summary = runner(engine: engine, resume: true).run
-    assert_equal 2, engine.calls
-    assert_equal 2, summary.already_done
-    trials = stored_trials
-    assert_equal 4, trials.size
-    assert_equal 4, trials.map { |t| t[:key] }.uniq.size
+    fresh = Fakes::Engine.new
+    summary = runner(resume: true, engine: fresh).run
+    assert_equal [4, 2], [fresh.calls, summary.already_done]
+    assert_equal 6, stored.map(&:key).uniq.size
     statuses = Rackbench::Store.open(dir) { |store| store.runs.map { |r| r[:status] } }
     assert_equal %w[interrupted finished], statuses
   end
 
-  it "records a server that never starts as a failed trial, with its log, and goes on" do
-    Thread.current[:tiny_mode] = "exit"
-    summary = runner.run
-    assert_equal 4, summary.failed
-    trials = stored_trials
-    assert(trials.all? { |t| t[:status] == "failed" && t[:reason].match?(/exited with status 3 before it was ready/) })
-    assert(trials.all? { |t| File.exist?(t[:log_path]) })
-  ensure
-    Thread.current[:tiny_mode] = nil
+  it "records a server that never starts as a failed trial with its reason, and goes on" do
+    failing = Fakes::Launcher.new { |_| Rackbench::SetupError.new("server exited with status 3 before it was ready: boom") }
+    summary = runner(launcher: failing).run
+    assert_equal [0, 6], [summary.ok, summary.failed]
+    assert(stored.all? { |r| r.reason == "server exited with status 3 before it was ready: boom" && r.log_path })
+    assert(stored.all? { |r| r.gem_versions == { "fake" => "1.0" } }, "what was known before the failure is kept")
+    assert_equal 0, engine.calls
   end
 
-  it "refuses to benchmark an app that answers wrongly" do
-    Thread.current[:tiny_mode] = "wrong"
-    runner.run
-    assert(stored_trials.all? { |t| t[:reason].to_s.include?("body lacks \"Hello, World!\"") })
-  ensure
-    Thread.current[:tiny_mode] = nil
+  it "stores what a server ran when it is not what its label names" do
+    record = { "description" => "ruby 3.1.7p261", "jit" => nil, "mismatches" => ["main process 1: ..."] }
+    mismatch = Fakes::Launcher.new do |_|
+      Rackbench::IdentityMismatch.new("identity check failed: main process 1: ran ruby 3.1.7p261, the variant " \
+                                      "'ruby' is ruby 3.1.2p20", record: record)
+    end
+    runner(launcher: mismatch).run
+    assert(stored.all? { |r| !r.ok? && r.reason.start_with?("identity check failed: main process 1: ran ruby 3.1.7p261") })
+    assert_equal [record], stored.map(&:identity).uniq
+  end
+
+  it "stores what ran with every trial, and every variable the experiment's variants set, checked or unset" do
+    exp = experiment(rubies: "[ruby, { name: ruby-x, ruby: ruby, env: { X: \"1\" } }]")
+    runner(exp).run
+    records = stored
+    assert(records.all? { |r| r.ruby_description == r.identity["description"] })
+    by_ruby = records.group_by(&:ruby).transform_values { |rs| rs.map { |r| r.identity["env"]["X"] }.uniq }
+    assert_equal({ "ruby" => [nil], "ruby-x" => ["1"] }, by_ruby)
+    env = launcher.launches.first.fetch(:env)
+    assert env.checked.key?("X"), "X is checked in every trial, set or not"
+    assert_equal "production", env["RAILS_ENV"]
+    assert_equal File.join(dir, "work", File.basename(env["RACKBENCH_TRIAL_DIR"])), env["RACKBENCH_TRIAL_DIR"]
+    assert_equal dir, env["RACKBENCH_RESULTS_DIR"], "the watchdog's marker"
+    assert_equal [{ "RACKBENCH_RESULTS_DIR" => dir }], engine.envs.uniq, "the engine carries it too"
+    assert_equal Rackbench::Trial::Kind::GUARD, launcher.launches.first.fetch(:guard).first
   end
 
   it "stops at the first failure with --fail-fast" do
-    Thread.current[:tiny_mode] = "exit"
-    error = assert_raises(Rackbench::Error) { runner(fail_fast: true).run }
-    assert_match(/--fail-fast/, error.message)
-    assert_equal 1, stored_trials.size
-  ensure
-    Thread.current[:tiny_mode] = nil
+    failing = Fakes::Launcher.new { |_| Rackbench::SetupError.new("app check failed: body lacks \"Hello\"") }
+    error = assert_raises(Rackbench::Error) { runner(launcher: failing, fail_fast: true).run }
+    assert_match(/--fail-fast.*body lacks/, error.message)
+    assert_equal 1, stored.size
   end
 
   it "fails a trial whose error rate is too high, keeping its measurement" do
-    result = JSON.parse(JSON.generate(RunnerTestSupport::ENGINE_RESULT))
+    result = JSON.parse(JSON.generate(Fakes::ENGINE_RESULT))
     result["errors"]["timeout"] = 40
-    runner(engine: RunnerTestSupport::FakeEngine.new(result: result)).run
-    trials = Rackbench::Store.open(dir) { |store| store.trials }
-    assert(trials.all? { |t| t[:status] == "failed" && t[:reason].match?(/error rate 9.09% above 1.00%/) })
-    assert_equal 400, trials.first[:engine_result]["requests"]
+    runner(engine: Fakes::Engine.new(result: result)).run
+    assert(stored.all? { |r| !r.ok? && r.reason.match?(/error rate 9.09% above 1.00%/) })
+    assert_equal 400, stored.first.requests
+    assert_equal 40, stored.first.failed_requests
   end
 
-  it "kills a server that ignores TERM and leaves no process behind" do
-    Thread.current[:tiny_mode] = "stubborn"
-    summary = runner.run
-    assert_equal 4, summary.ok
-    leftovers = `pgrep -f #{RunnerTestSupport::TINY_SERVER}`.split
-    assert_empty leftovers
-  ensure
-    Thread.current[:tiny_mode] = nil
+  it "names the signal of a server that died during the measurement" do
+    dying = Class.new(Fakes::Engine) do
+      attr_accessor :launcher
+
+      def run(settings, **options)
+        launcher.servers.last.alive = false
+        super
+      end
+    end.new
+    dying.launcher = launcher
+    runner(engine: dying).run
+    assert(stored.all? { |r| r.reason.start_with?("server was killed by signal 9 (SIGKILL) during the measurement") })
   end
 
-  it "stores what really ran with every trial: the identity its server reported" do
-    runner.run
-    trials = stored_trials
-    assert(trials.all? { |t| t[:identity]["exe"] == File.realpath(RbConfig.ruby) && t[:identity]["mismatches"] == [] })
-    assert(trials.all? { |t| t[:ruby_description] == t[:identity]["description"] })
-    assert_equal [["production", "production"]], trials.map { |t| t[:identity]["env"].values_at("RACK_ENV", "RAILS_ENV") }.uniq
-    assert(trials.all? { |t| t[:identity]["processes"].size == 1 })
+  it "refuses to start when a variable named in pass_env is not set, before storing anything" do
+    exp = experiment(experiment.source_text + "pass_env: [DATABASE_URL]\n")
+    error = assert_raises(Rackbench::ConfigError) { runner(exp).run }
+    assert_equal "pass_env names DATABASE_URL, not set in this shell: export it or remove it from pass_env",
+                 error.message
+    refute File.exist?(File.join(dir, "results.db"))
+    runner(exp, parent_env: { "DATABASE_URL" => "postgres://x" }).run
+    assert_equal "postgres://x", launcher.launches.first.fetch(:env)["DATABASE_URL"]
   end
 
-  it "fails a trial whose server does not run what its label names, and stores what it ran" do
-    exp = experiment.then do |base|
-      Rackbench::Experiment.parse(base.source_text.sub("rubies: [ruby]", "rubies: [{ name: with-x, ruby: ruby, env: { X: \"1\" } }]"),
-                                  source: "test.yml", base_dir: dir)
+  describe "with built-in apps" do
+    def apps_experiment(apps, load: "{ duration: 0.1s, warmup: 0s, connections: 2 }")
+      experiment("name: apps\nrubies: [ruby]\nservers: [puma]\napps: [#{apps}]\nload: #{load}\n")
     end
-    fixture = File.expand_path("../fixtures/identity/unset_x.rb", __dir__)
-    summary = runner(exp: exp, bundles: RunnerTestSupport::FakeBundles.new(before_agent: [fixture])).run
-    assert_equal 0, summary.ok
-    trials = stored_trials
-    assert(trials.all? { |t| t[:reason].match?(/\Aidentity check failed: main process \d+: X is unset, the trial sets 1\z/) },
-           trials.map { |t| t[:reason] }.inspect)
-    assert(trials.all? { |t| t[:identity]["env"] == { "RACK_ENV" => "production", "RAILS_ENV" => "production", "X" => nil } })
-    assert(trials.all? { |t| t[:identity]["mismatches"].size == 1 })
+
+    it "fails a trial with more than 1% of responses 500, unless the app allows more" do
+      result = JSON.parse(JSON.generate(Fakes::ENGINE_RESULT))
+      result["status"] = { "200" => 380, "500" => 20 }
+      runner(apps_experiment("rack-hello, errors"), engine: Fakes::Engine.new(result: result)).run
+      by_app = stored.to_h { |r| [r.app, r] }
+      assert_equal 'error rate 5.00% above 1.00% ({"500"=>20})', by_app["rack-hello"].reason
+      assert by_app["errors"].ok?, by_app["errors"].reason
+    end
+
+    it "leaves an app out of the plan on a ruby engine it does not support, with the reason" do
+      jruby = Rackbench::Rubies::Install.new(name: "jruby", path: RbConfig.ruby, source: :path, engine: "jruby",
+                                             version: "9.3.9.0", ruby_version: "2.6.8", description: "jruby", jit: [])
+      exp = experiment("name: apps\nrubies: [jruby]\nservers: [puma]\napps: [rails-posts]\n")
+      run = Rackbench::Runner.new(source: exp, results_dir: dir, out: out, err: StringIO.new, installs: [jruby],
+                                  layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
+                                  environment: {}, collaborators: { engine: engine, launcher: launcher },
+                                  watchdog: Fakes::Watchdog.new)
+      assert_equal ["app rails-posts runs on ruby only (not jruby)"], run.plan.skipped.map(&:reason)
+      assert_empty run.plan.trials
+    end
+
+    it "loads a variant with its request list and a cookie jar per connection" do
+      runner(apps_experiment("mix, rails-posts")).run
+      by_file = engine.settings.group_by(&:requests_file)
+      assert by_file.fetch(Rackbench::Apps.builtin("mix").requests).first.cookies
+      refute by_file.fetch(nil).first.cookies
+    end
+
+    it "keeps cookies for a request list from the experiment file, unless load.cookies says false" do
+      list = File.join(dir, "session.requests")
+      File.write(list, "--- first name=login\nPOST /login\n\nuser=a\n--- name=home\nGET /\n")
+      base = "duration: 0.1s, warmup: 0s, connections: 2"
+      [["requests: session.requests", [list, true]], ["requests: session.requests, cookies: false", [list, false]],
+       ["cookies: true", [nil, true]]].each do |load, expected|
+        FileUtils.rm_rf(Dir.glob(File.join(dir, "*.db*")))
+        engine.settings.clear
+        runner(apps_experiment("rack-hello", load: "{ #{base}, #{load} }")).run
+        assert_equal [expected], engine.settings.map { |s| [s.requests_file, s.cookies] }, load
+      end
+    end
   end
 end

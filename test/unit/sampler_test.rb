@@ -3,8 +3,8 @@
 require "test_helper"
 require "etc"
 require "rbconfig"
-require "rackbench/process_tree"
-require "rackbench/sampler"
+require "rackbench/observe/process_tree"
+require "rackbench/observe/sampler"
 
 # Writes a fake /proc tree: stat lines in the kernel's format, smaps_rollup
 # files and /proc/uptime, so tree walking and sampling arithmetic can be

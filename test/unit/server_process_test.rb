@@ -4,7 +4,7 @@ require "test_helper"
 require "rbconfig"
 require "socket"
 require "rackbench/ports"
-require "rackbench/process_tree"
+require "rackbench/observe/process_tree"
 require "rackbench/server_process"
 
 describe Rackbench::ServerProcess do

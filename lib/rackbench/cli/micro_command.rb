@@ -26,8 +26,8 @@ module Rackbench
         raise UsageError, "micro #{benchmark} takes at most one experiment file" if files.size > 1
 
         settings = build_settings(files.first, options)
-        runner = Micro::FibersRunner.new(settings: settings, results_dir: options[:results], resume: options[:resume],
-                                         out: options[:json] ? @err : @out, err: @err)
+        runner = Runner.new(source: settings, results_dir: options[:results], resume: options[:resume],
+                            out: options[:json] ? @err : @out, err: @err)
         return dry_run(runner) if options[:dry_run]
 
         summary = runner.run
@@ -55,10 +55,7 @@ module Rackbench
       end
 
       def dry_run(runner)
-        plan = runner.plan
-        @out.puts "Plan for #{runner.settings.name}: #{plan.size} trials"
-        plan.each { |t| @out.puts "  #{t.index.to_s.rjust(plan.size.to_s.size)}. batch #{t.batch}  #{t.config}" }
-        plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
+        @out.print runner.plan
         CLI::EXIT_OK
       end
 

@@ -20,7 +20,7 @@ module Rackbench
         raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
 
         experiment = load_experiment(files.first, options)
-        runner = Runner.new(experiment: experiment, results_dir: options[:results], resume: options[:resume],
+        runner = Runner.new(source: experiment, results_dir: options[:results], resume: options[:resume],
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err)
         return dry_run(runner) if options[:dry_run]
 

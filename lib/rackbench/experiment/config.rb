@@ -29,6 +29,15 @@ module Rackbench
         new(dims: dims, key: Canonical.json(dims).freeze, **attributes).freeze
       end
 
+      # Booting, probing and stopping a server, per trial, for estimates.
+      OVERHEAD_S = 3.0
+
+      # How long one trial of it takes, roughly: warmup + window + the
+      # server's boot and stop.
+      def estimated_s
+        load[:warmup_s] + load[:duration_s] + OVERHEAD_S
+      end
+
       # The server's total thread count (processes x threads).
       def server_threads
         processes * threads

@@ -28,6 +28,9 @@ module Rackbench
       # limit, not the ruby; the seed's 1,000 processes already crashed
       # old rubies.
       MAX_WORKERS = 2000
+      # A fresh ruby running the benchmark once, roughly, for the plan's
+      # estimate; the progress bar's ETA learns the real figure.
+      ESTIMATED_TRIAL_S = 3.0
 
       # name :: experiment name results are stored under ("<file's name>-micro-fibers", or "micro-fibers")
       # rubies :: Array of ruby specs ({name:, ruby:, options:, env:}) as Rubies.resolve takes them
@@ -86,6 +89,106 @@ module Rackbench
       # Messages each worker receives per round with workers workers.
       def messages_for(workers)
         messages || [total_messages / workers, 1].max
+      end
+
+      # One configuration of the benchmark. dims follows the HTTP
+      # configurations' convention (see Experiment::Config): "ruby",
+      # "server", "app", "processes" and "threads" always, so the report
+      # groups micro trials as it groups HTTP ones, plus "workers".
+      # "server" holds the mode, "app" is "micro-fibers"; processes and
+      # threads count the workers as the mode runs them (W processes, W
+      # threads, or 1 and 1 for fibers in one thread).
+      Config = Struct.new(:ruby, :mode, :workers, :messages, :dims, :key, keyword_init: true) do
+        def to_s
+          "ruby=#{ruby} mode=#{mode} workers=#{workers}"
+        end
+
+        def estimated_s
+          ESTIMATED_TRIAL_S
+        end
+      end
+
+      # The kind of trial a micro-benchmark runs (Trial::Script).
+      def trial_kind
+        "script"
+      end
+
+      # What Trial::Script runs: the script, its arguments for one
+      # configuration, the format of the document it prints, and the
+      # settings stored with each trial.
+      def script
+        FIBERS_SCRIPT
+      end
+
+      def script_arguments(config)
+        ["--mode", config.mode, "--workers", config.workers.to_s, "--messages", config.messages.to_s,
+         "--warmup", warmup.to_s, "--work", work.to_s]
+      end
+
+      def document_format
+        "rackbench-micro-fibers"
+      end
+
+      def app_name
+        FIBERS_APP
+      end
+
+      def script_settings(config)
+        { "benchmark" => "fibers", "mode" => config.mode, "workers" => config.workers,
+          "messages_per_worker" => config.messages, "warmup_rounds" => warmup, "work_passes" => work,
+          "timeout_s" => timeout_s }
+      end
+
+      # Where the runs are pinned: the runner's server CPUs by default, all
+      # CPUs (unpinned) with cpus: :all, or the CPUs given.
+      def cpu_layout
+        return Runner::CpuLayout.detect if cpus.nil?
+        return Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil) if cpus == :all
+
+        Runner::CpuLayout.new(server_cpus: cpus, engine_cpus: nil)
+      end
+
+      # How a run's time is estimated, for the plan's listing.
+      def estimate_note
+        "~#{ESTIMATED_TRIAL_S.round}s per run, a guess"
+      end
+
+      # Nothing is excluded from a micro-benchmark's matrix.
+      def excluded_count
+        0
+      end
+
+      # The rubies as Rubies.resolve takes them.
+      def ruby_specs
+        rubies
+      end
+
+      # The configurations: every resolved ruby (its label, from variants)
+      # x mode x workers.
+      def configurations_for(variants)
+        variants.keys.product(modes, workers).map do |ruby, mode, count|
+          dims = self.class.dims(ruby, mode, count).freeze
+          Config.new(ruby: ruby, mode: mode, workers: count, messages: messages_for(count), dims: dims,
+                     key: Experiment::Canonical.json(dims).freeze).freeze
+        end
+      end
+
+      # The dims of one configuration (see Config).
+      def self.dims(ruby, mode, workers)
+        processes, threads = case mode
+                             when "processes" then [workers, 1]
+                             when "threads" then [1, workers]
+                             else [1, 1]
+                             end
+        { "ruby" => ruby, "server" => mode, "app" => FIBERS_APP, "processes" => processes, "threads" => threads,
+          "workers" => workers }
+      end
+
+      # The settings as stored with the experiment: the canonical form with
+      # the modes in the order given (the canonical form sorts them; the
+      # report lists modes, and picks its baseline, in that order).
+      def source_text
+        JSON.pretty_generate(canonical.merge("modes" => modes))
       end
 
       # What the results depend on, as plain data: the fingerprint's input

@@ -17,7 +17,7 @@ module Rackbench
       attr_accessor :baseline_config, :comparison
 
       def initialize(trials, options)
-        @trials = trials.sort_by { |t| [t.batch.to_i, t.row[:id].to_i] }
+        @trials = trials.sort_by { |t| [t.batch.to_i, t.position.to_i] }
         @ok_trials = @trials.select(&:ok?)
         @options = options
         @summary = Stats.summary(rps_values)
@@ -74,24 +74,24 @@ module Rackbench
       # over all attempts of the ok batches together.
       def error_rate
         attempts = @ok_trials.sum(&:attempts)
-        attempts.zero? ? nil : @ok_trials.sum { |t| t.row[:errors].to_i }.fdiv(attempts)
+        attempts.zero? ? nil : @ok_trials.sum(&:failed_requests).fdiv(attempts)
       end
 
       def bytes_per_s
-        median(@ok_trials.map { |t| t.engine["bytes_per_s"] }.compact)
+        median(@ok_trials.map { |t| t.record.bytes_per_s }.compact)
       end
 
       # Open loop: the median of the batches' offered rates (requests
       # scheduled per second of the window), beside the achieved rps_median;
       # nil in closed loop.
       def offered_rps
-        median(@ok_trials.map { |t| t.engine["offered_rps"] }.compact)
+        median(@ok_trials.map { |t| t.record.offered_rps }.compact)
       end
 
       # Peak memory is the largest over the batches: the one a capacity
       # plan has to provide for.
-      def rss_peak_bytes = @ok_trials.map { |t| t.row[:rss_peak_bytes] }.compact.max
-      def pss_peak_bytes = @ok_trials.map { |t| t.row[:pss_peak_bytes] }.compact.max
+      def rss_peak_bytes = @ok_trials.map { |t| t.record.rss_peak_bytes }.compact.max
+      def pss_peak_bytes = @ok_trials.map { |t| t.record.pss_peak_bytes }.compact.max
 
       # Median throughput per GB (1e9 bytes) of peak PSS (RSS when PSS is
       # unknown): what a fixed memory budget buys.

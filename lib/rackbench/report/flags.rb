@@ -43,7 +43,7 @@ module Rackbench
         bad = @config.trials.reject(&:ok?)
         return [] if bad.empty?
 
-        reason = bad.first.row[:reason].to_s.lines.first.to_s.strip
+        reason = bad.first.reason.to_s.lines.first.to_s.strip
         [{ "kind" => "failed", "message" => "#{bad.size} failed trial(s); batch #{bad.first.batch}: #{reason}" }]
       end
 

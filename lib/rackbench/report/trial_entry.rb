@@ -2,44 +2,39 @@
 
 module Rackbench
   class Report
-    # One stored trial as the report sees it: its configuration's id, its
-    # throughput, histogram and per-second timelines.
+    # One stored trial as the report sees it: its Trial::Record, grouped
+    # into a configuration by its dims. The figures are the record's (its
+    # kind's Reading): nothing is recomputed here.
     class TrialEntry
-      attr_reader :row
+      attr_reader :record
 
-      # row :: a Hash from Store#trials (JSON columns decoded)
-      def initialize(row)
-        @row = row
+      # record :: a Trial::Record from Store#trials
+      def initialize(record)
+        @record = record
       end
 
-      def dims = @row[:dims] || {}
-      def batch = @row[:batch]
-      def rps = @row[:rps]
-      # An ok trial with a throughput to count: a row stored "ok" without a
-      # positive rps (damaged or hand-edited data) is left out like a failure.
+      def dims = @record.dims || {}
+      def batch = @record.batch
+      def position = @record.position
+      def rps = @record.rate
+      def reason = @record.reason
+      def identity = @record.identity
+      def machine = @record.machine
+      def warmup = @record.warmup
+      def histogram = @record.histogram
+      def attempts = @record.attempts.to_i
+      def failed_requests = @record.failed_requests.to_i
+
+      # An ok trial with a throughput to count: a record stored "ok" without
+      # a positive rate (damaged or hand-edited data) is left out like a
+      # failure.
       def ok?
-        @row[:status] == "ok" && rps.is_a?(Numeric) && rps.positive? && rps.finite?
+        @record.ok? && rps.is_a?(Numeric) && rps.positive? && rps.finite?
       end
-      def engine = @row[:engine_result] || {}
-      # What the server really ran (Runner::Identity), nil for trials stored
-      # before rackbench checked it.
-      def identity = @row[:identity]
-      # What else the machine did in the window (Runner::MachineLoad), or nil.
-      def machine = @row[:machine]
 
-      # The warmup's requests and its failures (transport errors and
-      # statuses other than 2xx/3xx), from the engine's warmup phase:
-      # {"requests", "failed", "status", "errors"}, or nil without a warmup.
-      def warmup
-        w = engine["warmup"]
-        return nil unless w.is_a?(Hash)
-
-        status = w["status"] || {}
-        errors = w["errors"] || {}
-        bad = status.reject { |code, _| code.to_i.between?(200, 399) }
-        { "requests" => w["requests"].to_i, "failed" => bad.values.sum + errors.values.sum,
-          "status" => status, "errors" => errors.select { |_, n| n.to_i.positive? } }
-      end
+      # The kind's result document ({} when there is none): the engine's
+      # figures the flags look at (cpu, late).
+      def engine = @record.result || {}
 
       # The configuration's text id: "ruby=ruby server=puma app=rack-hello
       # processes=1 threads=4" (dims in the experiment's order).
@@ -47,21 +42,10 @@ module Rackbench
         @config_id ||= Report.config_id(dims)
       end
 
-      # Requests attempted in the measured window: responses plus transport
-      # errors (a 500 is a response, already among the requests).
-      def attempts
-        @row[:requests].to_i + (engine["errors"] || {}).values.sum
-      end
-
-      # The engine's latency histogram of the measured window, or nil.
-      def histogram
-        engine["histogram"]
-      end
-
       # Requests completed per second of the measured window, gaps (seconds
       # without a response) filled with 0, for the warmup check.
       def requests_per_second
-        timeline = engine["timeline"] || []
+        timeline = @record.timeline || []
         return [] if timeline.empty?
 
         counts = Array.new(timeline.map { |s| s["second"] }.max + 1, 0)
@@ -70,18 +54,17 @@ module Rackbench
       end
 
       def to_h
-        r = @row
+        r = @record
         {
-          "key" => r[:key], "position" => r[:position], "batch" => r[:batch], "config_id" => config_id,
-          "ruby" => r[:ruby], "server" => r[:server], "app" => r[:app], "processes" => r[:processes],
-          "threads" => r[:threads], "dims" => dims, "status" => r[:status], "reason" => r[:reason],
-          "rps" => r[:rps], "requests" => r[:requests], "errors" => r[:errors], "error_rate" => r[:error_rate],
-          "bytes_per_s" => engine["bytes_per_s"], "latency_us" => r[:latency_us],
-          "rss_peak_bytes" => r[:rss_peak_bytes], "pss_peak_bytes" => r[:pss_peak_bytes],
-          "warmup_s" => r[:warmup_s], "measure_s" => r[:measure_s], "warmup" => warmup,
-          "offered_rps" => engine["offered_rps"], "identity" => identity, "machine" => machine,
-          "timeline" => timeline(engine["timeline"]),
-          "warmup_timeline" => timeline(engine.dig("warmup", "timeline"))
+          "key" => r.key, "position" => r.position, "batch" => r.batch, "config_id" => config_id,
+          "ruby" => r.ruby, "server" => r.server, "app" => r.app, "processes" => r.processes,
+          "threads" => r.threads, "dims" => dims, "status" => r.status, "reason" => r.reason,
+          "rps" => r.rate, "requests" => r.requests, "errors" => r.failed_requests, "error_rate" => r.error_rate,
+          "bytes_per_s" => r.bytes_per_s, "latency_us" => r.latency_us,
+          "rss_peak_bytes" => r.rss_peak_bytes, "pss_peak_bytes" => r.pss_peak_bytes,
+          "warmup_s" => r.warmup_s, "measure_s" => r.measure_s, "warmup" => warmup,
+          "offered_rps" => r.offered_rps, "identity" => identity, "machine" => machine,
+          "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline)
         }
       end
 

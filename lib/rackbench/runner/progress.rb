@@ -48,7 +48,7 @@ module Rackbench
         @done += 1
         @walls << wall_s
         remaining = @total - @done
-        eta = remaining.zero? ? "done" : "ETA #{Plan.format_duration(remaining * per_trial_s)}"
+        eta = remaining.zero? ? "done" : "ETA #{Experiment::Plan.format_duration(remaining * per_trial_s)}"
         line = "#{summary} (#{format("%.1f", wall_s)}s; #{eta})"
         @live ? @out.puts("\r\e[K#{@prefix} ... #{line}") : @out.puts(line)
       end
@@ -96,7 +96,7 @@ module Rackbench
       def draw
         elapsed = now - @started
         left = [(@total - @done) * per_trial_s - elapsed, 0].max
-        eta = per_trial_s.positive? ? "; ETA #{Plan.format_duration(left)}" : ""
+        eta = per_trial_s.positive? ? "; ETA #{Experiment::Plan.format_duration(left)}" : ""
         @lock.synchronize do
           @out.print "\r\e[K#{@prefix} ... #{format("%.0f", elapsed)}s#{eta}"
           @out.flush

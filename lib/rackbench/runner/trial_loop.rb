@@ -4,19 +4,19 @@ require_relative "progress"
 
 module Rackbench
   class Runner
-    # What `rackbench run` and `rackbench micro` share once the plan is
-    # known: record a run in the store, run each remaining trial with a
-    # progress line, store it before the next one starts, and record how
-    # the run ended. After Ctrl-C the run is marked interrupted and
-    # Interrupted is raised; the finished trials are already stored.
+    # Once the plan is known: record a run in the store, run each remaining
+    # trial with a progress line, store its Trial::Record before the next
+    # one starts, and record how the run ended. After Ctrl-C the run is
+    # marked interrupted and Interrupted is raised; the finished trials are
+    # already stored.
     class TrialLoop
       # :store :: an open Store
       # :experiment_id :: the experiment the trials belong to
-      # :plan :: the whole plan (Plan or Micro::Plan: size, skipped)
+      # :plan :: the whole Experiment::Plan (size, skipped)
       # :remaining :: the plan's trials not stored yet, in order
       # :resumed :: whether the experiment already held trials (--resume)
       # :out :: where progress goes
-      # :describe :: attrs => the result part of a progress line
+      # :describe :: a Trial::Record => the result part of its progress line
       # :estimated_trial_s :: the plan's estimate of one trial (default: nil)
       # :fail_fast :: stop at the first failed trial (default: false)
       # :environment :: the machine's description at this run's start, stored with the run (default: nil)
@@ -34,8 +34,8 @@ module Rackbench
         @environment = environment
       end
 
-      # Runs the block on each remaining trial; the block returns the
-      # attributes Store#save_trial takes. Returns a Summary.
+      # Runs the block on each remaining trial; the block returns its
+      # Trial::Record. Returns a Summary.
       def run
         run_id = @store.start_run(@experiment_id, resumed: @resumed, environment: @environment)
         summary = Summary.new(experiment_id: @experiment_id, ok: 0, failed: 0, skipped: @plan.skipped.size,
@@ -44,11 +44,11 @@ module Rackbench
                                 estimated_trial_s: @estimated_trial_s)
         @remaining.each do |trial|
           progress.starting(trial)
-          attrs = yield trial
-          @store.save_trial(@experiment_id, attrs) # committed before the next trial starts
-          progress.finished(@describe.call(attrs), attrs[:wall_s])
-          attrs[:status] == "ok" ? summary.ok += 1 : summary.failed += 1
-          raise Error, "stopping (--fail-fast): #{attrs[:reason]}" if @fail_fast && attrs[:status] != "ok"
+          record = yield trial
+          @store.save_trial(@experiment_id, record) # committed before the next trial starts
+          progress.finished(@describe.call(record), record.wall_s)
+          record.ok? ? summary.ok += 1 : summary.failed += 1
+          raise Error, "stopping (--fail-fast): #{record.reason}" if @fail_fast && !record.ok?
         end
         @store.finish_run(run_id, "finished")
         summary

@@ -101,6 +101,32 @@ module Rackbench
             add_column :identity, String, text: true # JSON
             add_column :machine, String, text: true  # JSON
           end
+        end,
+
+        # 3: one trial record (Trial::Record), every figure stored once. What
+        # a trial measured stays in the document that measured it (result:
+        # the engine's or the benchmark's JSON) and the sampler's summary
+        # (sample); the columns that copied figures out of them go. Every
+        # trial says its kind. Experiments keep their configurations' order.
+        lambda do |db|
+          db.alter_table(:trials) do
+            add_column :kind, String
+            add_column :result, String, text: true # JSON
+            add_column :sample, String, text: true # JSON
+          end
+          trials = db[:trials]
+          micro = Sequel.like(:app, "micro-%")
+          trials.update(result: :engine_result, sample: :sampler)
+          trials.exclude(micro).update(kind: "http")
+          # A micro-benchmark's setup and teardown were copied out of its
+          # document into boot_s and stop_s, and its memory into the peak
+          # columns: the document keeps them.
+          trials.where(micro).update(kind: "script", boot_s: nil, stop_s: nil, sample: nil)
+          db.alter_table(:trials) do
+            %i[engine_result sampler rps requests errors error_rate latency_us rss_peak_bytes pss_peak_bytes
+               cpu_user_s cpu_system_s warmup_s measure_s].each { |column| drop_column column }
+          end
+          db.alter_table(:experiments) { add_column :config_keys, String, text: true } # JSON
         end
       ].freeze
 

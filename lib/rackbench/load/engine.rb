@@ -22,7 +22,7 @@ module Rackbench
     DEADLINE_SLACK_S = 10.0
 
     def self.default_binary
-      ENV.fetch("RACKBENCH_ENGINE") { File.expand_path("../#{BINARY_NAME}", __dir__) }
+      ENV.fetch("RACKBENCH_ENGINE") { File.expand_path("../../#{BINARY_NAME}", __dir__) }
     end
 
     attr_reader :binary
@@ -57,26 +57,52 @@ module Rackbench
     # Interrupted (with the partial result, when there is one).
     #
     # :env :: more variables for the engine, e.g. the run's marker (Watchdog.marker_env; default: {})
-    def run(settings, env: {})
+    # :on_phase :: called on a thread of its own with :measure when the
+    #              engine's measured window starts and :end when it ends
+    #              (the engine says so through --phase-fd), so that what
+    #              samples the server covers exactly the window (default: nil)
+    def run(settings, env: {}, on_phase: nil)
       ensure_binary!
       out_r, out_w = IO.pipe
       err_r, err_w = IO.pipe
+      phase_r, phase_w = IO.pipe if on_phase
       # The engine stops if this process dies; it checks it was started by us.
       env = env.merge("RACKBENCH_PARENT_PID" => Process.pid.to_s)
-      pid = Process.spawn(env, *argv(settings), out: out_w, err: err_w, in: File::NULL, pgroup: true)
-      out_w.close
-      err_w.close
+      args = argv(settings)
+      args.insert(-2, "--phase-fd", PHASE_FD.to_s) if on_phase
+      pid = Process.spawn(env, *args, out: out_w, err: err_w, in: File::NULL, pgroup: true,
+                                      **(on_phase ? { PHASE_FD => phase_w } : {}))
+      [out_w, err_w, phase_w].compact.each(&:close)
       stdout = Thread.new { out_r.read }
       stderr = Thread.new { err_r.read }
+      phases = Thread.new { relay_phases(phase_r, on_phase) } if on_phase
       status, interrupted = wait_for(pid, settings.max_run_s + @deadline_slack_s)
       pid = nil # reaped: never signal a PID that may have been reused
+      phases&.join
       finish(status, stdout.value, stderr.value, interrupted)
     ensure
       reap(pid) if pid
-      [out_r, out_w, err_r, err_w].each { |io| io&.close unless io&.closed? }
+      phases&.kill
+      [out_r, out_w, err_r, err_w, phase_r, phase_w].each { |io| io&.close unless io&.closed? }
     end
 
     private
+
+    # The engine's descriptor for --phase-fd (0-2 are its own).
+    PHASE_FD = 3
+    PHASES = { "m" => :measure, "e" => :end }.freeze
+
+    # Reads the engine's phase bytes until it closes its end (it does at
+    # the end of its window, and the kernel does when it exits). The
+    # callback must not raise: its exception would surface at the join.
+    def relay_phases(reader, on_phase)
+      while (byte = reader.read(1))
+        phase = PHASES[byte]
+        on_phase.call(phase) if phase
+      end
+    rescue IOError
+      nil
+    end
 
     def ensure_binary!
       return if File.executable?(binary)

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 module Rackbench
-  class Runner
+  module Trial
     # The whole environment of a trial's server (and of its app's setup
     # step): built from named sources only, never inherited from the shell
     # that started rackbench. A user's exported RAILS_ENV=development,
@@ -27,6 +27,9 @@ module Rackbench
     # experiment) and the other follows, so a Rails app never runs in one
     # environment while its server reports another.
     class ServerEnv
+      # Names the checked variables for the identity agent in every server
+      # process (agent/identity.rb reports their values).
+      CHECKED_LIST_VAR = "RACKBENCH_IDENTITY_ENV"
       MACHINE_NAMES = %w[PATH HOME USER LOGNAME LANG LANGUAGE TZ TMPDIR].freeze
       MACHINE_PATTERN = /\ALC_[A-Z_]+\z/
       DEFAULTS = { "RACK_ENV" => "production", "RAILS_ENV" => "production" }.freeze
@@ -62,7 +65,7 @@ module Rackbench
         pass(parent, pass_env)
         @checked = (PAIRED + @user_names + (also_check - pass_env)).uniq.to_h { |name| [name, self[name]] }.freeze
         # The identity agent in every server process reports these names.
-        layer(trial_env.merge(Identity::ENV_LIST_VAR => @checked.keys.join(",")), "trial")
+        layer(trial_env.merge(CHECKED_LIST_VAR => @checked.keys.join(",")), "trial")
         @entries.freeze
         freeze
       end

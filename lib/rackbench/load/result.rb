@@ -61,31 +61,31 @@ module Rackbench
 
     def interrupted? = data["interrupted"]
 
+    # Transport errors in the measured window (every kind together).
     def error_count
-      errors.values.sum
-    end
-
-    # Failed requests over all attempts in the measured window.
-    def error_rate
-      attempts = requests + error_count
-      attempts.zero? ? 0.0 : error_count.fdiv(attempts)
+      Counts.transport_errors(data)
     end
 
     # Responses whose status is not 2xx or 3xx.
     def bad_status_count
-      status.sum { |code, count| code.to_i.between?(200, 399) ? 0 : count }
+      Counts.bad_statuses(data)
     end
 
     # Failed requests: transport errors plus responses whose status is not
     # 2xx or 3xx (a server answering 500 fast is not a result either).
     def failed_count
-      error_count + bad_status_count
+      Counts.failed(data)
     end
 
-    # failed_count over all attempts (responses + transport errors).
+    # Responses plus transport errors: every request the window started.
+    def attempts
+      Counts.attempts(data)
+    end
+
+    # failed_count over attempts (0.0 without any).
     def failure_rate
-      attempts = requests + error_count
-      attempts.zero? ? 0.0 : failed_count.fdiv(attempts)
+      total = attempts
+      total.zero? ? 0.0 : failed_count.fdiv(total)
     end
 
     def saturated?
@@ -94,6 +94,30 @@ module Rackbench
 
     def to_h
       data
+    end
+
+    # The counts of a result document, as functions of the document: the
+    # one definition that a live LoadResult and a stored trial
+    # (Trial::Http::Reading) both use. A document of any rackbench version
+    # works: nothing here validates it.
+    module Counts
+      module_function
+
+      def transport_errors(doc)
+        (doc["errors"] || {}).values.sum
+      end
+
+      def bad_statuses(doc)
+        (doc["status"] || {}).sum { |code, count| code.to_i.between?(200, 399) ? 0 : count }
+      end
+
+      def failed(doc)
+        transport_errors(doc) + bad_statuses(doc)
+      end
+
+      def attempts(doc)
+        doc["requests"].to_i + transport_errors(doc)
+      end
     end
 
     private

@@ -2,7 +2,7 @@
 
 require "etc"
 require "time"
-require_relative "version"
+require_relative "../version"
 require_relative "machine_env/proc_files"
 require_relative "machine_env/busy_processes"
 

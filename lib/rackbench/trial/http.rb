@@ -1,0 +1,178 @@
+# frozen_string_literal: true
+
+require_relative "kind"
+
+module Rackbench
+  module Trial
+    # An HTTP trial: prepare the (app, ruby, server) bundle, build the
+    # server's environment from named sources, boot the server and prove it
+    # runs what the trial names (ServerLaunch), warm up and measure with the
+    # load engine while sampling the server's process tree and what else the
+    # machine does (LoadRun), stop the server, and return the Record.
+    #
+    # Its collaborators are injected, so that the orchestration is tested
+    # against fakes (test/fixtures/fakes/) in milliseconds:
+    #
+    # :bundles :: fetch(app, install, adapter, log_dir:) => an installed BundleEnv (default: a BundleCache)
+    # :engine :: run(settings, env:) => LoadResult (default: the native LoadEngine)
+    # :launcher :: called with the keywords of ServerLaunch.new, returns an object whose #boot returns
+    #              ServerLaunch::Booted (default: ServerLaunch.new)
+    # :sampler :: called with the booted server, returns #start / #stop like Sampler (default: a Sampler of its tree)
+    # :machine :: returns #start / #stop like MachineLoad (default: MachineLoad.new)
+    # :probe :: called with a variant and a ServerEnv, returns what that ruby reports about itself
+    #           (default: Identity::Expectation.probe)
+    class Http < Kind
+      NAME = "http"
+      # Above this share of failed requests (transport errors and responses
+      # other than 2xx/3xx) a trial is recorded as failed: its throughput
+      # would measure error handling, not the configuration. An app that
+      # fails requests on purpose raises it in its app.yml (max_error_rate).
+      MAX_ERROR_RATE = 0.01
+
+      def self.reading = Http::Reading
+
+      def initialize(context, bundles: nil, engine: LoadEngine.new, launcher: ServerLaunch.method(:new),
+                     sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
+                     probe: Identity::Expectation.method(:probe), max_error_rate: MAX_ERROR_RATE)
+        super(context)
+        @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env)
+        @engine = engine
+        @launcher = launcher
+        @sampler = sampler
+        @machine = machine
+        @probe = probe
+        @max_error_rate = max_error_rate
+        @probes = {}
+      end
+
+      # A server adapter's limits, or a built-in app's engines.
+      def unsupported_reason(config, variant)
+        engine = variant.install.engine
+        Servers.fetch(config.server.name).unsupported_reason(processes: config.processes, threads: config.threads,
+                                                             ruby_engine: engine, options: config.server.options) ||
+          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil)
+      end
+
+      # A variable the experiment passes from the shell must be there: a
+      # server started without its DATABASE_URL would fail in ways that name
+      # anything but the cause.
+      def check!
+        missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
+        return if missing.empty?
+
+        them = missing.size == 1 ? "it" : "them"
+        raise ConfigError, "pass_env names #{missing.join(", ")}, not set in this shell: export #{them} or remove " \
+                           "#{them} from pass_env"
+      end
+
+      def announce
+        layout = @context.layout
+        return [] unless layout.pinned?
+
+        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}"]
+      end
+
+      # Runs trial (an Experiment::Plan::Trial); returns its Record.
+      # Interrupt and Interrupted (Ctrl-C) propagate after the server was
+      # stopped; every other failure is a failed record with its reason.
+      def run(trial)
+        config = trial.config
+        variant = @context.variants.fetch(config.ruby.label)
+        record(trial, ruby_description: variant.description, env: config.env, log_path: log_path(trial),
+                      load_settings: config.load.transform_keys(&:to_s), layout: @context.layout.to_h) do |facts|
+          measure(trial, variant, facts)
+        end
+      end
+
+      private
+
+      # What the trial learns, in order; facts keeps what is known before
+      # a failure (the gem versions, what the server ran).
+      def measure(trial, variant, facts)
+        config = trial.config
+        adapter = Servers.fetch(config.server.name)
+        app = App.resolve(config.app)
+        # Normally left out of the plan already; a clear failure otherwise,
+        # before minutes of a gem install that cannot work.
+        reason = app.unsupported_reason(variant.install.engine)
+        raise SetupError, reason if reason
+
+        bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
+        facts[:gem_versions] = bundle.gem_versions
+        env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
+        booted = launch(trial, app, variant, adapter, bundle, env).boot
+        facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
+        begin
+          LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @context.layout,
+                      seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
+                      marker_env: @context.marker_env, sampler: @sampler.call(booted.server), machine: @machine.call).run
+        ensure
+          facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
+        end
+      end
+
+      # A server that ran something other than its label stores what it ran.
+      def failure_fields(error)
+        error.is_a?(IdentityMismatch) && error.record ? { identity: error.record } : {}
+      end
+
+      def launch(trial, app, variant, adapter, bundle, env)
+        expectation = lambda do
+          Identity::Expectation.build(variant: variant, probe: probe(variant, env), env: env,
+                                      server_gem: adapter.server_gem,
+                                      server_version: bundle.gem_versions[adapter.server_gem])
+        end
+        @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
+                       expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
+                       log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
+                       stop_grace_s: @context.stop_grace_s, guard: guard)
+      end
+
+      # What the variant's own command says it runs, with the trial's
+      # variables; asked once per variant and set of variables.
+      def probe(variant, env)
+        key = [variant.command, env.to_h.reject { |name, _| name.start_with?("RACKBENCH_", "BUNDLE_") }.sort]
+        @probes[key] ||= @probe.call(variant, env)
+      end
+
+      # The server's whole environment (see ServerEnv): nothing leaks from
+      # the shell but what ServerEnv lets through.
+      def server_env(config, app, variant, adapter, bundle, work_dir)
+        ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
+                      ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
+                      trial_env: { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
+                                   **@context.marker_env },
+                      also_check: watched_env)
+      end
+
+      # Every variable a ruby variant, an app or the experiment's env sets
+      # somewhere in the experiment: each trial's identity check verifies
+      # its own value of each, so the plain variant proves it runs without
+      # the YJIT variant's MALLOC_ARENA_MAX, not only the reverse.
+      def watched_env
+        @watched_env ||= begin
+          apps = source.apps.flat_map do |spec|
+            (spec.builtin ? Apps.builtin(spec.name).env.keys : []) + spec.env.to_h.keys
+          end
+          (source.rubies.flat_map { |r| r.env.keys } + source.env.keys + apps).uniq
+        end
+      end
+
+      def source
+        @context.source
+      end
+
+      def slug_parts(config)
+        [config.app.name, config.server.label, config.ruby.label, "p#{config.processes}", "t#{config.threads}"]
+      end
+    end
+
+    register Http::NAME, Http
+  end
+end
+
+require_relative "http/reading"
+require_relative "http/bundle_cache"
+require_relative "http/identity"
+require_relative "http/server_launch"
+require_relative "http/load_run"

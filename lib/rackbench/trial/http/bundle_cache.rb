@@ -1,0 +1,56 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Trial
+    class Http < Kind
+      # The Bundler environments of one run, keyed by (app, ruby install,
+      # server): each is installed at most once per run, and an install that
+      # failed is remembered, so the remaining trials of that combination fail
+      # at once with the same reason instead of retrying a slow install every
+      # time. Variants of one install share an environment, which holds no
+      # variant state (see BundleEnv): the trial adds its variant's options
+      # and variables.
+      class BundleCache
+        # :root :: cache directory of the environments (default: BundleEnv.default_root)
+        # :out :: where to say that an install is starting (it can take minutes)
+        # :marker_env :: variables marking the installs as the run's processes (Watchdog.marker_env; default: {})
+        def initialize(root: nil, out: $stdout, marker_env: {})
+          @root = root
+          @out = out
+          @marker_env = marker_env
+          @entries = {}
+        end
+
+        # The installed BundleEnv for app (an App), the ruby install (a
+        # Rubies::Install) and adapter; raises SetupError when it cannot be
+        # installed.
+        def fetch(app, install, adapter, log_dir:)
+          key = [app.dir, install.path, install.description, adapter.name]
+          entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir))
+          raise entry if entry.is_a?(SetupError)
+
+          entry
+        end
+
+        private
+
+        def install_bundle(app, ruby, adapter, log_dir)
+          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) }
+          options[:root] = @root if @root
+          bundle = BundleEnv.new(**options)
+          log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
+          bundle.ensure_installed!(log: log, extra_env: @marker_env, before_install: lambda do |_|
+            @out.puts "Installing gems for #{app.name} on #{ruby.name} with #{adapter.name} (log: #{log})"
+          end, waiting: lambda do |holder, waited_s|
+            who = holder ? "pid #{holder}" : "another process"
+            @out.puts(waited_s < BundleEnv::LOCK_NOTICE_INTERVAL_S ? "Waiting for #{who}, which is installing gems for #{ruby.name} (lock #{bundle.lock_path})" \
+                                     : "Still waiting for #{who} to finish installing gems (#{waited_s.round} s)")
+          end)
+          bundle
+        rescue SetupError => e
+          SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,122 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Trial
+    class Http < Kind
+      # The measured part of a trial: the load engine's warmup and window
+      # against a booted server, the server's process tree sampled over
+      # exactly the window (the engine says when it starts and ends) along
+      # with what else the machine did, then the verdict.
+      class LoadRun
+        # :trial, :app (an App), :server (a ServerProcess), :engine (a LoadEngine)
+        # :layout :: the CpuLayout (the engine's CPUs)
+        # :seed :: the experiment's seed (the request mix uses seed + batch)
+        # :max_error_rate :: above it the trial fails
+        # :marker_env :: the run's marker for the engine's process (Watchdog)
+        # :sampler :: samples the server (#start, #stop => summary Hash), e.g. a Sampler
+        # :machine :: samples the rest of the machine (#start, #stop => Hash), e.g. a MachineLoad
+        def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:)
+          @trial = trial
+          @app = app
+          @server = server
+          @engine = engine
+          @layout = layout
+          @seed = seed
+          @max_error_rate = max_error_rate
+          @marker_env = marker_env
+          @sampler = sampler
+          @machine = machine
+          # The engine's phases arrive on a thread of its own; an interrupt
+          # may stop sampling from this one.
+          @sampling_lock = Mutex.new
+        end
+
+        # Measures; returns the record's fields of the measurement: result
+        # (the engine's document), sample, machine, load_settings, status
+        # and reason.
+        def run
+          settings = settings()
+          result = begin
+            @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
+          ensure
+            sample, machine = stop_sampling
+          end
+          { result: result.to_h, sample: sample, machine: machine, load_settings: settings.to_h.transform_keys(&:to_s),
+            **verdict(result) }
+        end
+
+        private
+
+        def settings
+          config = @trial.config
+          LoadSettings.build(url: "http://#{Servers::HOST}:#{@server.port}#{@app.load_path}",
+                             **config.load.except(:cookies), **requests(config),
+                             cpus: @layout.engine_cpus, seed: @seed + @trial.batch)
+        end
+
+        # The engine's phases: the window starts, the window ends.
+        def on_phase(phase)
+          case phase
+          when :measure then start_sampling
+          when :end then stop_sampling
+          end
+        end
+
+        def start_sampling
+          @sampling_lock.synchronize do
+            next if @stopped
+
+            @machine.start
+            @sampler.start
+            @sampling = true
+          end
+        rescue Error, SystemCallError
+          nil # a sample that cannot be taken is left out, never the measurement
+        end
+
+        # The sampler's summary and the machine's, once; nil for a run that
+        # ended before its window started.
+        def stop_sampling
+          @sampling_lock.synchronize do
+            @stopped ||= @sampling ? [@sampler.stop, @machine.stop] : [nil, nil]
+          rescue Error, SystemCallError
+            @stopped = [nil, nil]
+          end
+        end
+
+        # The request list, if any, and the cookie jar. A list given in the
+        # experiment file (load.requests) wins over the app's own (the mix
+        # variant of rails-posts). A list keeps cookies per connection unless
+        # load.cookies says false, as a browser would: a session that logs in
+        # first must stay logged in. A single URL gets no jar unless asked.
+        def requests(config)
+          file = config.load[:requests_file] || @app.requests
+          cookies = config.load[:cookies]
+          { requests_file: file, cookies: cookies.nil? ? !file.nil? : cookies }
+        end
+
+        # ok, or failed with the reason.
+        def verdict(result)
+          return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
+          if result.requests.zero?
+            return { status: "failed", reason: "no response in the measured window (errors: #{result.errors})" }
+          end
+
+          rate = result.failure_rate
+          return { status: "ok" } if rate <= @max_error_rate
+
+          { status: "failed",
+            reason: format("error rate %.2f%% above %.2f%% (%s)", rate * 100, @max_error_rate * 100, failures(result)) }
+        end
+
+        # Failed requests by kind: the engine's transport errors, and
+        # responses whose status is not 2xx or 3xx by status ("500" => 12):
+        # a server answering 500 fast is not a result either.
+        def failures(result)
+          statuses = result.status.reject { |code, _| code.to_i.between?(200, 399) }
+          result.errors.select { |_, n| n.positive? }.merge(statuses.select { |_, n| n.positive? })
+        end
+      end
+    end
+  end
+end

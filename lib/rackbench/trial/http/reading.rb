@@ -1,0 +1,58 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Trial
+    class Http < Kind
+      # What an HTTP trial's figures are: its result is the load engine's
+      # document (doc/output.md), its sample the Sampler's summary of the
+      # server's process tree. Documents of every rackbench version read
+      # the same: nothing here validates them (LoadResult does, when the
+      # engine hands one over).
+      module Reading
+        extend Trial::Reading
+
+        module_function
+
+        def rate(record) = record.result&.fetch("rps", nil)
+        def requests(record) = record.result&.fetch("requests", nil)
+        def latency_us(record) = record.result&.fetch("latency_us", nil)
+        def histogram(record) = record.result&.fetch("histogram", nil)
+        def measure_s(record) = record.result&.fetch("duration_s", nil)
+        def warmup_s(record) = record.result&.dig("warmup", "duration_s")
+        def rss_peak_bytes(record) = record.sample&.fetch("rss_peak_bytes", nil)
+        def pss_peak_bytes(record) = record.sample&.fetch("pss_peak_bytes", nil)
+        def cpu_user_s(record) = record.sample&.fetch("cpu_user_s", nil)
+        def cpu_system_s(record) = record.sample&.fetch("cpu_system_s", nil)
+        def timeline(record) = record.result&.fetch("timeline", nil)
+        def warmup_timeline(record) = record.result&.dig("warmup", "timeline")
+        def bytes_per_s(record) = record.result&.fetch("bytes_per_s", nil)
+        def offered_rps(record) = record.result&.fetch("offered_rps", nil)
+
+        # The warmup's requests and its failures (transport errors and
+        # statuses other than 2xx/3xx), from the engine's warmup phase:
+        # {"requests", "failed", "status", "errors"} (non-zero kinds only),
+        # or nil without a result.
+        def warmup(record)
+          w = record.result&.fetch("warmup", nil)
+          return nil unless w.is_a?(Hash)
+
+          { "requests" => w["requests"].to_i, "failed" => LoadResult::Counts.failed(w), "status" => w["status"] || {},
+            "errors" => (w["errors"] || {}).select { |_, n| n.to_i.positive? } }
+        end
+
+        # Transport errors plus responses other than 2xx/3xx (LoadResult::Counts).
+        def failed_requests(record)
+          record.result && LoadResult::Counts.failed(record.result)
+        end
+
+        def attempts(record)
+          record.result && LoadResult::Counts.attempts(record.result)
+        end
+
+        def summary(record)
+          format("ok %.1f req/s, p99 %s", record.rate.to_f, LoadSummary.format_us(record.latency_us&.fetch("p99", nil)))
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,126 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require "shellwords"
+
+module Rackbench
+  module Trial
+    class Http < Kind
+      # Starts one trial's server and proves it before anything is measured:
+      # the environment built from named sources (ServerEnv), the app's setup
+      # step, the server booted pinned to its CPUs through the guard, ready,
+      # every process's identity checked against the trial's configuration
+      # (Identity::Check), and the app's answer checked. Any failure stops
+      # what was started and raises; the caller records the reason.
+      class ServerLaunch
+        # How long an app's setup step (seeding its database) may take.
+        SETUP_TIMEOUT_S = 300
+        SETUP_TAIL_LINES = 10
+
+        # What a booted server gives the trial: the ServerProcess, the seconds
+        # it took to be ready, and the identity record (what really runs).
+        Booted = Struct.new(:server, :boot_s, :identity, keyword_init: true)
+
+        # :trial, :app (an App), :variant, :adapter, :bundle (installed BundleEnv)
+        # :env :: the trial's ServerEnv
+        # :expectation :: called once the server is ready, returns the
+        #                 Identity::Expectation its processes must meet (it
+        #                 runs the variant's ruby: after the app's setup, so a
+        #                 setup failure is named as such)
+        # :layout :: the CpuLayout
+        # :work_dir :: the trial's directory (RACKBENCH_TRIAL_DIR)
+        # :log_path :: the trial's server log
+        # :ready_timeout_s, :stop_grace_s, :setup_timeout_s :: deadlines
+        # :guard :: the argv prefix that ties the server's life to the runner's (Kind#guard)
+        def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
+                       ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S)
+          @trial = trial
+          @app = app
+          @variant = variant
+          @adapter = adapter
+          @bundle = bundle
+          @env = env
+          @expectation = expectation
+          @layout = layout
+          @work_dir = work_dir
+          @log_path = log_path
+          @ready_timeout_s = ready_timeout_s
+          @stop_grace_s = stop_grace_s
+          @setup_timeout_s = setup_timeout_s
+          @guard = guard
+        end
+
+        # Boots and checks the server; returns Booted. On IdentityMismatch
+        # the error carries the identity record.
+        def boot
+          config = @trial.config
+          # Reports left by an earlier attempt at this trial (a resumed run)
+          # must not vouch for this one.
+          FileUtils.rm_rf(Identity.directory(@work_dir))
+          FileUtils.mkdir_p(Identity.directory(@work_dir))
+          File.write(@log_path, "")
+          run_setup if @app.setup
+          port = Ports.free_port
+          argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
+          File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
+          server = ServerProcess.new(argv: argv, env: @env.to_h, clean_env: true, chdir: @app.dir,
+                                     log_path: @log_path, port: port)
+          server.start
+          boot_s = server.wait_ready(health_path: @app.health, timeout_s: @ready_timeout_s,
+                                     expected_processes: @adapter.worker_processes(config.processes),
+                                     ready_log: @adapter.ready_log(config.processes))
+          checking = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: @expectation.call).verify!
+          identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
+          server.check_app(path: @app.load_path, expect_status: @app.expect_status,
+                           expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
+          Booted.new(server: server, boot_s: boot_s, identity: identity)
+        rescue StandardError, Interrupt
+          server&.stop(grace_s: @stop_grace_s)
+          raise
+        end
+
+        private
+
+        def command(config, port)
+          @adapter.command(app_dir: @app.dir, config_ru: File.join(@app.dir, "config.ru"), port: port,
+                           processes: config.processes, threads: config.threads, work_dir: @work_dir,
+                           options: config.server.options, environment: @env["RACK_ENV"])
+        end
+
+        # Runs the app's setup script (e.g. creating and seeding its database
+        # in the trial's directory) to completion before the server boots, so
+        # that the processes of a multi-process server never race to create
+        # it, and so that it is never measured. It runs with the server's
+        # environment, ruby and bundle, in the app's directory; its output goes
+        # to the trial's log. A failure or a timeout fails the trial with the
+        # error its output names.
+        def run_setup
+          argv = @bundle.exec_prefix(@variant.command) + [@app.setup]
+          File.write(@log_path, "# setup: #{Shellwords.join(argv)}\n", mode: "a")
+          offset = File.size(@log_path)
+          result = Rubies::Child.run(argv, env: @env.to_h, timeout_s: @setup_timeout_s, log_path: @log_path,
+                                           chdir: @app.dir)
+          # The setup ran through the launcher too, but it is no server process.
+          FileUtils.rm_rf(Dir.glob(File.join(Identity.directory(@work_dir), "*")))
+          return if result.success?
+
+          what = result.timed_out ? "timed out after #{@setup_timeout_s} s" : "exited with status #{result.status.exitstatus}"
+          tail = output_tail(offset)
+          raise SetupError, "app setup #{File.basename(@app.setup)} #{what}: #{ServerProcess::LogError.line(tail)}\n#{tail}"
+        rescue SystemCallError => e
+          raise SetupError, "cannot run the setup of #{@app.name}: #{e.message}"
+        end
+
+        def output_tail(offset)
+          text = File.open(@log_path, "rb") do |file|
+            file.seek(offset)
+            file.read
+          end
+          lines = text.force_encoding(Encoding::UTF_8).scrub.lines.map(&:rstrip).reject(&:empty?)
+          lines.empty? ? "no output" : lines.last(SETUP_TAIL_LINES).join("\n")
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,119 @@
+# frozen_string_literal: true
+
+require "json"
+require_relative "../deep_freeze"
+
+module Rackbench
+  module Trial
+    # One trial as it happened: a frozen value, built once by its kind,
+    # stored as it is and read back the same (Store::RecordCodec), so the
+    # runner, the store and the report all hold the same thing.
+    #
+    # Nothing in it is stored twice. What the trial measured stays in the
+    # document that measured it (+result+: the load engine's JSON for an
+    # HTTP trial, the benchmark's for a script) and in the sampler's
+    # summary (+sample+); the figures the report reads (rps, latency,
+    # failed requests, memory) are read from those by the kind's Reading,
+    # the one place that knows what they mean.
+    #
+    # Identity of the trial :: key, batch, position, kind, dims, ruby, server, app, processes, threads
+    # Outcome :: status ("ok" or "failed"), reason
+    # Timing (s) :: started_at, finished_at (Time), wall_s, boot_s (until the server was ready), stop_s
+    # Measurements :: result, sample (Hashes, String keys), machine (Runner::MachineLoad)
+    # What ran :: ruby_description, identity (Runner::Identity), gem_versions, env, load_settings, layout
+    # log_path :: the trial's log
+    class Record
+      FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
+                  started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
+                  load_settings layout log_path].freeze
+      # Fields holding documents (JSON in the store): normalized to String
+      # keys and frozen, so a fresh record and one read back are equal.
+      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout].freeze
+      STATUSES = %w[ok failed].freeze
+
+      attr_reader(*FIELDS)
+
+      # Takes every field by name (missing ones are nil). Raises
+      # ArgumentError for an unknown field, a missing key or kind, or a bad
+      # status: each is a bug in the caller.
+      def initialize(**fields)
+        unknown = fields.keys - FIELDS
+        raise ArgumentError, "unknown trial field(s): #{unknown.join(", ")}" unless unknown.empty?
+
+        FIELDS.each do |name|
+          value = fields[name]
+          value = DeepFreeze.call(JSON.parse(JSON.generate(value))) if DOCUMENTS.include?(name) && !value.nil?
+          value = value.dup.freeze if value.is_a?(String)
+          instance_variable_set(:"@#{name}", value)
+        end
+        check!
+        freeze
+      end
+
+      def ok?
+        status == "ok"
+      end
+
+      # The kind's Reading (Trial::Reading): what the figures below mean.
+      def reading
+        Trial.fetch(kind).reading
+      end
+
+      # Throughput in rate_unit ("req/s", or "msg/s" for a micro-benchmark).
+      def rate = reading.rate(self)
+      def rate_unit = reading.rate_unit
+      # Responses (messages) in the measured window.
+      def requests = reading.requests(self)
+      # Failed requests in the window: transport errors and statuses other
+      # than 2xx/3xx; and all the attempts (responses + transport errors).
+      def failed_requests = reading.failed_requests(self)
+      def attempts = reading.attempts(self)
+
+      def error_rate
+        total = attempts
+        total.nil? || total.zero? ? nil : failed_requests.to_i.fdiv(total)
+      end
+
+      def latency_us = reading.latency_us(self)
+      def histogram = reading.histogram(self)
+      def measure_s = reading.measure_s(self)
+      def warmup_s = reading.warmup_s(self)
+      def rss_peak_bytes = reading.rss_peak_bytes(self)
+      def pss_peak_bytes = reading.pss_peak_bytes(self)
+      def cpu_user_s = reading.cpu_user_s(self)
+      def cpu_system_s = reading.cpu_system_s(self)
+      def timeline = reading.timeline(self)
+      def warmup_timeline = reading.warmup_timeline(self)
+      def warmup = reading.warmup(self)
+      def bytes_per_s = reading.bytes_per_s(self)
+      def offered_rps = reading.offered_rps(self)
+
+      def to_h
+        FIELDS.to_h { |name| [name, public_send(name)] }
+      end
+
+      def ==(other)
+        other.is_a?(Record) && other.to_h == to_h
+      end
+      alias eql? ==
+
+      def hash
+        to_h.hash
+      end
+
+      def inspect
+        "#<#{self.class.name} #{kind} #{key} #{status}#{" #{reason.to_s.lines.first&.strip}" if reason}>"
+      end
+
+      private
+
+      def check!
+        raise ArgumentError, "a trial record needs a key" unless key.is_a?(String) && !key.empty?
+        raise ArgumentError, "trial #{key}: no kind" unless kind.is_a?(String) && !kind.empty?
+        return if STATUSES.include?(status)
+
+        raise ArgumentError, "trial #{key}: status is #{status.inspect}, expected one of #{STATUSES.join(", ")}"
+      end
+    end
+  end
+end
