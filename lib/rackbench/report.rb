@@ -4,6 +4,7 @@ require "time"
 require_relative "report/options"
 require_relative "report/config_order"
 require_relative "report/config_summary"
+require_relative "report/columns"
 require_relative "report/baseline"
 require_relative "report/trial_entry"
 

@@ -27,12 +27,21 @@ module Rackbench
     # too_few_batches :: fewer ok batches than Options#min_batches: no interval
     #                    or verdict is given
     class Flags
+      # Each kind's one-letter mark in the terminal table's flags column.
+      MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
+                "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
+                "unsent_requests" => "u", "busy_machine" => "b" }.freeze
+
+      # config :: the ConfigSummary flagged
+      # options :: the Report::Options judging it
+      # :unit :: what its throughput counts (default: "req/s")
       def initialize(config, options, unit: "req/s")
         @config = config
         @options = options
         @unit = unit
       end
 
+      # Every flag of the configuration: [{"kind", "message"(, "batch")}].
       def to_a
         [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine]
       end
