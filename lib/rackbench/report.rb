@@ -157,3 +157,4 @@ end
 
 require_relative "report/terminal"
 require_relative "report/csv"
+require_relative "report/compare"
