@@ -6,15 +6,20 @@ module Rackbench
     # and the failed trials with their reasons. Every value goes through
     # Escape.html.
     class Tables
-      def initialize(doc)
+      # doc :: the HtmlReport::Document
+      # :columns :: the table of columns of the configurations table
+      #             (default: Report::Columns::ALL)
+      def initialize(doc, columns: Report::Columns::ALL)
         @doc = doc
+        @columns = columns
       end
 
       # One row per configuration: Report::Columns' HTML cells (its varying
       # dimensions, then throughput, comparison, latency, errors and
       # memory, then its flags).
       def configs
-        layout = Report::ColumnLayout.new(@doc.configs, dimensions: @doc.dimensions, rate_unit: @doc.rate_unit)
+        layout = Report::ColumnLayout.new(@doc.configs, dimensions: @doc.dimensions, rate_unit: @doc.rate_unit,
+                                          columns: @columns)
         cells = layout.cells(:html)
         rows = @doc.configs.map { |c| cells.map { |cell| config_cell(cell, c) } }
         table(cells.map(&:heading), rows, numbers: cells.map { |cell| cell.align == :right })

@@ -147,12 +147,13 @@ module Rackbench
         own_ratio? ? [1.0, 1.0] : @comparison&.ratio_ci
       end
 
-      # The configuration's entry of the report document (Report::Columns
-      # lists its keys). Computed once, when the report has set the baseline
-      # and comparison, and kept: the terminal, CSV, JSON and HTML views all
-      # read it.
-      def to_h
-        @to_h ||= Columns.entry(self)
+      # The configuration's entry of the report document: the value of
+      # every column of +columns+ (default: Report::Columns::ALL) that the
+      # JSON shows. Computed once per table, when the report has set the
+      # baseline and comparison, and kept: the terminal, CSV, JSON and HTML
+      # views all read it.
+      def to_h(columns = Columns::ALL)
+        (@to_h ||= {})[columns] ||= Columns.entry(self, columns)
       end
 
       private

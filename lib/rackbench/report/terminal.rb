@@ -14,11 +14,20 @@ module Rackbench
       BLOCKS = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"].freeze
       VERDICT_COLORS = { "faster" => 32, "slower" => 31, "no difference detected" => 33 }.freeze
 
-      def initialize(report, color: false, sort: :order)
+      # report :: the Report
+      # :color :: colour the verdicts with ANSI escapes (default: false)
+      # :sort :: :order (the experiment's, grouped by the first varying
+      #          dimension) or :rps (fastest first) (default: :order)
+      # :columns :: the table of columns (default: Report::Columns::ALL)
+      def initialize(report, color: false, sort: :order, columns: Columns::ALL)
         @report = report
         @color = color
         @sort = sort
+        @columns = columns
       end
+
+      # The whole report as text: machine warnings, the table, the
+      # baseline, the bar chart, the flags and what ran.
 
       def render
         configs = @report.configs
@@ -34,13 +43,13 @@ module Rackbench
 
       # The configurations table: Report::Columns' terminal cells.
       def table(configs)
-        layout = ColumnLayout.new(configs.map(&:to_h), dimensions: dims, rate_unit: @report.rate_unit,
-                                  detect: @report.options.detect)
+        layout = ColumnLayout.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims,
+                                  rate_unit: @report.rate_unit, detect: @report.options.detect, columns: @columns)
         cells = layout.cells(:terminal)
         table = ::Terminal::Table.new(title: title, headings: cells.map(&:heading))
         groups(configs).each_with_index do |group, i|
           table.add_separator if i.positive?
-          group.each { |c| table.add_row(cells.map { |cell| text(cell, c.to_h) }) }
+          group.each { |c| table.add_row(cells.map { |cell| text(cell, c.to_h(@columns)) }) }
         end
         cells.each_with_index { |cell, i| table.align_column(i, :right) if cell.align == :right }
         table.to_s
