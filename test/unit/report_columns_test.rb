@@ -55,7 +55,9 @@ describe Rackbench::Report::Columns do
     views.each do |view, shown|
       claimed = columns.select { |c| c.shown_in?(view) }
       refute_empty claimed
-      claimed.each { |c| refute_empty c.cells(view, all), "#{c.name} shows in the #{view} view when every condition holds" }
+      claimed.each do |c|
+        refute_empty c.cells(view, all), "#{c.name} shows in the #{view} view when every condition holds"
+      end
       expected = columns.flat_map { |c| c.cells(view, all).map(&:heading) }
       assert_equal expected, shown, "the #{view} view's headings are the table's, in its order"
     end

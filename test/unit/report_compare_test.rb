@@ -43,11 +43,12 @@ describe Rackbench::Report::Compare do
   end
 
   it "judges with the report's options" do
-    strict = report("strict", { ReportStore.dims(ruby: "a") => [1000, 1010, 990], ReportStore.dims(ruby: "b") => [1500, 1490, 1510] },
-                    min_batches: 3)
-    assert_equal ["faster"], Rackbench::Report::Compare.configurations(strict, "ruby=a", "ruby=b").to_a.map { |p| p["verdict"] }
-    loose = report("loose", { ReportStore.dims(ruby: "a") => [1000, 1010, 990], ReportStore.dims(ruby: "b") => [1500, 1490, 1510] })
-    assert_equal ["too few batches"], Rackbench::Report::Compare.configurations(loose, "ruby=a", "ruby=b").to_a.map { |p| p["verdict"] }
+    three = { ReportStore.dims(ruby: "a") => [1000, 1010, 990], ReportStore.dims(ruby: "b") => [1500, 1490, 1510] }
+    verdicts = lambda do |report|
+      Rackbench::Report::Compare.configurations(report, "ruby=a", "ruby=b").to_a.map { |p| p["verdict"] }
+    end
+    assert_equal ["faster"], verdicts.call(report("three", three, min_batches: 3))
+    assert_equal ["too few batches"], verdicts.call(report("five", three))
   end
 
   it "names what does not match in one line" do
