@@ -20,6 +20,7 @@ module Rackbench
   autoload :Trial, File.expand_path("rackbench/trial", __dir__)
   autoload :Runner, File.expand_path("rackbench/runner", __dir__)
   autoload :TrialReport, File.expand_path("rackbench/trial_report", __dir__)
+  autoload :Units, File.expand_path("rackbench/units", __dir__)
   autoload :Stats, File.expand_path("rackbench/stats", __dir__)
   autoload :Report, File.expand_path("rackbench/report", __dir__)
   autoload :HtmlReport, File.expand_path("rackbench/html_report", __dir__)

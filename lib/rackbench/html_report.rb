@@ -2,7 +2,6 @@
 
 require "json"
 require_relative "html_report/escape"
-require_relative "html_report/numbers"
 require_relative "html_report/document"
 require_relative "html_report/assets"
 require_relative "html_report/charts"

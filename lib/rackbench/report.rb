@@ -4,6 +4,7 @@ require "time"
 require_relative "report/options"
 require_relative "report/config_order"
 require_relative "report/config_summary"
+require_relative "report/columns"
 require_relative "report/baseline"
 require_relative "report/trial_entry"
 
@@ -157,3 +158,4 @@ end
 
 require_relative "report/terminal"
 require_relative "report/csv"
+require_relative "report/compare"

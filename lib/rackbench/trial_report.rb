@@ -30,8 +30,9 @@ module Rackbench
                   "RSS peak", "PSS peak"]
       rows = @rows.map do |row|
         [row[:position], row[:ruby], row[:server], row[:app], row[:processes], row[:threads],
-         *extra.map { |d| row[:dims][d] }, row[:batch], status_text(row), rps_text(row),
-         latency(row, "p50"), latency(row, "p99"), bytes(row[:rss_peak_bytes]), bytes(row[:pss_peak_bytes])]
+         *extra.map { |d| row[:dims][d] }, row[:batch], status_text(row), Units.rate(row[:rps]),
+         latency(row, "p50"), latency(row, "p99"), Units.megabytes(row[:rss_peak_bytes]),
+         Units.megabytes(row[:pss_peak_bytes])]
       end
       table = Terminal::Table.new(title: "#{@experiment[:name]} (#{@rows.size} trials)", headings: headings,
                                   rows: rows)
@@ -61,17 +62,8 @@ module Rackbench
       row[:status] == "ok" ? "ok" : "FAILED"
     end
 
-    def rps_text(row)
-      row[:rps] ? format("%.1f", row[:rps]) : "-"
-    end
-
     def latency(row, key)
-      value = row[:latency_us]&.fetch(key, nil)
-      value ? LoadSummary.format_us(value) : "-"
-    end
-
-    def bytes(value)
-      value ? format("%.1f MB", value / 1e6) : "-"
+      Units.latency_us(row[:latency_us]&.fetch(key, nil))
     end
   end
 end

@@ -127,6 +127,17 @@ describe Rackbench::Report do
       documented = text.scan(/^\| `#{Regexp.escape(prefix)}([a-z0-9_]+)`/).flatten.uniq
       assert_equal documented.sort, object.keys.sort, "keys of #{prefix.empty? ? "the document" : prefix}"
     end
+    # A configuration entry's keys are Report::Columns' JSON columns,
+    # documented in the table's order; the CSV list names the table's CSV
+    # columns in order, "one column per dimension" standing for the dims.
+    columns = Rackbench::Report::Columns::ALL
+    documented = text.scan(/^\| `configs\.([a-z0-9_]+)`/).flatten
+    assert_equal columns.select(&:json?).map(&:name), documented, "configs.* in doc/output.md, in order"
+    csv_text = text[/^## CSV.*?(?=^## )/m]
+    layout = Rackbench::Report::ColumnLayout.new(r.configs.map(&:to_h), dimensions: r.dimensions)
+    csv_columns = columns.reject { |c| c.name == "dims" }.flat_map { |c| c.cells(:csv, layout).map(&:heading) }
+    assert_equal csv_columns, csv_text.scan(/`([a-z0-9_]+)`/).flatten, "the CSV columns in doc/output.md, in order"
+    assert_includes csv_text, "`config_id`, one column per dimension, then"
   end
 
   it "prints CSV with one row per configuration and a terminal table with verdicts and bars" do

@@ -90,10 +90,10 @@ module Rackbench
       def comparison_text
         s = @doc.settings
         parts = []
-        parts << "#{(s["confidence"] * 100).round}% bootstrap CI" if s["confidence"].is_a?(Numeric)
+        parts << "#{Units.percent_rounded(s["confidence"], digits: 0)} bootstrap CI" if s["confidence"].is_a?(Numeric)
         parts << "#{s["bootstrap_resamples"]} resamples" if s["bootstrap_resamples"]
-        parts << "equivalence ±#{s["equivalence"] * 100}%" if s["equivalence"].is_a?(Numeric)
-        parts << "detect #{s["detect"] * 100}%" if s["detect"].is_a?(Numeric)
+        parts << "equivalence ±#{Units.percent_rounded(s["equivalence"])}" if s["equivalence"].is_a?(Numeric)
+        parts << "detect #{Units.percent_rounded(s["detect"])}" if s["detect"].is_a?(Numeric)
         parts.join(", ")
       end
 

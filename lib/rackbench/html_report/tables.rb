@@ -6,19 +6,23 @@ module Rackbench
     # and the failed trials with their reasons. Every value goes through
     # Escape.html.
     class Tables
-      def initialize(doc)
+      # doc :: the HtmlReport::Document
+      # :columns :: the table of columns of the configurations table
+      #             (default: Report::Columns::ALL)
+      def initialize(doc, columns: Report::Columns::ALL)
         @doc = doc
+        @columns = columns
       end
 
-      # One row per configuration: its varying dimensions, then throughput,
-      # comparison, latency, errors and memory, then its flags.
+      # One row per configuration: Report::Columns' HTML cells (its varying
+      # dimensions, then throughput, comparison, latency, errors and
+      # memory, then its flags).
       def configs
-        dims = @doc.dimensions
-        headings = [*dims, "batches", "median #{@doc.rate_unit}", *("offered/s" if open_loop?), "95% CI", "ratio",
-                    "ratio 95% CI", "verdict",
-                    "batches needed", "p50", "p99", "p99.9", "received/s", "errors", "RSS peak", "PSS peak", "#{@doc.rate_unit} per GB", "flags"]
-        rows = @doc.configs.map { |c| config_cells(c, dims) }
-        table(headings, rows, text_columns: [*dims, "verdict", "flags"])
+        layout = Report::ColumnLayout.new(@doc.configs, dimensions: @doc.dimensions, rate_unit: @doc.rate_unit,
+                                          columns: @columns)
+        cells = layout.cells(:html)
+        rows = @doc.configs.map { |c| cells.map { |cell| config_cell(cell, c) } }
+        table(cells.map(&:heading), rows, numbers: cells.map { |cell| cell.align == :right })
       end
 
       # One row per configuration and distinct identity its servers
@@ -36,7 +40,7 @@ module Rackbench
           end
         end
         table(%w[configuration ruby JIT server processes variables batches], rows,
-              text_columns: %w[configuration ruby JIT server variables batches])
+              numbers: [false, false, false, false, true, false, false])
       end
 
       # One row per failed trial: position, batch, configuration, reason.
@@ -49,41 +53,19 @@ module Rackbench
           [esc(t["position"]), esc(t["batch"]), esc(@doc.name_for_id(t["config_id"])),
            %(<span class="reason">#{esc(t["reason"] || "(no reason recorded)")}</span>)]
         end
-        table(["#", "batch", "configuration", "reason"], rows, text_columns: %w[configuration reason])
+        table(["#", "batch", "configuration", "reason"], rows, numbers: [true, true, false, false])
       end
 
       private
 
-      def config_cells(config, dims)
-        lat = config["latency_us"] || {}
-        [
-          *dims.map { |d| esc((config["dims"] || {})[d]) },
-          esc(batches_text(config)),
-          esc(Numbers.rps(config["rps_median"])),
-          *(esc(Numbers.rps(config["offered_rps"])) if open_loop?),
-          esc(Numbers.interval(config["rps_ci95"], :rps)),
-          esc(Numbers.ratio(config["ratio"])),
-          esc(Numbers.interval(config["ratio_ci95"], :ratio)),
-          verdict_cell(config),
-          esc(Numbers.integer(config["batches_needed"])),
-          *%w[p50 p99 p99_9].map { |p| esc(Numbers.latency_us(lat[p])) },
-          esc(Numbers.megabytes(config["bytes_per_s"])),
-          esc(Numbers.percent(config["error_rate"])),
-          esc(Numbers.megabytes(config["rss_peak_bytes"])),
-          esc(Numbers.megabytes(config["pss_peak_bytes"])),
-          esc(Numbers.rps_whole(config["rps_per_gb"])),
-          flags_cell(config["flags"])
-        ]
-      end
-
-      # Open loop: the offered rate beside the achieved one.
-      def open_loop?
-        @doc.configs.any? { |c| c["offered_rps"] }
-      end
-
-      def batches_text(config)
-        failed = config["failed"].to_i
-        failed.positive? ? "#{config["batches"].to_i} + #{failed} failed" : config["batches"].to_i.to_s
+      # A configuration's cell: its text escaped, or the verdict's badge or
+      # the flags' list.
+      def config_cell(cell, config)
+        case cell.markup
+        when :verdict then verdict_cell(config)
+        when :flags then flags_cell(config["flags"])
+        else esc(cell.write(config))
+        end
       end
 
       def verdict_cell(config)
@@ -99,10 +81,11 @@ module Rackbench
         items.empty? ? "" : %(<ul class="flags">#{items.join}</ul>)
       end
 
-      # A table of numbers (right-aligned) but for the +text_columns+
-      # (headings). Cells are HTML that the caller escaped.
-      def table(headings, rows, text_columns:)
-        classes = headings.map { |h| text_columns.include?(h) ? "" : ' class="num"' }
+      # A table whose columns are numbers (right-aligned) where +numbers+
+      # (one true or false per heading) says so. Cells are HTML that the
+      # caller escaped.
+      def table(headings, rows, numbers:)
+        classes = numbers.map { |number| number ? ' class="num"' : "" }
         head = headings.each_with_index.map { |h, i| "<th#{classes[i]}>#{esc(h)}</th>" }
         body = rows.map do |cells|
           "<tr>#{cells.each_with_index.map { |cell, i| "<td#{classes[i]}>#{cell}</td>" }.join}</tr>"

@@ -21,23 +21,10 @@ module Rackbench
       lines.join("\n") << "\n"
     end
 
-    # 1234.5 us -> "1.23ms"; latencies read best in the unit of their size.
+    # A latency in µs as every view writes it (Units.latency_us); kept for
+    # the runner's progress line until it calls Units itself.
     def self.format_us(us)
-      if us >= 1_000_000 then format("%.2fs", us / 1e6)
-      elsif us >= 1000 then format("%.2fms", us / 1e3)
-      else format("%.1fus", us)
-      end
-    end
-
-    def self.format_bytes(bytes)
-      units = %w[B KB MB GB TB]
-      value = bytes.to_f
-      unit = units.shift
-      while value >= 1024 && !units.empty?
-        value /= 1024
-        unit = units.shift
-      end
-      unit == "B" ? "#{bytes.to_i}B" : format("%.2f%s", value, unit)
+      Units.latency_us(us)
     end
 
     private
@@ -54,13 +41,13 @@ module Rackbench
 
     def warmup_line
       w = @result.warmup
-      format("  Warmup:      %d requests in %.2fs, %.1f req/s (not counted below)", w["requests"], w["duration_s"],
-             w["rps"])
+      "  Warmup:      #{w["requests"]} requests in #{Units.seconds(w["duration_s"])}, #{Units.rate(w["rps"])} req/s " \
+        "(not counted below)"
     end
 
     def measured_lines
-      requests = format("  Requests:    %d in %.2fs, %.1f req/s, %s/s", @result.requests, @result.duration_s,
-                        @result.rps, self.class.format_bytes(@result.bytes_per_s))
+      requests = "  Requests:    #{@result.requests} in #{Units.seconds(@result.duration_s)}, " \
+                 "#{Units.rate(@result.rps)} req/s, #{Units.bytes(@result.bytes_per_s)}/s"
       [requests, *offered_line, *latency_lines, "  Status:      #{status_text}"]
     end
 
@@ -69,15 +56,15 @@ module Rackbench
     def offered_line
       return [] unless @result.offered_rps
 
-      [format("  Offered:     %.1f req/s (%d scheduled), %d unsent", @result.offered_rps, @result.late["scheduled"],
-              @result.unsent)]
+      ["  Offered:     #{Units.rate(@result.offered_rps)} req/s (#{@result.late["scheduled"]} scheduled), " \
+       "#{@result.unsent} unsent"]
     end
 
     def latency_lines
       return ["  Latency:     no responses"] if @result.requests.zero?
 
       lat = @result.latency_us
-      f = self.class.method(:format_us)
+      f = Units.method(:latency_us)
       ["  Latency:     p50 #{f.(lat["p50"])}  p90 #{f.(lat["p90"])}  p99 #{f.(lat["p99"])}  " \
        "p99.9 #{f.(lat["p99_9"])}  max #{f.(lat["max"])}",
        "               mean #{f.(lat["mean"])}  stdev #{f.(lat["stdev"])}  min #{f.(lat["min"])}"]
@@ -93,7 +80,7 @@ module Rackbench
       late = @result.late
       format("  Late sends:  %d of %d scheduled requests went out >= %.0fus late (p99 %s, max %s)",
              late["requests"], late["scheduled"], late["threshold_us"],
-             self.class.format_us(late["p99_us"]), self.class.format_us(late["max_us"]))
+             Units.latency_us(late["p99_us"]), Units.latency_us(late["max_us"]))
     end
 
     def problem_lines
@@ -122,14 +109,14 @@ module Rackbench
 
     def cpu_line
       cpu = @result.cpu
-      format("  Engine CPU:  %.2fus/request (user %.2fs, system %.2fs, %.0f%% of %d thread%s)",
-             cpu["us_per_request"], cpu["user_s"], cpu["system_s"], cpu["utilization"] * 100, cpu["threads"],
-             cpu["threads"] == 1 ? "" : "s")
+      format("  Engine CPU:  %.2fus/request (user %s, system %s, %s of %d thread%s)",
+             cpu["us_per_request"], Units.seconds(cpu["user_s"]), Units.seconds(cpu["system_s"]),
+             Units.percent(cpu["utilization"], digits: 0), cpu["threads"], cpu["threads"] == 1 ? "" : "s")
     end
 
     def saturation_warning
-      format("  WARNING: the engine was saturated (%.0f%% CPU): it may have been the bottleneck, not the server. " \
-             "Add --threads or give it more cores.", @result.cpu["utilization"] * 100)
+      "  WARNING: the engine was saturated (#{Units.percent(@result.cpu["utilization"], digits: 0)} CPU): it may have " \
+        "been the bottleneck, not the server. Add --threads or give it more cores."
     end
   end
 end

@@ -134,32 +134,29 @@ module Rackbench
         @comparison.verdict
       end
 
-      # The configuration's entry of the report document. Computed once, when
-      # the report has set the baseline and comparison, and kept: the
-      # terminal, CSV, JSON and HTML views all read it.
-      def to_h
-        @to_h ||= document_entry
+      # The ratio of this configuration's median to its baseline's: 1 for
+      # the baseline itself when it has a throughput, nil without a
+      # comparison.
+      def ratio
+        own_ratio? ? 1.0 : @comparison&.ratio
+      end
+
+      # The bootstrap interval of #ratio: [1, 1] for the baseline itself
+      # when it has a throughput, nil without an interval.
+      def ratio_ci
+        own_ratio? ? [1.0, 1.0] : @comparison&.ratio_ci
+      end
+
+      # The configuration's entry of the report document: the value of
+      # every column of +columns+ (default: Report::Columns::ALL) that the
+      # JSON shows. Computed once per table, when the report has set the
+      # baseline and comparison, and kept: the terminal, CSV, JSON and HTML
+      # views all read it.
+      def to_h(columns = Columns::ALL)
+        (@to_h ||= {})[columns] ||= Columns.entry(self, columns)
       end
 
       private
-
-      def document_entry
-        s = @summary
-        c = @comparison
-        {
-          "id" => id, "label" => label, "dims" => dims, "batches" => batches, "failed" => failed,
-          "rps_median" => s.median, "rps_mean" => s.mean, "rps_stddev" => s.stddev, "rps_mad" => s.mad,
-          "rps_min" => s.min, "rps_max" => s.max, "rps_cv" => s.cv, "rps_ci95" => @rps_ci,
-          "rps_per_batch" => rps_values, "batch_numbers" => batch_numbers,
-          "baseline_id" => @baseline_config&.id,
-          "ratio" => own_ratio? ? 1.0 : c&.ratio, "ratio_ci95" => own_ratio? ? [1.0, 1.0] : c&.ratio_ci,
-          "verdict" => verdict, "verdict_explanation" => c&.explanation, "batches_needed" => c&.batches_needed,
-          "latency_us" => latency_us, "latency_curve_us" => histogram&.curve_us,
-          "error_rate" => error_rate, "bytes_per_s" => bytes_per_s, "offered_rps" => offered_rps,
-          "rss_peak_bytes" => rss_peak_bytes, "pss_peak_bytes" => pss_peak_bytes, "rps_per_gb" => rps_per_gb,
-          "flags" => flags, "ran" => ran
-        }
-      end
 
       # The baseline's ratio to itself is 1, when it has a throughput at all.
       def own_ratio?

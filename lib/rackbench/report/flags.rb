@@ -27,12 +27,21 @@ module Rackbench
     # too_few_batches :: fewer ok batches than Options#min_batches: no interval
     #                    or verdict is given
     class Flags
+      # Each kind's one-letter mark in the terminal table's flags column.
+      MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
+                "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
+                "unsent_requests" => "u", "busy_machine" => "b" }.freeze
+
+      # config :: the ConfigSummary flagged
+      # options :: the Report::Options judging it
+      # :unit :: what its throughput counts (default: "req/s")
       def initialize(config, options, unit: "req/s")
         @config = config
         @options = options
         @unit = unit
       end
 
+      # Every flag of the configuration: [{"kind", "message"(, "batch")}].
       def to_a
         [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine]
       end
@@ -69,7 +78,7 @@ module Rackbench
         Stats.outliers(values, threshold: @options.outlier_z).map do |i|
           batch = @config.batch_numbers[i]
           { "kind" => "outlier", "batch" => batch,
-            "message" => format("batch %d: %.1f %s, robust z %+.1f", batch, values[i], @unit, z[i]) }
+            "message" => format("batch %d: %s %s, robust z %+.1f", batch, Units.rate(values[i]), @unit, z[i]) }
         end
       end
 
@@ -78,7 +87,7 @@ module Rackbench
         return [] unless cv && cv > @options.high_cv
 
         [{ "kind" => "high_variance",
-           "message" => format("CV %.1f%% > %.1f%%", cv * 100, @options.high_cv * 100) }]
+           "message" => "CV #{Units.percent(cv, digits: 1)} > #{Units.percent(@options.high_cv, digits: 1)}" }]
       end
 
       def warmup
@@ -87,8 +96,8 @@ module Rackbench
           next unless trend.rising
 
           { "kind" => "warmup_too_short", "batch" => trial.batch,
-            "message" => format("batch %d: throughput rose %.1f%% during the measured window; lengthen the warmup",
-                                trial.batch, trend.relative_rise * 100) }
+            "message" => "batch #{trial.batch}: throughput rose #{Units.percent(trend.relative_rise, digits: 1)} " \
+                         "during the measured window; lengthen the warmup" }
         end
       end
 
@@ -136,8 +145,9 @@ module Rackbench
           next unless trial.engine.dig("cpu", "saturated")
 
           { "kind" => "engine_saturated", "batch" => trial.batch,
-            "message" => format("batch %d: the load engine was %.0f%% busy; it may have been the bottleneck",
-                                trial.batch, trial.engine.dig("cpu", "utilization").to_f * 100) }
+            "message" => "batch #{trial.batch}: the load engine was " \
+                         "#{Units.percent(trial.engine.dig("cpu", "utilization").to_f, digits: 0)} busy; " \
+                         "it may have been the bottleneck" }
         end
       end
     end

@@ -14,11 +14,20 @@ module Rackbench
       BLOCKS = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"].freeze
       VERDICT_COLORS = { "faster" => 32, "slower" => 31, "no difference detected" => 33 }.freeze
 
-      def initialize(report, color: false, sort: :order)
+      # report :: the Report
+      # :color :: colour the verdicts with ANSI escapes (default: false)
+      # :sort :: :order (the experiment's, grouped by the first varying
+      #          dimension) or :rps (fastest first) (default: :order)
+      # :columns :: the table of columns (default: Report::Columns::ALL)
+      def initialize(report, color: false, sort: :order, columns: Columns::ALL)
         @report = report
         @color = color
         @sort = sort
+        @columns = columns
       end
+
+      # The whole report as text: machine warnings, the table, the
+      # baseline, the bar chart, the flags and what ran.
 
       def render
         configs = @report.configs
@@ -32,46 +41,25 @@ module Rackbench
 
       def dims = @report.dimensions
 
+      # The configurations table: Report::Columns' terminal cells.
       def table(configs)
-        headings = [*dims, "batches", @report.rate_unit, *("offered" if open_loop?), "95% CI", "CV", "ratio",
-                    "ratio 95% CI", "verdict",
-                    *(%w[p50 p99 p99.9] if latency?), *("MB/s" if bytes?), "PSS peak", "flags"]
-        table = ::Terminal::Table.new(title: title, headings: headings)
+        layout = ColumnLayout.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims,
+                                  rate_unit: @report.rate_unit, detect: @report.options.detect, columns: @columns)
+        cells = layout.cells(:terminal)
+        table = ::Terminal::Table.new(title: title, headings: cells.map(&:heading))
         groups(configs).each_with_index do |group, i|
           table.add_separator if i.positive?
-          group.each { |c| table.add_row(row(c)) }
+          group.each { |c| table.add_row(cells.map { |cell| text(cell, c.to_h(@columns)) }) }
         end
-        (dims.size...headings.size).each { |i| table.align_column(i, :right) unless headings[i] == "verdict" }
+        cells.each_with_index { |cell, i| table.align_column(i, :right) if cell.align == :right }
         table.to_s
       end
 
-      # The offered rate beside the achieved one when a configuration ran
-      # in open loop.
-      def open_loop?
-        @open_loop ||= @report.configs.any?(&:offered_rps) ? :yes : :no
-        @open_loop == :yes
-      end
-
-      # Latency columns only when something measured latency (a
-      # micro-benchmark does not).
-      def latency?
-        @latency ||= @report.configs.any?(&:latency_us) ? :yes : :no
-        @latency == :yes
-      end
-
-      # A received-bytes column when responses are large (64 KB or more on
-      # average, as the download app's): then MB/s is the figure, not req/s.
-      def bytes?
-        @bytes ||= @report.configs.any? { |c| large_responses?(c) } ? :yes : :no
-        @bytes == :yes
-      end
-
-      def large_responses?(config)
-        config.bytes_per_s && config.rps_median && config.bytes_per_s >= 65_536 * config.rps_median
-      end
-
-      def mb_per_s(config)
-        config.bytes_per_s ? format("%.1f", config.bytes_per_s / 1e6) : "-"
+      # A cell's text, the verdict coloured when asked for.
+      def text(cell, entry)
+        text = cell.write(entry)
+        code = VERDICT_COLORS[entry["verdict"]] if cell.markup == :verdict
+        @color && code ? "\e[#{code}m#{text}\e[0m" : text
       end
 
       def title
@@ -88,59 +76,14 @@ module Rackbench
         sorted.group_by { |c| c.dims[dims.first] }.values
       end
 
-      def row(c)
-        s = c.summary
-        [*dims.map { |d| Report.format_dim(c.dims[d]) }, batches_text(c), number(s.median),
-         *(number(c.offered_rps) if open_loop?), ci_text(c.rps_ci, s.median),
-         s.cv ? format("%.1f%%", s.cv * 100) : "-", ratio_text(c), ratio_ci_text(c), verdict_text(c),
-         *(%w[p50 p99 p99_9].map { |p| latency(c, p) } if latency?), *(mb_per_s(c) if bytes?),
-         mb(c.pss_peak_bytes || c.rss_peak_bytes),
-         c.flags.empty? ? "" : c.flags.map { |f| FLAG_MARKS.fetch(f["kind"], "?") }.uniq.join]
-      end
-
-      FLAG_MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
-                     "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
-                     "unsent_requests" => "u", "busy_machine" => "b" }.freeze
-      private_constant :FLAG_MARKS
-
-      def batches_text(c)
-        c.failed.positive? ? "#{c.batches} (+#{c.failed} failed)" : c.batches.to_s
-      end
-
-      # The interval as ± half-width in percent of the median: easier to
-      # scan down a column than two numbers.
-      def ci_text(ci, median)
-        return "-" unless ci && median&.positive?
-
-        half = (ci[1] - ci[0]) / 2.0 / median
-        format("±%.1f%%", half * 100)
-      end
-
-      def ratio_text(c)
-        return (c.batches.positive? ? "1.000" : "-") if c.baseline?
-
-        c.comparison&.ratio ? format("%.3f", c.comparison.ratio) : "-"
-      end
-
-      def ratio_ci_text(c)
-        ci = c.comparison&.ratio_ci
-        ci ? format("%.3f–%.3f", *ci) : "-"
-      end
-
-      def verdict_text(c)
-        text = c.verdict
-        text += " (#{c.comparison.batches_needed} batches for #{pct(@report.options.detect)})" if c.comparison&.batches_needed
-        code = VERDICT_COLORS[c.verdict]
-        @color && code ? "\e[#{code}m#{text}\e[0m" : text
-      end
-
       def baseline_line
         base = @report.configs.find(&:baseline?)
         spec = @report.options.baseline
         what = spec ? "the configuration with #{spec} and the same other dimensions" : base&.id
         what += " (the first with #{@report.options.min_batches} ok batches)" if !spec && base && !base.equal?(@report.configs.first)
-        "Ratios compare median #{@report.rate_unit} with #{what}; verdicts use the #{pct(@report.options.confidence, 0)} bootstrap " \
-          "interval and a ±#{pct(@report.options.equivalence)} equivalence band."
+        "Ratios compare median #{@report.rate_unit} with #{what}; verdicts use the " \
+          "#{Units.percent_trimmed(@report.options.confidence, digits: 0)} bootstrap interval and a " \
+          "±#{Units.percent_trimmed(@report.options.equivalence)} equivalence band."
       end
 
       def bar_chart(configs)
@@ -152,7 +95,7 @@ module Rackbench
         lines = configs.zip(labels).map do |c, label|
           median = c.rps_median
           bar = median ? bar(median / max * BAR_WIDTH) : ""
-          text = median ? number(median) : "no ok batch"
+          text = median ? Units.rate_rounded(median) : "no ok batch"
           format("%-*s %-*s %s", width, label[0, width], BAR_WIDTH, bar, text)
         end
         ["Median #{@report.rate_unit}:", *lines].join("\n")
@@ -167,7 +110,7 @@ module Rackbench
         lines = configs.flat_map { |c| c.flags.map { |f| "  #{c.label}: #{f["message"]}" } }
         return nil if lines.empty?
 
-        legend = FLAG_MARKS.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
+        legend = Flags::MARKS.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
       end
 
@@ -200,26 +143,6 @@ module Rackbench
         gem = ran["server_gem"] ? "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}" : "server unknown"
         env = ran["env"].map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
         "#{ruby}, #{jit}, #{gem}, #{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"
-      end
-
-      def latency(c, key)
-        value = c.latency_us&.fetch(key, nil)
-        value ? LoadSummary.format_us(value) : "-"
-      end
-
-      def mb(bytes)
-        bytes ? format("%.1f MB", bytes / 1e6) : "-"
-      end
-
-      def number(value)
-        return "-" unless value
-
-        value >= 100 ? format("%.0f", value) : format("%.1f", value)
-      end
-
-      def pct(fraction, digits = 1)
-        text = format("%.#{digits}f", fraction * 100)
-        "#{text.sub(/\.0+\z/, "")}%"
       end
     end
   end

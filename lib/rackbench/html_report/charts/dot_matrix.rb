@@ -55,7 +55,7 @@ module Rackbench
         { "config" => doc.name(config), "ruby" => (dims["ruby"] || "ruby").to_s, "shape" => shape(dims),
           "panel" => panel_dims.map { |d| "#{d}=#{dims[d]}" }.join(" · "),
           "rps" => config["rps_median"],
-          "value" => config["rps_median"] ? Numbers.rps_whole(config["rps_median"]) : "failed" }
+          "value" => config["rps_median"] ? Units.rate_grouped(config["rps_median"]) : "failed" }
       end
 
       # "2×5" for 2 processes of 5 threads each.

@@ -24,7 +24,7 @@ module Rackbench
         rows = curves.flat_map do |name, points|
           points.map do |p, us|
             { "config" => name, "x" => p >= 100 ? max_x : nines([p, 0].max), "ms" => us / 1000.0,
-              "percentile" => p >= 100 ? "max" : "p#{format("%g", p)}", "latency" => Numbers.latency_us(us) }
+              "percentile" => p >= 100 ? "max" : "p#{format("%g", p)}", "latency" => Units.latency_us(us) }
           end
         end
         ticks = (0..top_x.floor).to_a + [max_x]

@@ -15,7 +15,7 @@ module Rackbench
           ci = c["rps_ci95"].is_a?(Array) ? c["rps_ci95"] : [nil, nil]
           { "config" => doc.name(c), "rps" => c["rps_median"], "low" => ci[0], "high" => ci[1],
             "verdict" => doc.verdict(c), "batches" => c["batches"],
-            "ci" => Numbers.interval(c["rps_ci95"], :rps) }
+            "ci" => Units.interval(c["rps_ci95"], :rate) }
         end
         return nil if rows.none? { |r| r["rps"] }
 

@@ -1,0 +1,148 @@
+# frozen_string_literal: true
+
+require_relative "column"
+require_relative "column_layout"
+
+module Rackbench
+  class Report
+    # The configurations table, defined once: every column of the JSON
+    # document's configs entries, the terminal table, CSV and the HTML
+    # page's configurations table, in the one order they all follow. Each
+    # view shows the columns that name it, in this order; the JSON entry
+    # holds every column with a value.
+    #
+    # To add a column: add one Column here at its place (its name, unit,
+    # value, and a cell for each view that shows it), and its line to
+    # doc/output.md (configs.NAME, and the CSV list when CSV shows it).
+    # test/unit/report_columns_test.rb checks both.
+    module Columns
+      # Conditions a cell can be shown under (Column::Cell#only), each
+      # given every configuration entry shown.
+      CONDITIONS = {
+        # Something measured latency (a micro-benchmark does not).
+        latency: ->(entries) { entries.any? { |e| e["latency_us"] } },
+        # Responses are large (64 KB or more on average, as the download
+        # app's): then MB/s is the figure, not req/s.
+        large_responses: lambda do |entries|
+          entries.any? { |e| e["bytes_per_s"] && e["rps_median"] && e["bytes_per_s"] >= 65_536 * e["rps_median"] }
+        end,
+        # A configuration ran in open loop: the offered rate goes beside
+        # the achieved one.
+        open_loop: ->(entries) { entries.any? { |e| e["offered_rps"] } }
+      }.freeze
+
+      RATE_UNIT = ->(layout) { layout.rate_unit }
+      LOW = ->(pair) { pair&.first }
+      HIGH = ->(pair) { pair&.last }
+      LATENCY_KEYS = %w[p50 p90 p99 p99_9 max mean].freeze
+      LATENCY_SHOWN = %w[p50 p99 p99_9].freeze # the terminal's and the page's
+      private_constant :RATE_UNIT, :LOW, :HIGH, :LATENCY_KEYS, :LATENCY_SHOWN
+
+      # A Column::Cell (heading, then Cell's options).
+      def self.cell(heading, **options)
+        Column.cell(heading, **options)
+      end
+
+      # The two CSV cells of an interval column: NAME_low and NAME_high.
+      def self.interval_cells(name)
+        [cell("#{name}_low", pick: LOW), cell("#{name}_high", pick: HIGH)]
+      end
+
+      # The p50, p99 and p99.9 cells of latency_us, shown under +only+.
+      def self.latency_cells(only = nil)
+        LATENCY_SHOWN.map { |k| cell(k.tr("_", "."), pick: ->(lat) { lat&.[](k) }, only: only) }
+      end
+      private_class_method :cell, :interval_cells, :latency_cells
+
+      ALL = [
+        Column.new("id", value: :id, csv: cell("config_id")),
+        Column.new("label", value: :label),
+        Column.new("dims", value: :dims, csv: Column::Dimensions.new, terminal: Column::Dimensions.new(
+          ->(value, _, _) { Report.format_dim(value) }
+        ), html: Column::Dimensions.new),
+        Column.new("batches", unit: :count, value: :batches, csv: cell("batches"),
+                   terminal: cell("batches", format: lambda { |n, e, _|
+                     e["failed"].to_i.positive? ? "#{n} (+#{e["failed"]} failed)" : n.to_s
+                   }),
+                   html: cell("batches", format: lambda { |n, e, _|
+                     e["failed"].to_i.positive? ? "#{n.to_i} + #{e["failed"].to_i} failed" : n.to_i.to_s
+                   })),
+        Column.new("failed", unit: :count, value: :failed, csv: cell("failed")),
+        Column.new("rps_median", unit: :rate, value: :rps_median, csv: cell("rps_median"),
+                   terminal: cell(RATE_UNIT, format: :rate_rounded),
+                   html: cell(->(layout) { "median #{layout.rate_unit}" })),
+        Column.new("offered_rps", unit: :rate, value: :offered_rps,
+                   terminal: cell("offered", format: :rate_rounded, only: :open_loop),
+                   html: cell("offered/s", only: :open_loop)),
+        # The terminal writes the median's interval as ± its half-width in
+        # percent of the median, beside the median (the page and CSV give
+        # both ends, rps_ci95 below).
+        Column.new("rps_ci95_relative", terminal: cell("95% CI", format: lambda { |_, e, _|
+          Units.relative_interval(e["rps_ci95"], e["rps_median"])
+        })),
+        Column.new("rps_mean", unit: :rate, value: ->(c) { c.summary.mean }, csv: cell("rps_mean")),
+        Column.new("rps_stddev", unit: :rate, value: ->(c) { c.summary.stddev }, csv: cell("rps_stddev")),
+        Column.new("rps_mad", unit: :rate, value: ->(c) { c.summary.mad }, csv: cell("rps_mad")),
+        Column.new("rps_min", unit: :rate, value: ->(c) { c.summary.min }, csv: cell("rps_min")),
+        Column.new("rps_max", unit: :rate, value: ->(c) { c.summary.max }, csv: cell("rps_max")),
+        Column.new("rps_cv", unit: :fraction, value: ->(c) { c.summary.cv }, csv: cell("rps_cv"),
+                   terminal: cell("CV", format: [:percent, { digits: 1 }])),
+        Column.new("rps_ci95", unit: :rate, value: :rps_ci, csv: interval_cells("rps_ci95"),
+                   html: cell("95% CI", format: ->(ci, _, _) { Units.interval(ci, :rate) })),
+        Column.new("rps_per_batch", unit: :rate, value: :rps_values),
+        Column.new("batch_numbers", unit: :count, value: :batch_numbers),
+        Column.new("baseline_id", value: ->(c) { c.baseline_config&.id }),
+        Column.new("ratio", unit: :ratio, value: :ratio, csv: cell("ratio"), terminal: cell("ratio"),
+                   html: cell("ratio")),
+        # The terminal leaves the baseline's interval to itself out.
+        Column.new("ratio_ci95", unit: :ratio, value: :ratio_ci, csv: interval_cells("ratio_ci95"),
+                   terminal: cell("ratio 95% CI", format: lambda { |ci, e, _|
+                     e["verdict"] == "baseline" ? Units::NONE : Units.interval(ci, :ratio, separator: "–")
+                   }),
+                   html: cell("ratio 95% CI", format: ->(ci, _, _) { Units.interval(ci, :ratio) })),
+        Column.new("verdict", value: :verdict, csv: cell("verdict"),
+                   terminal: cell("verdict", align: :left, markup: :verdict, format: lambda { |verdict, e, layout|
+                     needed = e["batches_needed"]
+                     needed ? "#{verdict} (#{needed} batches for #{Units.percent_trimmed(layout.detect)})" : verdict
+                   }),
+                   html: cell("verdict", align: :left, markup: :verdict)),
+        Column.new("verdict_explanation", value: ->(c) { c.comparison&.explanation }),
+        Column.new("batches_needed", unit: :count, value: ->(c) { c.comparison&.batches_needed },
+                   csv: cell("batches_needed"), html: cell("batches needed")),
+        Column.new("latency_us", unit: :us, value: :latency_us,
+                   csv: LATENCY_KEYS.map { |k| cell("latency_#{k}_us", pick: ->(lat) { lat&.[](k) }) },
+                   terminal: latency_cells(:latency), html: latency_cells),
+        Column.new("latency_curve_us", unit: :us, value: ->(c) { c.histogram&.curve_us }),
+        Column.new("error_rate", unit: :fraction, value: :error_rate, csv: cell("error_rate"),
+                   html: cell("errors")),
+        Column.new("bytes_per_s", unit: :bytes_per_s, value: :bytes_per_s, csv: cell("bytes_per_s"),
+                   terminal: cell("MB/s", format: [:megabytes, { unit: false }], only: :large_responses),
+                   html: cell("received/s")),
+        Column.new("rss_peak_bytes", unit: :bytes, value: :rss_peak_bytes, csv: cell("rss_peak_bytes"),
+                   html: cell("RSS peak")),
+        # The terminal has room for one memory figure: PSS, RSS where PSS
+        # is unknown.
+        Column.new("pss_peak_bytes", unit: :bytes, value: :pss_peak_bytes, csv: cell("pss_peak_bytes"),
+                   terminal: cell("PSS peak", format: ->(pss, e, _) { Units.megabytes(pss || e["rss_peak_bytes"]) }),
+                   html: cell("PSS peak")),
+        Column.new("rps_per_gb", unit: :rate, value: :rps_per_gb, csv: cell("rps_per_gb"),
+                   html: cell(->(layout) { "#{layout.rate_unit} per GB" }, format: :rate_grouped)),
+        Column.new("flags", value: :flags,
+                   csv: cell("flags", format: ->(flags, _, _) { Array(flags).map { |f| f["kind"] }.uniq.join(";") }),
+                   terminal: cell("flags", format: lambda { |flags, _, _|
+                     Array(flags).map { |f| Flags::MARKS.fetch(f["kind"], "?") }.uniq.join
+                   }),
+                   html: cell("flags", align: :left, markup: :flags)),
+        Column.new("ran", value: :ran)
+      ].freeze
+
+      module_function
+
+      # The JSON configuration entry of +config+ (a ConfigSummary): every
+      # column of +columns+ (default: ALL) that has a value, by name.
+      def entry(config, columns = ALL)
+        columns.select(&:json?).to_h { |column| [column.name, column.value_of(config)] }
+      end
+    end
+  end
+end
