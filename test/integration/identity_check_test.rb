@@ -43,7 +43,7 @@ describe Rackbench::Runner::Identity::Check do
   end
 
   def server_env(ruby_env: {}, experiment_env: {})
-    Rackbench::Runner::ServerEnv.new(
+    Rackbench::Trial::ServerEnv.new(
       parent: ENV, bundle: Struct.new(:bundle_variables).new({}), ruby_env: ruby_env, experiment_env: experiment_env,
       trial_env: { "RACKBENCH_TRIAL_DIR" => @dir, Identity::SERVER_GEM_VAR => "minitest" }
     )

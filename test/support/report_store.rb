@@ -28,18 +28,25 @@ module ReportStore
   end
 
   def trial(dims, batch, position, rps, timeline)
-    base = { key: "#{JSON.generate(dims)}#batch=#{batch}", batch: batch, position: position,
+    base = { key: "#{JSON.generate(dims)}#batch=#{batch}", batch: batch, position: position, kind: "http",
              ruby: dims["ruby"], server: dims["server"], app: dims["app"], processes: dims["processes"],
              threads: dims["threads"], dims: dims }
-    return base.merge(status: "failed", reason: "server not ready after 60s") if rps.nil?
+    return Rackbench::Trial::Record.new(**base, status: "failed", reason: "server not ready after 60s") if rps.nil?
+    return micro_trial(base, rps) if dims["app"].to_s.start_with?("micro-")
 
     engine = JSON.parse(JSON.generate(ENGINE_RESULT))
     engine["rps"] = rps
     engine["bytes_per_s"] = rps * 8 * 1_048_576 if dims["app"] == "download" # 8 MiB responses
     engine["timeline"] = timeline.map.with_index { |n, s| engine["timeline"][0].merge("second" => s, "requests" => n) } if timeline
-    base.merge(status: "ok", rps: rps, requests: (rps * 5).round, errors: 0, error_rate: 0.0,
-               latency_us: engine["latency_us"], engine_result: engine, rss_peak_bytes: 40_000_000,
-               pss_peak_bytes: 30_000_000, warmup_s: 1.0, measure_s: 5.0)
+    Rackbench::Trial::Record.new(**base, status: "ok", result: engine,
+                                         sample: { "rss_peak_bytes" => 40_000_000, "pss_peak_bytes" => 30_000_000 })
+  end
+
+  # A micro-benchmark's trial: its script's document.
+  def micro_trial(base, rate)
+    doc = { "format" => "rackbench-micro-fibers", "status" => "ok", "messages_per_s" => rate, "messages" => 1000,
+            "measured_s" => 1000 / rate, "rss_peak_bytes" => 20_000_000, "pss_end_bytes" => 15_000_000 }
+    Rackbench::Trial::Record.new(**base, kind: "script", status: "ok", result: doc)
   end
 
   # n values around mean with relative noise sd (seeded Box-Muller).

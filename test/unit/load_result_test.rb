@@ -143,12 +143,6 @@ describe Rackbench::LoadSummary do
     text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s
     assert_match(/Latency:\s+no responses/, text)
   end
-
-  it "formats latencies in the unit of their size" do
-    assert_equal "512.0us", Rackbench::LoadSummary.format_us(512)
-    assert_equal "1.50ms", Rackbench::LoadSummary.format_us(1500)
-    assert_equal "2.00s", Rackbench::LoadSummary.format_us(2_000_000)
-  end
 end
 
 describe Rackbench::CLI do

@@ -5,7 +5,7 @@ require "fileutils"
 
 # What else the machine did during a trial's window, from a fake /proc at
 # two instants: this run's processes and the kernel's threads never count.
-describe Rackbench::Runner::MachineLoad do
+describe Rackbench::MachineLoad do
   RUNNER_PID = 100
 
   before do
@@ -42,7 +42,7 @@ describe Rackbench::Runner::MachineLoad do
 
   it "sums the CPU of other processes over the window and names the busiest" do
     instant(1000.0, processes(server_ticks: 0, worker_ticks: 0, other_ticks: 0, kernel_ticks: 0))
-    load = Rackbench::Runner::MachineLoad.new(proc_root: @proc, runner_pid: RUNNER_PID).start
+    load = Rackbench::MachineLoad.new(proc_root: @proc, runner_pid: RUNNER_PID).start
     instant(1002.0, processes(server_ticks: 150, worker_ticks: 150, other_ticks: 80, kernel_ticks: 90))
 
     result = load.stop
@@ -57,7 +57,7 @@ describe Rackbench::Runner::MachineLoad do
 
   it "is not busy when only this run worked" do
     instant(50.0, processes(server_ticks: 0, worker_ticks: 0, other_ticks: 0, kernel_ticks: 0))
-    load = Rackbench::Runner::MachineLoad.new(proc_root: @proc, runner_pid: RUNNER_PID).start
+    load = Rackbench::MachineLoad.new(proc_root: @proc, runner_pid: RUNNER_PID).start
     instant(51.0, processes(server_ticks: 90, worker_ticks: 90, other_ticks: 0, kernel_ticks: 50))
 
     result = load.stop
@@ -67,6 +67,6 @@ describe Rackbench::Runner::MachineLoad do
   end
 
   it "has nothing to say when it was never started" do
-    assert_nil Rackbench::Runner::MachineLoad.new(proc_root: @proc).stop
+    assert_nil Rackbench::MachineLoad.new(proc_root: @proc).stop
   end
 end

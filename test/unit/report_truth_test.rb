@@ -26,11 +26,11 @@ describe "Rackbench::Report: warnings, warmup errors, busy machine, what ran" do
       store.finish_run(run, "finished")
       store.start_run(id, resumed: true, environment: { "warnings" => ["CPU frequency governor is powersave"] })
       trials = store.db[:trials].where(experiment_id: id).order(:batch).all
-      first = JSON.parse(trials[0][:engine_result])
+      first = JSON.parse(trials[0][:result])
       first["warmup"].merge!("requests" => 100, "status" => { "200" => 95, "422" => 5 })
       first["late"].merge!("unsent" => 7, "scheduled" => 1007)
       store.db[:trials].where(id: trials[0][:id]).update(
-        engine_result: JSON.generate(first),
+        result: JSON.generate(first),
         machine: JSON.generate("busy" => true, "other_cpu_percent" => 35.0,
                                "busiest" => [{ "pid" => 9, "name" => "gcc", "cpu_percent" => 30.0 }])
       )

@@ -182,15 +182,6 @@ module RubiesIdentitySpec
     # Required rather than run: defines RackbenchProbe and prints nothing.
     require SCRIPT
 
-    it "prints its answer when run as the program, and nothing when loaded" do
-      run = Rackbench::Rubies::Child.run([RbConfig.ruby, SCRIPT], env: { "PATH" => "/usr/bin:/bin" }, timeout_s: 30)
-      loaded = Rackbench::Rubies::Child.run([RbConfig.ruby, "-e", "load ARGV[0]; p RackbenchProbe.exe", SCRIPT],
-                                            env: { "PATH" => "/usr/bin:/bin" }, timeout_s: 30)
-
-      assert_match(/\ARACKBENCH_PROBE \{.*"exe":"#{Regexp.escape(File.realpath(RbConfig.ruby))}"/, run.output)
-      assert_equal "#{File.realpath(RbConfig.ruby).inspect}\n", loaded.output
-    end
-
     def maps(*files)
       files.map.with_index do |file, i|
         "7f00000#{i}000-7f00000#{i + 1}000 r-xp 00000000 fe:00 #{100 + i}   #{file}\n"

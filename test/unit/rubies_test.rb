@@ -8,9 +8,10 @@ require "rackbench/rubies"
 require "support/fake_rubies"
 
 # Discovery runs fake rubies (shell scripts under test/fixtures/rubies that
-# answer the probe, see test/support/fake_rubies.rb) in a temporary home,
-# plus one real probe of the ruby running the tests. What is exec'd and how
-# installs are told apart: test/unit/rubies_identity_test.rb.
+# answer the probe, see test/support/fake_rubies.rb) in a temporary home;
+# the real probe of the ruby running the tests is in
+# test/integration/ruby_probe_test.rb. What is exec'd and how installs are
+# told apart: test/unit/rubies_identity_test.rb.
 module RubiesSpec
   describe "Rackbench::Rubies.discover" do
     include FakeRubies
@@ -87,34 +88,6 @@ module RubiesSpec
       description = discover(env: leaks).first.description
 
       assert_equal "RUBYOPT=unset BUNDLE_GEMFILE=unset GEM_HOME=unset BUNDLER_VERSION=unset PATH=#{@bin}", description
-    end
-
-    # The libruby this test process maps, read independently of the probe.
-    def own_libruby
-      mapped = File.readlines("/proc/self/maps").map { |line| line.split(" ", 6)[5].to_s.strip }
-      found = mapped.find { |file| File.basename(file).match?(/\Alibruby.*\.so/) }
-      found && File.realpath(found)
-    end
-
-    it "describes the real ruby on PATH, even when leaks from bundle exec would break it" do
-      File.symlink(RbConfig.ruby, File.join(@bin, "ruby"))
-      # With these leaked, that ruby would try to load a Gemfile that does not exist and fail.
-      leaks = { "RUBYOPT" => "-rbundler/setup", "BUNDLE_GEMFILE" => File.join(@tmp, "missing/Gemfile") }
-
-      ruby = discover(env: leaks).first
-
-      assert ruby.usable?, ruby.error
-      assert_equal ["ruby", :path, File.realpath(RbConfig.ruby)], [ruby.name, ruby.source, ruby.path]
-      # The same binary as this process, so the same process image and libruby.
-      assert_equal File.realpath("/proc/self/exe"), ruby.exe
-      assert_equal own_libruby, ruby.libruby
-      assert_equal [RUBY_ENGINE, RUBY_ENGINE_VERSION, RUBY_VERSION, RbConfig::CONFIG["ruby_version"]],
-                   [ruby.engine, ruby.version, ruby.ruby_version, ruby.abi_version]
-      assert_equal RUBY_PLATFORM, ruby.platform
-      assert_match(/\A#{RUBY_ENGINE} #{Regexp.escape(RUBY_VERSION)}/, ruby.description)
-      yjit = system(RbConfig.ruby, "--yjit", "-e", "exit(RubyVM::YJIT.enabled? ? 0 : 1)", err: File::NULL)
-      assert_equal yjit, ruby.jit?("yjit")
-      assert File.file?(ruby.bundler_bin), "bundler script #{ruby.bundler_bin.inspect}"
     end
   end
 

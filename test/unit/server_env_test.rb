@@ -2,8 +2,8 @@
 
 require "test_helper"
 
-describe Rackbench::Runner::ServerEnv do
-  ServerEnv = Rackbench::Runner::ServerEnv
+describe Rackbench::Trial::ServerEnv do
+  ServerEnv = Rackbench::Trial::ServerEnv
   BundleVars = Struct.new(:bundle_variables)
 
   # A shell as users have it: exported development settings, a JIT switch,

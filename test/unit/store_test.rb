@@ -33,9 +33,9 @@ describe Rackbench::Store do
                                     source_text: "name: #{name}\n", environment: { "cpu_count" => 2 })
   end
 
-  def trial(key, **attrs)
-    { key: key, status: "ok", batch: 1, position: 0, ruby: "ruby-3.1", server: "puma", app: "hello",
-      processes: 1, threads: 5 }.merge(attrs)
+  def trial(key, **fields)
+    Rackbench::Trial::Record.new(**{ key: key, kind: "http", status: "ok", batch: 1, position: 0, ruby: "ruby-3.1",
+                                     server: "puma", app: "hello", processes: 1, threads: 5 }.merge(fields))
   end
 
   describe ".open" do
@@ -53,10 +53,10 @@ describe Rackbench::Store do
 
     it "keeps everything across close and reopen, without migrating twice" do
       id = experiment_id
-      store.save_trial(id, trial("a", rps: 10.5))
+      store.save_trial(id, trial("a", result: { "rps" => 10.5 }))
       reopen
       assert_equal [id], store.experiments.map { |e| e[:id] }
-      assert_equal [["a", 10.5]], store.trials(id).map { |t| [t[:key], t[:rps]] }
+      assert_equal [["a", 10.5]], store.trials(id).map { |t| [t.key, t.rate] }
       assert_equal 1, store.db[:rackbench_schema].count
     end
 
@@ -152,43 +152,44 @@ describe Rackbench::Store do
       store.save_trial(id, trial("b", status: "failed", reason: "server never ready"))
       assert_equal Set["a", "b"], store.finished_keys(id)
       assert_equal Set[], store.finished_keys(experiment_id(fingerprint: "fp2"))
-      assert_equal ["server never ready"], store.trials(id).filter_map { |t| t[:reason] }
+      assert_equal ["server never ready"], store.trials(id).filter_map(&:reason)
     end
 
     it "raises on a second save of one key and leaves the first untouched" do
       id = experiment_id
-      first = store.save_trial(id, trial("a", rps: 1.0))
-      error = assert_raises(Rackbench::Store::DuplicateTrial) { store.save_trial(id, trial("a", rps: 2.0)) }
+      store.save_trial(id, trial("a", result: { "rps" => 1.0 }))
+      error = assert_raises(Rackbench::Store::DuplicateTrial) { store.save_trial(id, trial("a", result: { "rps" => 2.0 })) }
       assert_match(/\Atrial a is already stored for experiment #{id} in .*results\.db\z/, error.message)
-      assert_equal [[first, 1.0]], store.trials(id).map { |t| [t[:id], t[:rps]] }
+      assert_equal [1.0], store.trials(id).map(&:rate)
       other = experiment_id(fingerprint: "fp2")
       store.save_trial(other, trial("a")) # keys are unique per experiment only
       assert_equal 2, store.trials.size
     end
 
-    it "round-trips every column, JSON ones decoded" do
+    it "stores a record as it is and reads it back equal, every field a column of its own" do
       id = experiment_id
       started = Time.at(1_700_000_000, 123_456, :usec)
-      engine = Struct.new(:to_h).new({ "rps" => 1234.5, "histogram" => { "buckets" => [[1, 2]] } })
-      attrs = trial(
+      record = trial(
         "b2/ruby-3.1/puma/hello/p2t5", batch: 2, position: 7, ruby_description: "ruby 3.1.2p20", processes: 2,
         dims: { "ruby" => "ruby-3.1", "load.connections" => 50, "env.MALLOC_ARENA_MAX" => "2" },
         load_settings: { "connections" => 50, "duration_s" => 10.0 }, env: { "MALLOC_ARENA_MAX" => "2" },
-        started_at: started, finished_at: started + 12.5, boot_s: 0.8, warmup_s: 2.0, measure_s: 10.01,
-        wall_s: 13.2, rps: 1234.5, requests: 12_357, errors: 3, error_rate: 0.000243,
-        latency_us: { "min" => 80, "mean" => 402.5, "stdev" => 31.2, "max" => 9000, "p50" => 390,
-                      "p90" => 450, "p99" => 800, "p99_9" => 2100 },
-        engine_result: engine, sampler: { "samples" => 100, "processes_max" => 3 },
-        rss_peak_bytes: 5 * 2**30, pss_peak_bytes: 3 * 2**30, cpu_user_s: 7.5, cpu_system_s: 1.25,
+        started_at: started, finished_at: started + 12.5, boot_s: 0.8, wall_s: 13.2, stop_s: 0.1,
+        result: { "rps" => 1234.5, "requests" => 12_357, "errors" => { "timeout" => 3 },
+                  "latency_us" => { "p50" => 390, "p99" => 800 }, "histogram" => { "buckets" => [[1, 2, 3]] } },
+        sample: { "rss_peak_bytes" => 5 * 2**30, "pss_peak_bytes" => 3 * 2**30, "cpu_user_s" => 7.5 },
+        machine: { "busy" => false, "other_cpu_percent" => 1.5 },
+        identity: { "description" => "ruby 3.1.2p20", "jit" => nil, "mismatches" => [] },
         gem_versions: { "puma" => "6.4.2", "rack" => "3.0.9" }, layout: { "server_cpus" => [1], "engine_cpus" => [0] },
         log_path: "logs/b2-ruby-3.1-puma-hello-p2t5.log"
       )
-      store.save_trial(id, attrs)
-      row = reopen.trials(id).first
-      expected = attrs.merge(engine_result: engine.to_h)
-      expected.each { |name, value| assert_equal value, row[name], name }
-      assert_equal started.usec, row[:started_at].usec
-      assert_equal (%i[id experiment_id] + Rackbench::Store::TrialRow::COLUMNS).sort, row.keys.sort
+      store.save_trial(id, record)
+      read = reopen.trials(id).first
+      Rackbench::Trial::Record::FIELDS.each { |name| assert_equal record.public_send(name), read.public_send(name), name }
+      assert_equal started.usec, read.started_at.usec
+      assert_equal [1234.5, 12_357, 3, 12_360, 5 * 2**30], [read.rate, read.requests, read.failed_requests, read.attempts,
+                                                            read.rss_peak_bytes]
+      columns = store.db[:trials].columns
+      assert_equal (%i[id experiment_id] + Rackbench::Trial::Record::FIELDS).sort, columns.sort
     end
 
     it "stores a 300 KB engine result intact" do
@@ -197,18 +198,18 @@ describe Rackbench::Store do
       timeline = Array.new(3600) { |s| { "second" => s, "requests" => 1000 + s, "p99_us" => 800.25 } }
       engine = { "histogram" => { "buckets" => buckets }, "timeline" => timeline }
       assert_operator JSON.generate(engine).bytesize, :>, 300_000
-      store.save_trial(id, trial("big", engine_result: engine))
-      assert_equal engine, reopen.trials(id).first[:engine_result]
-      refute_includes store.trials(id, engine_result: false).first.keys, :engine_result
+      store.save_trial(id, trial("big", result: engine))
+      assert_equal engine, reopen.trials(id).first.result
+      assert_nil store.trials(id, result: false).first.result
     end
 
     it "rejects what it cannot store faithfully, storing nothing" do
       id = experiment_id
-      assert_raises(ArgumentError) { store.save_trial(id, trial("a", rsp: 1)) }
-      assert_raises(ArgumentError) { store.save_trial(id, trial("a", status: "skipped")) }
-      assert_raises(ArgumentError) { store.save_trial(id, trial("")) }
-      error = assert_raises(ArgumentError) { store.save_trial(id, trial("a", latency_us: { "p50" => Float::NAN })) }
-      assert_match(/\Atrial a: latency_us cannot be stored as JSON/, error.message)
+      assert_raises(ArgumentError) { trial("a", rsp: 1) }
+      assert_raises(ArgumentError) { trial("a", status: "skipped") }
+      assert_raises(ArgumentError) { trial("") }
+      error = assert_raises(ArgumentError) { trial("a", result: { "p50" => Float::NAN }) }
+      assert_match(/\Atrial a: result cannot be stored as JSON .*NaN/, error.message)
       assert_equal Set[], store.finished_keys(id)
     end
 
@@ -225,7 +226,7 @@ describe Rackbench::Store do
       pages = store.db.fetch("PRAGMA page_count").single_value
       store.db.fetch("PRAGMA max_page_count = #{pages + 2}").all
       error = assert_raises(Rackbench::Store::Error) do
-        store.save_trial(id, trial("b", engine_result: { "blob" => "x" * 200_000 }))
+        store.save_trial(id, trial("b", result: { "blob" => "x" * 200_000 }))
       end
       assert_match(%r{\Acannot save trial b to .*/results\.db: database or disk is full\z}, error.message)
       assert_equal Set["a"], reopen.finished_keys(id)
@@ -236,24 +237,6 @@ describe Rackbench::Store do
       store.close
       error = assert_raises(Rackbench::Store::Error) { store.save_trial(id, trial("a")) }
       assert_match(/results\.db is closed\z/, error.message)
-    end
-  end
-
-  describe "#report_rows" do
-    it "gives the report's columns per trial in plan order" do
-      id = experiment_id
-      store.save_trial(id, trial("second", position: 1, rps: 2.0, latency_us: { "p99" => 900 }))
-      store.save_trial(id, trial("first", position: 0, status: "failed", reason: "crashed"))
-      store.save_trial(experiment_id(fingerprint: "fp2"), trial("elsewhere"))
-      yielded = []
-      rows = store.report_rows(id) { |row| yielded << row[:key] }
-      assert_equal %w[first second], yielded
-      assert_equal Rackbench::Store::TrialRow::REPORT_COLUMNS, rows.first.keys
-      assert_equal({ "p99" => 900 }, rows.last[:latency_us])
-      assert_equal ["failed", "crashed"], rows.first.values_at(:status, :reason)
-      %i[ruby server app processes threads batch status rps latency_us rss_peak_bytes pss_peak_bytes].each do |name|
-        assert_includes rows.first.keys, name
-      end
     end
   end
 
@@ -294,73 +277,6 @@ describe Rackbench::Store do
       assert_equal [[dead, "interrupted"], [Process.pid, "running"], [Process.pid, "running"]],
                    store.runs(id).map { |r| r.values_at(:pid, :status) }
       assert_equal alive, store.runs(id)[1][:id]
-    end
-  end
-
-  describe "durability" do
-    # Saves trials in a loop, skipping those already stored as a resumed run
-    # does, and prints each key once its save has returned.
-    def durability_child(blob_bytes)
-      <<~RUBY
-        require "rackbench/store"
-        store = Rackbench::Store.open(ARGV[0])
-        id = store.find_or_create_experiment(name: "k", fingerprint: "f", seed: 1, batches: 1,
-                                             source_text: "", environment: {})
-        done = store.finished_keys(id)
-        $stdout.sync = true
-        (1..).each do |i|
-          next if done.include?("t\#{i}")
-
-          store.save_trial(id, key: "t\#{i}", status: "ok", batch: i, rps: i * 1.5,
-                               latency_us: { "p99" => i }, engine_result: { "i" => i, "blob" => "x" * #{blob_bytes} })
-          puts "saved t\#{i}"
-        end
-      RUBY
-    end
-
-    # Runs the child until it has reported +count+ saves, then kills it with
-    # SIGKILL, most likely in the middle of a later save (the child runs
-    # ahead of this reader). Returns the keys it reported.
-    def run_and_kill(script, count)
-      reader, writer = IO.pipe
-      pid = Process.spawn(RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__), "-e", script, @dir,
-                          out: writer, err: File::NULL)
-      writer.close
-      reported = []
-      wait_until(timeout_s: 15, message: "the child to save #{count} trials") do
-        while reported.size < count && reader.wait_readable(0.05)
-          line = reader.gets or flunk("the child exited after saving #{reported.inspect}")
-          reported << line[/\Asaved (\S+)\n\z/, 1] || flunk("unexpected output #{line.inspect}")
-        end
-        reported.size >= count
-      end
-      reported
-    ensure
-      Process.kill(:KILL, pid) if pid
-      Process.wait(pid) if pid
-      reader&.close
-    end
-
-    # Every reported trial must be there after each kill, whole; no row may
-    # be partial. Three kills, each resumed by the next child, so a save that
-    # is not atomic has three chances to be caught half-done.
-    it "keeps every trial whose save returned when the process is killed with SIGKILL" do
-      blob_bytes = 50_000
-      script = durability_child(blob_bytes)
-      reported = []
-      3.times { reported.concat(run_and_kill(script, 5)) }
-
-      rows = store.trials
-      keys = rows.map { |r| r[:key] }
-      assert_empty reported - keys, "every save that returned survived"
-      assert_equal (1..rows.size).map { |i| "t#{i}" }, keys, "saved in order, none lost or duplicated"
-      rows.each do |r|
-        i = r[:batch]
-        assert_equal [i * 1.5, { "p99" => i }, i, blob_bytes],
-                     [r[:rps], r[:latency_us], r[:engine_result]&.fetch("i"), r[:engine_result]&.fetch("blob")&.size],
-                     "trial #{r[:key]} is whole"
-      end
-      assert_equal "ok", store.db.fetch("PRAGMA integrity_check").single_value
     end
   end
 end

@@ -28,7 +28,12 @@ describe "a results database of rackbench 0.1" do
       assert_equal Rackbench::Store::Schema::VERSION, store.db[:rackbench_schema].get(:version)
       trials = store.trials
       assert_equal 11, trials.size
-      assert(trials.all? { |t| t[:identity].nil? && t[:machine].nil? }, "0.1 recorded neither")
+      assert(trials.all? { |t| t.identity.nil? && t.machine.nil? }, "0.1 recorded neither")
+      assert(trials.all? { |t| t.kind == "http" })
+      ok = trials.select(&:ok?)
+      assert_equal 10, ok.size
+      assert(ok.all? { |t| t.rate.positive? && t.latency_us["p99"] && t.pss_peak_bytes == 30_000_000 },
+             "every figure survives the move into the record's documents")
     end
   end
 

@@ -11,13 +11,15 @@ describe Rackbench::TrialReport do
   def fill(store)
     id = store.find_or_create_experiment(name: "rep", fingerprint: "f" * 64, seed: 1, batches: 2,
                                          source_text: "name: rep", environment: {})
-    base = { ruby: "ruby", server: "puma", app: "rack-hello", processes: 1, threads: 4,
+    base = { kind: "http", ruby: "ruby", server: "puma", app: "rack-hello", processes: 1, threads: 4,
              dims: { "ruby" => "ruby", "server" => "puma", "load.connections" => 8 } }
-    store.save_trial(id, base.merge(key: "a#1", batch: 1, position: 1, status: "ok", rps: 1234.5, error_rate: 0.0,
-                                    latency_us: { "p50" => 100.0, "p99" => 2500.0 }, rss_peak_bytes: 30_000_000,
-                                    pss_peak_bytes: 25_000_000))
-    store.save_trial(id, base.merge(key: "a#2", batch: 2, position: 2, status: "failed",
-                                    reason: "server not ready after 60s"))
+    store.save_trial(id, Rackbench::Trial::Record.new(
+      **base, key: "a#1", batch: 1, position: 1, status: "ok",
+              result: { "rps" => 1234.5, "latency_us" => { "p50" => 100.0, "p99" => 2500.0 } },
+              sample: { "rss_peak_bytes" => 30_000_000, "pss_peak_bytes" => 25_000_000 }
+    ))
+    store.save_trial(id, Rackbench::Trial::Record.new(**base, key: "a#2", batch: 2, position: 2, status: "failed",
+                                                              reason: "server not ready after 60s"))
     id
   end
 
@@ -48,11 +50,37 @@ describe "rackbench run/report/servers commands" do
     [Rackbench::CLI.run(argv, out: out, err: err), out.string, err.string]
   end
 
+  # With a fake ruby alone on PATH and an empty home: no real ruby (nor
+  # Debian's JRuby, seconds to start) is probed.
+  def with_only_a_fake_ruby
+    Dir.mktmpdir("rackbench-cli") do |tmp|
+      bin = File.join(tmp, "bin")
+      FileUtils.mkdir_p([bin, File.join(tmp, "home")])
+      ruby = File.join(bin, "ruby")
+      FileUtils.cp(File.expand_path("../fixtures/rubies/fake_ruby", __dir__), ruby)
+      File.chmod(0o755, ruby)
+      probe = { "engine" => "ruby", "version" => "3.3.0", "ruby_version" => "3.3.0", "abi_version" => "3.3.0",
+                "description" => "ruby 3.3.0 (fake)", "platform" => "x86_64-linux", "executable" => ruby,
+                "exe" => ruby, "jit" => ["yjit"] }
+      File.write("#{ruby}.probe", "RACKBENCH_PROBE #{JSON.generate(probe)}\n")
+      # Under `bundle exec`, discovery restores PATH from BUNDLER_ORIG_PATH.
+      names = %w[PATH HOME BUNDLER_ORIG_PATH]
+      saved = names.to_h { |name| [name, ENV.fetch(name, nil)] }
+      ENV.update("PATH" => bin, "HOME" => File.join(tmp, "home"))
+      ENV["BUNDLER_ORIG_PATH"] = bin if saved["BUNDLER_ORIG_PATH"]
+      yield tmp
+    ensure
+      saved&.each { |name, value| value.nil? ? ENV.delete(name) : ENV[name] = value }
+    end
+  end
+
   it "prints the built-in plan with --dry-run" do
-    code, out, = run_cli("run", "--dry-run", "--results", Dir.mktmpdir)
-    assert_equal 0, code
-    assert_match(/Plan for quick .*30 trials/, out)
-    assert_match(/server=webrick/, out)
+    with_only_a_fake_ruby do |tmp|
+      code, out, = run_cli("run", "--dry-run", "--results", File.join(tmp, "results"))
+      assert_equal 0, code
+      assert_match(/Plan for quick .*30 trials/, out)
+      assert_match(/server=webrick/, out)
+    end
   end
 
   it "refuses two experiment files and unknown options in one line" do

@@ -21,12 +21,6 @@ module Rackbench
       lines.join("\n") << "\n"
     end
 
-    # A latency in µs as every view writes it (Units.latency_us); kept for
-    # the runner's progress line until it calls Units itself.
-    def self.format_us(us)
-      Units.latency_us(us)
-    end
-
     private
 
     def settings = @result.settings

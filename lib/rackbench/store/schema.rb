@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "json"
+
 module Rackbench
   class Store
     # The results database's schema, as an ordered list of migrations written
@@ -122,6 +124,13 @@ module Rackbench
           # document into boot_s and stop_s, and its memory into the peak
           # columns: the document keeps them.
           trials.where(micro).update(kind: "script", boot_s: nil, stop_s: nil, sample: nil)
+          # An HTTP trial without the sampler's summary but with its copied
+          # memory figures (written by hand, or by a test) keeps them.
+          trials.exclude(micro).where(sampler: nil).exclude(rss_peak_bytes: nil, pss_peak_bytes: nil)
+                .select(:id, :rss_peak_bytes, :pss_peak_bytes, :cpu_user_s, :cpu_system_s).all.each do |row|
+            sample = row.slice(:rss_peak_bytes, :pss_peak_bytes, :cpu_user_s, :cpu_system_s).compact
+            trials.where(id: row[:id]).update(sample: JSON.generate(sample.transform_keys(&:to_s)))
+          end
           db.alter_table(:trials) do
             %i[engine_result sampler rps requests errors error_rate latency_us rss_peak_bytes pss_peak_bytes
                cpu_user_s cpu_system_s warmup_s measure_s].each { |column| drop_column column }

@@ -42,7 +42,7 @@ module Rackbench
 
         FIELDS.each do |name|
           value = fields[name]
-          value = DeepFreeze.call(JSON.parse(JSON.generate(value))) if DOCUMENTS.include?(name) && !value.nil?
+          value = document(fields[:key], name, value) if DOCUMENTS.include?(name) && !value.nil?
           value = value.dup.freeze if value.is_a?(String)
           instance_variable_set(:"@#{name}", value)
         end
@@ -106,6 +106,14 @@ module Rackbench
       end
 
       private
+
+      # A document as the store gives it back: through JSON (String keys,
+      # no Symbols or NaN), frozen.
+      def document(key, name, value)
+        DeepFreeze.call(JSON.parse(JSON.generate(value)))
+      rescue JSON::GeneratorError => e
+        raise ArgumentError, "trial #{key}: #{name} cannot be stored as JSON (#{e.message.lines.first.strip})"
+      end
 
       def check!
         raise ArgumentError, "a trial record needs a key" unless key.is_a?(String) && !key.empty?

@@ -14,6 +14,7 @@ module Rackbench
     #
     # Collaborators, injected for tests:
     # :child :: runs an argv to completion (Rubies::Child.run's interface; default: Rubies::Child.method(:run))
+    # :script :: the script to run instead of the source's (default: source.script)
     class Script < Kind
       NAME = "script"
       # Ruby engines without fork(2): their forked-process configurations
@@ -22,9 +23,10 @@ module Rackbench
 
       def self.reading = Script::Reading
 
-      def initialize(context, child: Rubies::Child.method(:run))
+      def initialize(context, child: Rubies::Child.method(:run), script: nil)
         super(context)
         @child = child
+        @script = script
       end
 
       def unsupported_reason(config, variant)
@@ -52,7 +54,7 @@ module Rackbench
 
       def execute(trial, variant, log)
         argv = guard + @context.layout.server_prefix + variant.command +
-               [source.script, *source.script_arguments(trial.config)]
+               [@script || source.script, *source.script_arguments(trial.config)]
         File.write(log, "# #{argv.join(" ")}\n")
         offset = File.size(log)
         result = @child.call(argv, env: environment(variant, work_dir(trial)), timeout_s: source.timeout_s,

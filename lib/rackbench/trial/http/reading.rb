@@ -50,7 +50,7 @@ module Rackbench
         end
 
         def summary(record)
-          format("ok %.1f req/s, p99 %s", record.rate.to_f, LoadSummary.format_us(record.latency_us&.fetch("p99", nil)))
+          format("ok %.1f req/s, p99 %s", record.rate.to_f, Units.latency_us(record.latency_us&.fetch("p99", nil)))
         end
       end
     end

@@ -3,11 +3,11 @@
 require "test_helper"
 require "stringio"
 
-# The micro runner's orchestration against a real results store, with the
-# real benchmark script at tiny sizes and fake scripts for the failures.
-# Unpinned, with a canned machine description, so it runs in about a
-# second. Ctrl-C of the real command is in test/integration/micro_test.rb.
-describe Rackbench::Micro::FibersRunner do
+# Micro-benchmark trials (Trial::Script) run for real: the real benchmark
+# script at tiny sizes and scripts that fail, crash or hang, in fresh
+# processes. Unpinned, with a canned machine description. Ctrl-C of the
+# command itself is in test/integration/micro_test.rb.
+describe "micro-benchmark runs (integration)" do
   # An output that raises Interrupt once it has printed +after+ progress
   # results: Ctrl-C arriving right after a trial was stored.
   class MicroInterruptingOut < StringIO
@@ -42,10 +42,10 @@ describe Rackbench::Micro::FibersRunner do
                                      rubies: ["ruby"], **options)
   end
 
-  def runner(settings: self.settings, out: self.out, **options)
-    Rackbench::Micro::FibersRunner.new(settings: settings, results_dir: dir, out: out, err: out,
-                                       installs: [ruby_install, fake_jruby], layout: unpinned, environment: {},
-                                       **options)
+  def runner(settings: self.settings, out: self.out, script: nil, resume: false)
+    Rackbench::Runner.new(source: settings, results_dir: dir, out: out, err: out, resume: resume,
+                          installs: [ruby_install, fake_jruby], layout: unpinned, environment: {},
+                          collaborators: script ? { script: script } : {})
   end
 
   def stored
@@ -64,30 +64,19 @@ describe Rackbench::Micro::FibersRunner do
     summary = runner.run
     assert_equal [8, 0, 0, 0], [summary.ok, summary.failed, summary.skipped, summary.already_done]
     trials = stored
-    assert_equal 8, trials.size
-    assert_equal runner.plan.map(&:key), trials.map { |t| t[:key] }
-    assert(trials.all? { |t| t[:status] == "ok" }, trials.map { |t| t[:reason] }.compact.join("\n"))
-    assert_equal %w[fibers threads], trials.map { |t| t[:server] }.uniq.sort
-    assert_equal ["micro-fibers"], trials.map { |t| t[:app] }.uniq
-    assert(trials.all? { |t| t[:rps].positive? && t[:requests] == 5 * t[:dims]["workers"] && t[:errors].zero? })
-    assert(trials.all? { |t| t[:engine_result]["replies_checked"] == t[:requests] })
-    assert(trials.all? { |t| t[:engine_result]["pid"] != Process.pid }, "each run is a process of its own")
-    assert(trials.all? { |t| File.read(t[:log_path]).start_with?("# ") })
-    experiment = Rackbench::Store.open(dir) { |store| store.experiment(trials.first[:experiment_id]) }
+    assert_equal runner.plan.map(&:key), trials.map(&:key)
+    assert(trials.all?(&:ok?), trials.map(&:reason).compact.join("\n"))
+    assert_equal %w[fibers threads], trials.map(&:server).uniq.sort
+    assert_equal ["micro-fibers"], trials.map(&:app).uniq
+    assert(trials.all? { |t| t.rate.positive? && t.requests == 5 * t.dims["workers"] && t.failed_requests.zero? })
+    assert(trials.all? { |t| t.result["replies_checked"] == t.requests })
+    assert(trials.all? { |t| t.result["pid"] != Process.pid }, "each run is a process of its own")
+    assert(trials.all? { |t| File.read(t.log_path).start_with?("# ") })
+    experiment = Rackbench::Store.open(dir) { |store| store.latest_experiment }
     assert_equal ["micro-fibers", settings.fingerprint, 3, 2], experiment.values_at(:name, :fingerprint, :seed, :batches)
     assert_equal settings.canonical.merge("modes" => settings.modes), JSON.parse(experiment[:source_text])
     assert_equal ["finished"], runs.map { |r| r[:status] }
-    assert_equal 8, out.string.scan(/ok \d+\.\d msg\/s/).size
-  end
-
-  it "refuses to run the same settings again without resume, and with resume runs nothing twice" do
-    runner.run
-    error = assert_raises(Rackbench::UsageError) { runner.run }
-    assert_match(/already holds 8 trials of 'micro-fibers'.*--resume/, error.message)
-    summary = runner(resume: true).run
-    assert_equal [0, 8], [summary.ok, summary.already_done]
-    assert_match(/8 already stored, 0 to run/, out.string)
-    assert_equal 8, stored.size
+    assert_equal 8, out.string.scan(%r{ok \d+\.\d msg/s}).size
   end
 
   it "after Ctrl-C keeps what was stored and resumes with the rest" do
@@ -97,20 +86,11 @@ describe Rackbench::Micro::FibersRunner do
 
     summary = runner(resume: true).run
     assert_equal [5, 3], [summary.ok, summary.already_done]
-    assert_equal runner.plan.map(&:key).sort, stored.map { |t| t[:key] }.sort
+    assert_equal runner.plan.map(&:key).sort, stored.map(&:key).sort
     assert_equal %w[interrupted finished], runs.map { |r| r[:status] }
   end
 
-  it "leaves forked workers out on a ruby without fork, and says so before running" do
-    both = settings(rubies: %w[ruby fakejruby], modes: "processes,fibers", workers: "2", batches: 1)
-    summary = runner(settings: both).run
-    assert_equal [3, 1], [summary.ok, summary.skipped]
-    assert_match(/skipped: ruby=fakejruby mode=processes workers=2 \(fork is not available on jruby\)/, out.string)
-    assert_equal [%w[fakejruby fibers], %w[ruby fibers], %w[ruby processes]],
-                 stored.map { |t| [t[:ruby], t[:server]] }.sort
-  end
-
-  it "records a benchmark that fails, crashes or hangs as failed trials with the reason, and goes on" do
+  it "records a benchmark that fails, crashes or hangs as failed trials with the reason, and leaves nothing running" do
     script = fake_script(<<~RUBY)
       mode = ARGV[ARGV.index("--mode") + 1]
       case mode
@@ -127,11 +107,11 @@ describe Rackbench::Micro::FibersRunner do
     summary = runner(settings: settings(modes: "threads,fibers,processes", workers: "1", batches: 1, timeout: "0.5s"),
                      script: script).run
     assert_equal [0, 3], [summary.ok, summary.failed]
-    reasons = stored.to_h { |t| [t[:server], t[:reason]] }
+    reasons = stored.to_h { |t| [t.server, t.reason] }
     assert_equal "Mismatch: worker 0 lied", reasons["threads"]
     assert_equal "exited with status 7 without a result: boom: cannot allocate", reasons["fibers"]
     assert_equal "timed out after 0.5s (stopped)", reasons["processes"]
-    assert(stored.all? { |t| t[:status] == "failed" && t[:rps].nil? })
+    assert(stored.none?(&:ok?))
     marker = "RACKBENCH_TRIAL_DIR=#{dir}"
     left = Dir.glob("/proc/[0-9]*/environ").select do |path|
       File.binread(path).include?(marker)
@@ -151,9 +131,8 @@ describe Rackbench::Micro::FibersRunner do
     RUBY
     runner(settings: settings(rubies: ["ruby -W2 MICRO_MARKER=on"], modes: "fibers", workers: "1", batches: 1),
            script: script).run
-    probe = stored.first[:engine_result]["probe"]
+    probe = stored.first.result["probe"]
     assert_equal [true, "on", nil, nil], probe.values_at("verbose", "marker", "rubyopt", "gemfile")
     assert probe["trial_dir"].start_with?(File.join(dir, "work"))
-    assert_equal "ruby -W2 MICRO_MARKER=on", stored.first[:ruby]
   end
 end
