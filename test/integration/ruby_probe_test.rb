@@ -6,7 +6,7 @@ require "rackbench/rubies"
 require "support/fake_rubies"
 
 # The probe for real: the ruby running the tests describes itself through
-# lib/rackbench/ruby_probe.rb, in a process of its own.
+# lib/rackbench/rubies/probe_script.rb, in a process of its own.
 describe "the real ruby's probe" do
   include FakeRubies
 
@@ -38,7 +38,7 @@ describe "the real ruby's probe" do
     assert File.file?(ruby.bundler_bin), "bundler script #{ruby.bundler_bin.inspect}"
   end
 
-  describe "lib/rackbench/ruby_probe.rb" do
+  describe "lib/rackbench/rubies/probe_script.rb" do
     SCRIPT = Rackbench::Rubies::Prober::SCRIPT
 
     it "prints its answer when run as the program, and nothing when loaded" do

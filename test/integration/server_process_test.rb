@@ -3,9 +3,9 @@
 require "test_helper"
 require "rbconfig"
 require "socket"
-require "rackbench/ports"
+require "rackbench/process/ports"
 require "rackbench/observe/process_tree"
-require "rackbench/server_process"
+require "rackbench/process/server_process"
 
 describe Rackbench::ServerProcess do
   before do

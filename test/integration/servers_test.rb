@@ -3,10 +3,10 @@
 require "test_helper"
 require "rbconfig"
 require "rackbench/servers"
-require "rackbench/ports"
+require "rackbench/process/ports"
 require "rackbench/observe/process_tree"
 require "rackbench/observe/sampler"
-require "rackbench/server_process"
+require "rackbench/process/server_process"
 
 # Boots real servers (Puma and WEBrick, each in its own Bundler environment
 # as the runner uses them) on a hello-world app: ready, app check, one

@@ -3,9 +3,9 @@
 require "rbconfig"
 require "fileutils"
 require "rackbench/servers"
-require "rackbench/ports"
+require "rackbench/process/ports"
 require "rackbench/observe/process_tree"
-require "rackbench/server_process"
+require "rackbench/process/server_process"
 require_relative "raw_http"
 
 # Boots a real server on test/fixtures/servers/options_app (in the Bundler

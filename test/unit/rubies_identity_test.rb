@@ -177,7 +177,7 @@ module RubiesIdentitySpec
     end
   end
 
-  describe "lib/rackbench/ruby_probe.rb" do
+  describe "lib/rackbench/rubies/probe_script.rb" do
     SCRIPT = Rackbench::Rubies::Prober::SCRIPT
     # Required rather than run: defines RackbenchProbe and prints nothing.
     require SCRIPT

@@ -4,11 +4,11 @@ require "json"
 
 module Rackbench
   module Rubies
-    # Runs lib/rackbench/ruby_probe.rb under a candidate interpreter and
+    # Runs lib/rackbench/rubies/probe_script.rb under a candidate interpreter and
     # turns what it prints into an Install. Never raises for a broken ruby:
     # the Install carries the reason in #error instead.
     class Prober
-      SCRIPT = File.expand_path("../ruby_probe.rb", __dir__)
+      SCRIPT = File.expand_path("probe_script.rb", __dir__)
       MARKER = "RACKBENCH_PROBE "
       # Enough of the output to explain a failure in one line.
       REASON_MAX_CHARS = 200

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "monotonic_clock"
+require_relative "../monotonic_clock"
 require "json"
 require "open3"
 
@@ -39,7 +39,7 @@ module Rackbench
 
     # The environment variable that marks the processes of an experiment.
     MARKER = "RACKBENCH_RESULTS_DIR"
-    BINARY = File.expand_path("../rackbench-guard", __dir__)
+    BINARY = File.expand_path("../../rackbench-guard", __dir__)
     # The guard's allowance for KILLed processes to disappear
     # (SWEEP_KILL_WAIT_MS in ext/rackbench_engine/guard/sweep.h).
     KILL_WAIT_S = 5

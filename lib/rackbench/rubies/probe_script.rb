@@ -3,7 +3,7 @@
 # prober find that line among warnings the interpreter may print.
 #
 # This is a script, not a library file: rackbench runs
-# `<ruby> ruby_probe.rb <ruby>` (the second argument being the command it
+# `<ruby> probe_script.rb <ruby>` (the second argument being the command it
 # ran, for the YJIT check) under every candidate ruby, so it must parse on
 # old ones too (JRuby 9.x implements Ruby 2.5/2.6): no Ruby 3 syntax, no
 # frozen-string assumptions. Loading it without running it as the program

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../monotonic_clock"
+require_relative "../../monotonic_clock"
 
 module Rackbench
   class ServerProcess
