@@ -52,4 +52,25 @@ describe "a results database of rackbench 0.1" do
     assert_includes out, "  ruby-yjit: 1 failed trial(s); batch 3: server not ready after 60s"
     assert_includes out, "  ruby: not recorded (stored before rackbench checked identities)"
   end
+
+  # The same figures in the JSON document: every key 0.1 wrote, for every
+  # configuration and trial, with the same value. Two trial keys are left
+  # out: this synthetic database's requests and measure_s columns (5000,
+  # 5.0 s) disagree with its engine documents (400, 2.0 s), which the
+  # figures are now read from; in a real 0.1 database the columns were
+  # copied from the documents.
+  it "reports the same figures in its JSON document" do
+    out, err, status = rackbench("report", "--results", results, "--json")
+    assert status.success?, err
+    now = JSON.parse(out)
+    before = JSON.parse(File.read(File.join(FIXTURES, "v0.1-report.json")))
+    assert_equal before["configs"].size, now["configs"].size
+    before["configs"].zip(now["configs"]).each do |old, new|
+      old.each { |key, value| assert_equal value, new[key], "configs #{old["id"]} #{key}" }
+    end
+    before["trials"].zip(now["trials"]).each do |old, new|
+      old.except("requests", "measure_s").each { |key, value| assert_equal value, new[key], "trial #{old["key"]} #{key}" }
+    end
+    %w[dimensions rate_unit].each { |key| assert_equal before[key], now[key], key }
+  end
 end

@@ -4,6 +4,7 @@ require "json"
 require "shellwords"
 require_relative "command"
 require_relative "report_options"
+require_relative "source_run"
 
 module Rackbench
   module CLI
@@ -13,6 +14,7 @@ module Rackbench
     # ends with the statistics report (or its JSON document).
     class MicroCommand < Command
       include ReportOptions
+      include SourceRun
 
       BENCHMARKS = { "fibers" => "threads, forked processes and fibers exchanging messages with a master over pipes" }.freeze
 
@@ -25,17 +27,7 @@ module Rackbench
         check_benchmark(benchmark)
         raise UsageError, "micro #{benchmark} takes at most one experiment file" if files.size > 1
 
-        settings = build_settings(files.first, options)
-        runner = Runner.new(source: settings, results_dir: options[:results], resume: options[:resume],
-                            out: options[:json] ? @err : @out, err: @err)
-        return dry_run(runner) if options[:dry_run]
-
-        summary = runner.run
-        print_experiment_report(options[:results], summary, json: options[:json])
-        summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
-      rescue Interrupted => e
-        @err.puts "rackbench: #{e.message}: resume with #{resume_command(argv)}"
-        CLI::EXIT_INTERRUPTED
+        run_source(build_settings(files.first, options), options, resume: resume_command(argv))
       end
 
       private
@@ -54,16 +46,11 @@ module Rackbench
         )
       end
 
-      def dry_run(runner)
-        @out.print runner.plan
-        CLI::EXIT_OK
-      end
-
       # The same command with --resume (once).
       def resume_command(argv)
         words = ["rackbench", "micro", *argv]
         words << "--resume" unless argv.include?("--resume")
-        words.shelljoin
+        words
       end
 
       def parse(argv, options)

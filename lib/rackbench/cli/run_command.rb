@@ -4,6 +4,7 @@ require "json"
 require "shellwords"
 require_relative "command"
 require_relative "report_options"
+require_relative "source_run"
 
 module Rackbench
   module CLI
@@ -12,6 +13,7 @@ module Rackbench
     # results table.
     class RunCommand < Command
       include ReportOptions
+      include SourceRun
 
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR }
@@ -19,17 +21,7 @@ module Rackbench
         return CLI::EXIT_OK unless files
         raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
 
-        experiment = load_experiment(files.first, options)
-        runner = Runner.new(source: experiment, results_dir: options[:results], resume: options[:resume],
-                            fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err)
-        return dry_run(runner) if options[:dry_run]
-
-        summary = runner.run
-        print_experiment_report(options[:results], summary, json: options[:json])
-        summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
-      rescue Interrupted => e
-        @err.puts "rackbench: #{e.message}: resume with #{resume_command(files, options)}"
-        CLI::EXIT_INTERRUPTED
+        run_source(load_experiment(files.first, options), options, resume: resume_command(files, options))
       end
 
       private
@@ -40,16 +32,11 @@ module Rackbench
         overrides.empty? ? experiment : experiment.with(**overrides)
       end
 
-      def dry_run(runner)
-        @out.print runner.plan
-        CLI::EXIT_OK
-      end
-
       def resume_command(files, options)
         words = ["rackbench", "run", *files, "--resume", "--results", options[:results]]
         words.push("--seed", options[:seed].to_s) if options[:seed]
         words.push("--batches", options[:batches].to_s) if options[:batches]
-        words.shelljoin
+        words
       end
 
       def parse(argv, options)

@@ -1,0 +1,32 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module CLI
+    # What `rackbench run` and `rackbench micro` share once they know their
+    # source of configurations (an Experiment, a Micro::Settings): print the
+    # plan for --dry-run, or run it with the Runner and end with the report;
+    # after Ctrl-C, say how to resume. Included in their command classes
+    # (which also include ReportOptions).
+    module SourceRun
+      private
+
+      # Returns the exit code. resume :: the command that resumes this run,
+      # words for Shellwords.
+      def run_source(source, options, resume:)
+        runner = Runner.new(source: source, results_dir: options[:results], resume: options[:resume],
+                            fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err)
+        if options[:dry_run]
+          @out.print runner.plan
+          return CLI::EXIT_OK
+        end
+
+        summary = runner.run
+        print_experiment_report(options[:results], summary, json: options[:json])
+        summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
+      rescue Interrupted => e
+        @err.puts "rackbench: #{e.message}: resume with #{resume.shelljoin}"
+        CLI::EXIT_INTERRUPTED
+      end
+    end
+  end
+end
