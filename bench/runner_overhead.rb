@@ -43,16 +43,16 @@ Dir.mktmpdir("rackbench-overhead") do |dir|
   Rackbench::Runner.new(source: experiment(trials), results_dir: results, out: StringIO.new,
                         err: StringIO.new).run
   total_s = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
-  rows = Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }
-  abort "some trials failed: #{rows.map { |r| r[:reason] }.compact.uniq}" unless rows.all? { |r| r[:status] == "ok" }
+  rows = Rackbench::Store.open(results) { |store| store.trials }
+  abort "some trials failed: #{rows.map { |r| r.reason }.compact.uniq}" unless rows.all? { |r| r.status == "ok" }
 
-  overhead = rows.map { |r| r[:wall_s] - r[:warmup_s] - r[:measure_s] }
+  overhead = rows.map { |r| r.wall_s - r.warmup_s - r.measure_s }
   puts format("%d trials, %.1f s in all (%.2f s per trial beyond the trials' own wall time)", rows.size, total_s,
-              (total_s - rows.sum { |r| r[:wall_s] }) / rows.size)
+              (total_s - rows.sum { |r| r.wall_s }) / rows.size)
   puts format("overhead per trial (wall - warmup - measured): median %.3f s, min %.3f s, max %.3f s",
               median(overhead), overhead.min, overhead.max)
   puts format("  of which boot until ready: median %.3f s; identity check: median %.3f s (the first trial's " \
               "includes asking the variant's ruby what it runs: %.3f s); stop and reap: median %.3f s",
-              median(rows.map { |r| r[:boot_s] }), median(rows.map { |r| r[:identity]["check_s"] }),
-              rows.min_by { |r| r[:position] }[:identity]["check_s"], median(rows.map { |r| r[:stop_s] }))
+              median(rows.map { |r| r.boot_s }), median(rows.map { |r| r.identity["check_s"] }),
+              rows.min_by(&:position).identity["check_s"], median(rows.map { |r| r.stop_s }))
 end

@@ -67,6 +67,12 @@ module Rackbench
         @registry[name.to_s] = adapter
       end
 
+      # Removes the adapter registered as name (a test's own adapter, once
+      # the test is done with it); returns it, or nil.
+      def unregister(name)
+        @registry.delete(name.to_s)
+      end
+
       # The names of every registered adapter (all shipped ones are loaded
       # first), sorted.
       def names
@@ -141,7 +147,7 @@ module Rackbench
 
       # Variables the server itself needs; none by default. RACK_ENV and
       # RAILS_ENV are rackbench's (production unless the experiment says
-      # otherwise; see Runner::ServerEnv), never an adapter's.
+      # otherwise; see Trial::ServerEnv), never an adapter's.
       def env
         {}
       end

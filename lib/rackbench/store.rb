@@ -22,13 +22,14 @@ module Rackbench
   #
   # Each trial is written in its own transaction and is on disk when
   # save_trial returns. Nothing here modifies or deletes a stored trial: the
-  # only writes are the inserts and updates the methods below name.
+  # only writes are the inserts and updates the methods below name (and a
+  # schema migration, which reshapes rows without losing a figure).
   #
   #   Rackbench::Store.open("rackbench-results") do |store|
   #     id = store.find_or_create_experiment(name: "quick", fingerprint: fp, seed: 1,
   #                                          batches: 3, source_text: yaml, environment: env)
-  #     done = store.finished_keys(id)
-  #     store.save_trial(id, key: "b1/puma/p1t5", status: "ok", rps: 1234.5, ...) unless done.include?("b1/puma/p1t5")
+  #     store.save_trial(id, record) unless store.finished_keys(id).include?(record.key) # a Trial::Record
+  #     store.trials(id)    # => [Trial::Record, ...], as they were saved
   #   end
   class Store
     # Any problem with the results database, as one line naming it.

@@ -31,6 +31,9 @@ module Rackbench
   #   Interrupt and Interrupted escape.
   # announce ::
   #   lines for the start of a run (where things are pinned), or [].
+  # check! ::
+  #   raises ConfigError before anything runs when the source cannot run
+  #   on this machine (a variable it passes from the shell is missing).
   # Kind.reading ::
   #   the module that reads a stored record's figures (Trial::Reading).
   module Trial
@@ -41,6 +44,7 @@ module Rackbench
     autoload :Reading, File.expand_path("trial/reading", __dir__)
     autoload :Record, File.expand_path("trial/record", __dir__)
     autoload :ServerEnv, File.expand_path("trial/server_env", __dir__)
+    autoload :Identity, File.expand_path("trial/identity", __dir__)
 
     @kinds = {}
 
@@ -68,7 +72,7 @@ module Rackbench
 
       def kind_files
         Dir[File.expand_path("trial/*.rb", __dir__)].reject do |path|
-          %w[context kind reading record server_env].include?(File.basename(path, ".rb"))
+          %w[context identity kind reading record server_env].include?(File.basename(path, ".rb"))
         end
       end
 

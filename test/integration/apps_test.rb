@@ -29,7 +29,7 @@ describe "the built-in apps (integration)" do
     results = File.join(dir, "results")
     out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
-    Rackbench::Store.open(results) { |store| store.trials(nil) }
+    Rackbench::Store.open(results) { |store| store.trials }
   end
 
   # Boots app under server as a trial would (bundle, setup, readiness, the
@@ -89,30 +89,30 @@ describe "the built-in apps (integration)" do
       load: { connections: 2, duration: 1s, warmup: 0.3s }
     YAML
     assert_equal Rackbench::Apps.names.size * 2, trials.size
-    failed = trials.reject { |t| t[:status] == "ok" }.map { |t| "#{t[:app]} on #{t[:server]}: #{t[:reason]}" }
+    failed = trials.reject { |t| t.status == "ok" }.map { |t| "#{t.app} on #{t.server}: #{t.reason}" }
     assert_empty failed
     trials.each do |trial|
-      result = trial[:engine_result]
+      result = trial.result
       statuses = result["status"].keys.map(&:to_i)
-      where = "#{trial[:app]} on #{trial[:server]}"
-      if trial[:app] == "errors"
+      where = "#{trial.app} on #{trial.server}"
+      if trial.app == "errors"
         # One in twenty, exactly, per process: within one request of 5%.
         assert_in_delta result["requests"] / 20.0, result["status"].fetch("500"), 1.0, where
       else
         assert(statuses.all? { |code| code.between?(200, 399) }, "#{where}: #{result["status"]}")
       end
-      next unless trial[:app] == "download"
+      next unless trial.app == "download"
 
       # 8 MiB of body per response, plus its status line and headers.
       overhead = (result["bytes"] - result["requests"] * 8 * 1_048_576).fdiv(result["requests"])
       assert_operator overhead, :>, 30, where
       assert_operator overhead, :<, 400, where
     end
-    trials.select { |t| t[:app] == "mix" }.each do |trial|
-      assert_operator trial[:engine_result]["status"].fetch("303"), :>=, 2 # a login per connection, replies
-      database = Dir.glob(File.join(dir, "results", "work", "*mix-#{trial[:server]}*", PostsDb::FILE_NAME)).first
+    trials.select { |t| t.app == "mix" }.each do |trial|
+      assert_operator trial.result["status"].fetch("303"), :>=, 2 # a login per connection, replies
+      database = Dir.glob(File.join(dir, "results", "work", "*mix-#{trial.server}*", PostsDb::FILE_NAME)).first
       replies = sql_value(database, "SELECT count(*) FROM replies")
-      assert_operator replies, :>, PostsDb::REPLIES, "replies of the mix recorded (#{trial[:server]})"
+      assert_operator replies, :>, PostsDb::REPLIES, "replies of the mix recorded (#{trial.server})"
     end
   end
 
@@ -132,7 +132,7 @@ describe "the built-in apps (integration)" do
       #{rails.map { |app| "  - { server: agoo, app: #{app} }" }.join("\n")}
     YAML
     assert_equal others.size * Rackbench::Apps.names.size - rails.size, trials.size
-    failed = trials.reject { |t| t[:status] == "ok" }.map { |t| "#{t[:app]} on #{t[:server]}: #{t[:reason]}" }
+    failed = trials.reject { |t| t.status == "ok" }.map { |t| "#{t.app} on #{t.server}: #{t.reason}" }
     assert_empty failed
   end
 
@@ -157,7 +157,10 @@ describe "the built-in apps (integration)" do
   end
 
   it "fails 5% of errors' requests, within 1%, over 10,000 requests" do
-    with_server("errors") do |server|
+    # One thread: Puma 7.2 and 8.0 with more than one sometimes lose the
+    # head of a keep-alive response (doc/servers.md, known behaviours), a
+    # transport error this test would count against the app.
+    with_server("errors", threads: 1) do |server|
       statuses = Hash.new(0)
       transport_errors = 0
       while statuses.values.sum < 10_000

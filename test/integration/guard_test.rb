@@ -6,7 +6,7 @@ require "open3"
 # rackbench-guard: a server started through it dies with its parent, and
 # is not started at all if the parent is already gone.
 describe "rackbench-guard" do
-  let(:guard) { Rackbench::Runner::TrialRunner::GUARD }
+  let(:guard) { Rackbench::Trial::Kind::GUARD }
 
   before { flunk "rackbench-guard not built at #{guard}: run bin/setup" unless File.executable?(guard) }
 

@@ -8,8 +8,8 @@ require "json"
 # both ways (it holds where it should, and a difference is named). Real
 # rubies start here (YJIT's take a second of CPU each), hence the
 # integration tier.
-describe Rackbench::Runner::Identity::Check do
-  Identity = Rackbench::Runner::Identity
+describe Rackbench::Trial::Identity::Check do
+  Identity = Rackbench::Trial::Identity
   FakeServer = Struct.new(:pid, :pgid)
 
   before do

@@ -104,9 +104,15 @@ describe "micro-benchmark runs (integration)" do
         sleep
       end
     RUBY
-    summary = runner(settings: settings(modes: "threads,fibers,processes", workers: "1", batches: 1, timeout: "0.5s"),
+    # A generous deadline for the scripts that end on their own (a busy
+    # machine may take seconds to start a ruby), a short one for the one
+    # that hangs.
+    summary = runner(settings: settings(modes: "threads,fibers", workers: "1", batches: 1, timeout: "120s"),
                      script: script).run
-    assert_equal [0, 3], [summary.ok, summary.failed]
+    assert_equal [0, 2], [summary.ok, summary.failed]
+    summary = runner(settings: settings(modes: "processes", workers: "1", batches: 1, timeout: "0.5s"),
+                     script: script).run
+    assert_equal [0, 1], [summary.ok, summary.failed]
     reasons = stored.to_h { |t| [t.server, t.reason] }
     assert_equal "Mismatch: worker 0 lied", reasons["threads"]
     assert_equal "exited with status 7 without a result: boom: cannot allocate", reasons["fibers"]

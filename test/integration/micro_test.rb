@@ -26,7 +26,7 @@ describe "rackbench micro fibers (integration)" do
   def stored
     return [] unless File.exist?(File.join(results, "results.db"))
 
-    Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }
+    Rackbench::Store.open(results) { |store| store.trials }
   end
 
   # Every process of a run of this test: each benchmark (and every worker
@@ -59,11 +59,11 @@ describe "rackbench micro fibers (integration)" do
     assert status.success?, "#{err}\n#{out}"
     trials = stored
     assert_equal 12, trials.size
-    assert_equal 12, trials.map { |t| t[:key] }.uniq.size
-    assert(trials.all? { |t| t[:status] == "ok" }, trials.map { |t| t[:reason] }.compact.join("\n"))
-    assert_equal %w[fibers processes threads], trials.map { |t| t[:server] }.uniq.sort
-    assert(trials.all? { |t| t[:requests] == 20 * t[:dims]["workers"] && t[:rps].positive? })
-    assert(trials.select { |t| t[:server] == "processes" }.all? { |t| t[:processes] == t[:dims]["workers"] })
+    assert_equal 12, trials.map { |t| t.key }.uniq.size
+    assert(trials.all? { |t| t.status == "ok" }, trials.map { |t| t.reason }.compact.join("\n"))
+    assert_equal %w[fibers processes threads], trials.map { |t| t.server }.uniq.sort
+    assert(trials.all? { |t| t.requests == 20 * t.dims["workers"] && t.rate.positive? })
+    assert(trials.select { |t| t.server == "processes" }.all? { |t| t.processes == t.dims["workers"] })
     assert_match(/\[\S+\] +1\/12 ruby=ruby mode=\w+ workers=\d batch 1 \.\.\. ok [\d.]+ msg\/s/, out)
     # The shared report: one row per (mode, workers) with 2 batches, in msg/s.
     assert_match(/\| fibers +\| 1 +\| 1 +\| 3 +\| +2 \| +\d+ \|/, out)
@@ -121,7 +121,7 @@ describe "rackbench micro fibers (integration)" do
     out, err, status = rackbench(*args, "--resume")
     assert status.success?, "#{err}\n#{out}"
     assert_match(/#{6 - before} to run/, out)
-    assert_equal 6, stored.map { |t| t[:key] }.uniq.size
+    assert_equal 6, stored.map { |t| t.key }.uniq.size
     assert_equal 6, stored.size
     assert_empty micro_processes
   end
@@ -141,13 +141,29 @@ describe "rackbench micro fibers (integration)" do
     assert_no_processes_left
   end
 
+  it "proves YJIT on in every process of the YJIT variant's runs, and off in the plain one's" do
+    out, err, status = rackbench("micro", "fibers", "--ruby", "ruby", "--ruby", "ruby --yjit", "--modes", "processes",
+                                 "--workers", "2", "--messages", "20", "--batches", "1", "--results", results)
+    assert status.success?, "#{err}\n#{out}"
+    by_ruby = stored.to_h { |t| [t.ruby, t] }
+    { "ruby" => nil, "ruby --yjit" => "yjit" }.each do |label, jit|
+      identity = by_ruby.fetch(label).identity
+      assert_equal [], identity["mismatches"], label
+      assert_equal 3, identity["processes"].size, "#{label}: the script and its 2 forked workers"
+      assert_equal [jit], identity["processes"].map { |p| p["jit"] }.uniq, "#{label}: JIT in every process"
+      assert_equal %w[exec fork fork], identity["processes"].map { |p| p["event"] }, label
+      assert_equal(!jit.nil?, by_ruby[label].ruby_description.include?("+YJIT"), label)
+    end
+    assert_match(/What ran .*\n.*ruby --yjit.*YJIT on/m, out)
+  end
+
   it "stops a benchmark that overruns its timeout, records why, and leaves no process" do
     out, _err, status = rackbench("micro", "fibers", "--modes", "processes", "--workers", "2", "--messages", "1000",
                                   "--warmup", "100000", "--batches", "1", "--timeout", "1s", "--results", results)
     assert_equal 1, status.exitstatus
     assert_match(/FAILED: timed out after 1s/, out)
     trial = stored.fetch(0)
-    assert_equal ["failed", "timed out after 1s (stopped)"], trial.values_at(:status, :reason)
+    assert_equal ["failed", "timed out after 1s (stopped)"], [trial.status, trial.reason]
     assert_empty micro_processes
   end
 
@@ -159,8 +175,8 @@ describe "rackbench micro fibers (integration)" do
     assert status.success?, "#{err}\n#{out}"
     assert_match(/skipped: ruby=jruby mode=processes workers=2 \(fork is not available on jruby\)/, out)
     trials = stored
-    assert_equal %w[fibers threads], trials.map { |t| t[:server] }.sort
-    assert(trials.all? { |t| t[:status] == "ok" && t[:ruby_description].start_with?("jruby") })
+    assert_equal %w[fibers threads], trials.map { |t| t.server }.sort
+    assert(trials.all? { |t| t.status == "ok" && t.ruby_description.start_with?("jruby") })
 
     # The script itself says so too, when asked directly (without this
     # test's Bundler, as rackbench runs it).

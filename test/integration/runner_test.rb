@@ -68,7 +68,7 @@ describe "rackbench run (integration)" do
   end
 
   def stored
-    Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }
+    Rackbench::Store.open(results) { |store| store.trials }
   end
 
   it "runs 2 rubies x 2 servers x 2 thread counts: exactly 8 trials, all measured" do
@@ -76,15 +76,15 @@ describe "rackbench run (integration)" do
     assert status.success?, "run failed: #{err}\n#{out}"
     trials = stored
     assert_equal 8, trials.size
-    assert_equal 8, trials.map { |t| t[:key] }.uniq.size
-    assert(trials.all? { |t| t[:status] == "ok" }, trials.map { |t| t[:reason] }.compact.join("\n"))
-    assert_equal %w[ruby ruby-yjit], trials.map { |t| t[:ruby] }.uniq.sort
-    assert_equal %w[puma webrick], trials.map { |t| t[:server] }.uniq.sort
-    assert(trials.all? { |t| t[:rps].positive? && t[:pss_peak_bytes].to_i.positive? })
+    assert_equal 8, trials.map { |t| t.key }.uniq.size
+    assert(trials.all? { |t| t.status == "ok" }, trials.map { |t| t.reason }.compact.join("\n"))
+    assert_equal %w[ruby ruby-yjit], trials.map { |t| t.ruby }.uniq.sort
+    assert_equal %w[puma webrick], trials.map { |t| t.server }.uniq.sort
+    assert(trials.all? { |t| t.rate.positive? && t.pss_peak_bytes.to_i.positive? })
     # What really ran, as the servers reported it: YJIT on in the YJIT variant, off in the other.
     assert_equal({ "ruby" => [false], "ruby-yjit" => [true] },
-                 trials.group_by { |t| t[:ruby] }.transform_values { |ts| ts.map { |t| t[:ruby_description].include?("+YJIT") }.uniq })
-    assert(trials.all? { |t| t[:gem_versions].key?(t[:server]) }, "gem versions recorded")
+                 trials.group_by { |t| t.ruby }.transform_values { |ts| ts.map { |t| t.ruby_description.include?("+YJIT") }.uniq })
+    assert(trials.all? { |t| t.gem_versions.key?(t.server) }, "gem versions recorded")
     assert_match(/8 ok, 0 failed/, out)
 
     json, _err, status = rackbench("report", "--results", results, "--json")
@@ -130,7 +130,7 @@ describe "rackbench run (integration)" do
     assert status.success?, "resume failed: #{err}\n#{out}"
     trials = stored
     assert_equal 8, trials.size
-    assert_equal 8, trials.map { |t| t[:key] }.uniq.size
+    assert_equal 8, trials.map { |t| t.key }.uniq.size
     assert_match(/#{8 - before} to run/, out)
     runs = Rackbench::Store.open(results, &:runs)
     assert_equal %w[interrupted finished], runs.map { |r| r[:status] }
@@ -150,11 +150,11 @@ describe "rackbench run (integration)" do
     out, err, status = rackbench("run", experiment_file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
     trial = stored.fetch(0)
-    assert_equal "ok", trial[:status], trial[:reason]
-    assert_match(/\Ajruby /, trial[:ruby_description])
-    assert trial[:gem_versions].key?("puma") # on JRuby only puma's -java platform gem installs
-    assert_match(/Ruby version: jruby/, File.read(trial[:log_path]))
-    assert_operator trial[:rps], :>, 0
+    assert_equal "ok", trial.status, trial.reason
+    assert_match(/\Ajruby /, trial.ruby_description)
+    assert trial.gem_versions.key?("puma") # on JRuby only puma's -java platform gem installs
+    assert_match(/Ruby version: jruby/, File.read(trial.log_path))
+    assert_operator trial.rate, :>, 0
     assert_empty experiment_processes
   end
 
@@ -175,10 +175,10 @@ describe "rackbench run (integration)" do
     out, _err, status = rackbench("run", experiment_file, "--results", results)
     assert_equal 1, status.exitstatus
     trials = stored
-    broken = trials.select { |t| t[:app] == "broken" }
+    broken = trials.select { |t| t.app == "broken" }
     assert_equal 2, broken.size
-    assert(broken.all? { |t| t[:status] == "failed" && t[:reason].match?(/cannot install gems for broken \+ puma/) })
-    assert(trials.select { |t| t[:app] == "rack-hello" }.all? { |t| t[:status] == "ok" })
+    assert(broken.all? { |t| t.status == "failed" && t.reason.match?(/cannot install gems for broken \+ puma/) })
+    assert(trials.select { |t| t.app == "rack-hello" }.all? { |t| t.status == "ok" })
     assert_match(/2 ok, 2 failed/, out)
     assert_empty experiment_processes
   end
@@ -255,7 +255,7 @@ describe "rackbench run (integration)" do
     out, err, status = rackbench("run", experiment_file, "--results", results, "--resume")
     assert status.success?, "resume failed: #{err}\n#{out}"
     assert_equal 2, stored.size
-    assert(stored.all? { |t| t[:status] == "ok" }, stored.map { |t| t[:reason] }.compact.join("\n"))
+    assert(stored.all? { |t| t.status == "ok" }, stored.map { |t| t.reason }.compact.join("\n"))
     assert_empty marked_processes
   end
 end

@@ -33,12 +33,14 @@ describe Rackbench::Trial::Http::ServerLaunch do
       [TINY_SERVER, port.to_s, options.fetch("mode", "ok")]
     end
   end
-  Rackbench::Servers.register(:tiny, TinyAdapter.new)
+  # Registered only while each test runs: other tests list every adapter.
+  before { Rackbench::Servers.register(:tiny, TinyAdapter.new) }
+  after { Rackbench::Servers.unregister(:tiny) }
 
   # The interpreter runs tiny_server.rb with the agent, as the launcher
   # runs a server's executable.
   Bundle = Struct.new(:gem_versions) do
-    def exec_prefix(interpreter) = [*interpreter, "-r", Http::Identity::AGENT]
+    def exec_prefix(interpreter) = [*interpreter, "-r", Rackbench::Trial::Identity::AGENT]
     def bundle_variables = {}
   end
 
@@ -70,11 +72,12 @@ describe Rackbench::Trial::Http::ServerLaunch do
     work = File.join(dir, "work").tap { |d| FileUtils.mkdir_p(d) }
     env = Rackbench::Trial::ServerEnv.new(
       parent: ENV, bundle: Bundle.new({}), app_env: app.env.merge(app_entry_env), experiment_env: config.env,
-      trial_env: { "RACKBENCH_TRIAL_DIR" => work, Http::Identity::SERVER_GEM_VAR => "tiny" }
+      trial_env: { "RACKBENCH_TRIAL_DIR" => work, Rackbench::Trial::Identity::SERVER_GEM_VAR => "tiny" }
     )
     expectation = lambda do
-      Http::Identity::Expectation.build(variant: variant, probe: Http::Identity::Expectation.probe(variant, env),
-                                        env: env, server_gem: nil, server_version: nil)
+      expected = Rackbench::Trial::Identity::Expectation
+      expected.build(variant: variant, probe: expected.probe(variant, env),
+                     env: env, server_gem: nil, server_version: nil)
     end
     Http::ServerLaunch.new(trial: trial, app: app, variant: variant, adapter: TinyAdapter.new, bundle: Bundle.new({}),
                            env: env, expectation: expectation,

@@ -43,7 +43,7 @@ describe "ruby variants (integration)" do
     firsts = {}
     (1..200).each do |seed|
       experiment = Rackbench::Experiment.parse(text.sub("SEED", seed.to_s))
-      first = Rackbench::Plan.new(experiment).trials.first.config.ruby.label
+      first = Rackbench::Experiment::Plan.new(experiment).trials.first.config.ruby.label
       firsts[first] ||= seed
       break if firsts.size == 3
     end
@@ -61,26 +61,26 @@ describe "ruby variants (integration)" do
       out, err, status = Open3.capture3(shell, RbConfig.ruby, exe, "run", file, "--results", results)
       assert status.success?, "seed #{seed} (#{first_variant} first) failed: #{err}\n#{out}"
 
-      trials = Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }
-      assert_equal first_variant, trials.min_by { |t| t[:position] }[:ruby]
+      trials = Rackbench::Store.open(results) { |store| store.trials }
+      assert_equal first_variant, trials.min_by(&:position).ruby
       assert_equal 12, trials.size
       trials.each do |trial|
-        identity = trial[:identity]
-        where = "seed #{seed}, #{trial[:ruby]} on #{trial[:server]} batch #{trial[:batch]}"
-        assert_equal "ok", trial[:status], "#{where}: #{trial[:reason]}"
+        identity = trial.identity
+        where = "seed #{seed}, #{trial.ruby} on #{trial.server} batch #{trial.batch}"
+        assert_equal "ok", trial.status, "#{where}: #{trial.reason}"
         assert_equal 3, identity["processes"].size, "#{where}: master and 2 workers"
         assert(identity["processes"].all? { |p| p["source"] == "reported" }, where)
-        want_jit = trial[:ruby] == "ruby-yjit" ? "yjit" : nil
+        want_jit = trial.ruby == "ruby-yjit" ? "yjit" : nil
         assert_equal [want_jit], identity["processes"].map { |p| p["jit"] }.uniq, "#{where}: JIT in every process"
-        if trial[:ruby] == "ruby-x"
+        if trial.ruby == "ruby-x"
           assert_equal "1", identity["env"]["X"], "#{where}: X set"
         else
           assert_nil identity["env"].fetch("X"), "#{where}: X checked, and unset"
         end
         assert_equal %w[production production], identity["env"].values_at("RACK_ENV", "RAILS_ENV"), where
-        assert_equal trial[:server], identity["server_gem"]["name"], where
-        assert_equal trial[:gem_versions][trial[:server]], identity["server_gem"]["version"], where
-        assert_equal(trial[:ruby] == "ruby-yjit", trial[:ruby_description].include?("+YJIT"), where)
+        assert_equal trial.server, identity["server_gem"]["name"], where
+        assert_equal trial.gem_versions[trial.server], identity["server_gem"]["version"], where
+        assert_equal(trial.ruby == "ruby-yjit", trial.ruby_description.include?("+YJIT"), where)
       end
     end
   end
@@ -119,7 +119,7 @@ describe "rubies named by path in an experiment (integration)" do
     out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
 
-    trials = Rackbench::Store.open(results) { |store| store.trials(nil, engine_result: false) }.to_h { |t| [t[:ruby], t] }
+    trials = Rackbench::Store.open(results) { |store| store.trials }.to_h { |t| [t.ruby, t] }
     system_version = RUBY_DESCRIPTION[/\Aruby (\S+)/, 1]
     expected = {
       "ruby" => [system_version, File.realpath(second.system), nil],
@@ -130,14 +130,14 @@ describe "rubies named by path in an experiment (integration)" do
       "wrapper" => [system_version, File.realpath(second.system), nil]
     }
     expected.each do |label, (version, exe_path, jit)|
-      identity = trials.fetch(label)[:identity]
-      assert_equal "ok", trials[label][:status], "#{label}: #{trials[label][:reason]}"
+      identity = trials.fetch(label).identity
+      assert_equal "ok", trials[label].status, "#{label}: #{trials[label].reason}"
       assert_match(/\Aruby #{Regexp.escape(version)}/, identity["description"], label)
       assert_equal exe_path, identity["exe"], label
       assert_equal 3, identity["processes"].size, "#{label}: master and 2 workers"
       assert_equal [jit], identity["processes"].map { |p| p["jit"] }.uniq, label
     end
-    assert_equal File.realpath(second.relocated_libruby), trials["relocated"][:identity]["libruby"]
-    refute_equal trials["relocated"][:identity]["libruby"], trials["ruby"][:identity]["libruby"]
+    assert_equal File.realpath(second.relocated_libruby), trials["relocated"].identity["libruby"]
+    refute_equal trials["relocated"].identity["libruby"], trials["ruby"].identity["libruby"]
   end
 end

@@ -13,7 +13,8 @@ describe Rackbench::Trial::Script do
   let(:out) { StringIO.new }
   let(:ruby_install) do
     Rackbench::Rubies::Install.new(name: "ruby", path: File.realpath(RbConfig.ruby), source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION)
+                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
+                                   jit: ["yjit"])
   end
   # A CRuby posing as JRuby: what matters to the plan is the engine.
   let(:fake_jruby) { ruby_install.with(name: "fakejruby", engine: "jruby") }
@@ -38,7 +39,8 @@ describe Rackbench::Trial::Script do
     Rackbench::Runner.new(source: settings, results_dir: dir, resume: resume, out: out, err: out,
                           installs: [ruby_install, fake_jruby],
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
-                          environment: {}, parent_env: parent_env, collaborators: { child: child },
+                          environment: {}, parent_env: parent_env,
+                          collaborators: { child: child, probe: Fakes::Child::PROBE },
                           watchdog: Fakes::Watchdog.new)
   end
 
@@ -60,8 +62,8 @@ describe Rackbench::Trial::Script do
                  records.first.load_settings)
     assert_equal 8, out.string.scan(%r{ok \d+\.\d msg/s, setup 1\.0ms}).size
     argv = child.runs.first[:argv]
-    assert_equal [Rackbench::Trial::Kind::GUARD, Process.pid.to_s, File.realpath(RbConfig.ruby),
-                  Rackbench::Micro::FIBERS_SCRIPT], argv.first(4)
+    assert_equal [Rackbench::Trial::Kind::GUARD, Process.pid.to_s, File.realpath(RbConfig.ruby), "-r",
+                  Rackbench::Trial::Identity::AGENT, Rackbench::Micro::FIBERS_SCRIPT], argv.first(6)
   end
 
   it "refuses to run the same settings again without resume, and with resume runs nothing twice" do
@@ -91,7 +93,7 @@ describe Rackbench::Trial::Script do
     assert_equal [0, 2], [summary.ok, summary.failed]
     reasons = stored.to_h { |r| [r.server, r.reason] }
     assert_equal({ "threads" => "Mismatch: worker 0 lied", "fibers" => "timed out after 0.5s (stopped)" }, reasons)
-    assert(stored.all? { |r| r.rate.nil? || !r.ok? })
+    assert(stored.all? { |r| r.rate.nil? && r.requests.nil? }, "a failed run has no rate")
   end
 
   it "runs each benchmark with the variant's options and environment, nothing of the shell's or Bundler's" do
@@ -105,5 +107,48 @@ describe Rackbench::Trial::Script do
     assert run[:env]["RACKBENCH_TRIAL_DIR"].start_with?(File.join(dir, "work"))
     assert_equal dir, run[:env]["RACKBENCH_RESULTS_DIR"]
     assert_equal "ruby -W2 MICRO_MARKER=on", stored.first.ruby
+  end
+
+  it "proves what each run ran, both ways: YJIT and a variable in their variant, and not in the other" do
+    both = settings(rubies: ["ruby --yjit MICRO_MARKER=on", "ruby"], modes: "fibers", workers: "1", batches: 1)
+    summary = runner(settings: both).run
+    assert_equal [2, 0], [summary.ok, summary.failed]
+    by_ruby = stored.to_h { |r| [r.ruby, r] }
+    jit = by_ruby.fetch("ruby --yjit MICRO_MARKER=on")
+    plain = by_ruby.fetch("ruby")
+    assert_equal ["yjit", "on"], [jit.identity["jit"], jit.identity["env"]["MICRO_MARKER"]]
+    assert_equal [nil, nil], [plain.identity["jit"], plain.identity["env"].fetch("MICRO_MARKER")]
+    assert_equal "fake ruby #{File.basename(RbConfig.ruby)}", plain.ruby_description, "what ran, as it said"
+    assert_equal [[], []], [jit.identity["mismatches"], plain.identity["mismatches"]]
+  end
+
+  it "fails a run whose process ran something other than its variant, naming the difference" do
+    jit_anyway = Fakes::Child.new(ran: ->(report) { report.merge("jit" => "yjit") }, &child_output)
+    summary = runner(child: jit_anyway, settings: settings(modes: "fibers", workers: "1", batches: 1)).run
+    assert_equal [0, 1], [summary.ok, summary.failed]
+    record = stored.first
+    assert_match(/\Aidentity check failed: main process \d+: YJIT on, the variant 'ruby' does not ask for a JIT\z/,
+                 record.reason)
+    assert_equal "yjit", record.identity["jit"], "what ran is recorded"
+    assert_equal 1, record.identity["mismatches"].size
+  end
+
+  it "fails a run whose process reported nothing, and keeps a failed run's own reason" do
+    silent = Fakes::Child.new(ran: ->(_report) { nil }, &child_output)
+    runner(child: silent, settings: settings(modes: "fibers", workers: "1", batches: 1)).run
+    assert_match(/identity check failed: the script reported no identity/, stored.first.reason)
+
+    FileUtils.rm_rf(dir)
+    hung = Fakes::Child.new(ran: ->(_report) { nil }) { ["", nil, true] }
+    runner(child: hung, settings: settings(modes: "fibers", workers: "1", batches: 1, timeout: "0.5s")).run
+    assert_equal "timed out after 0.5s (stopped)", stored.first.reason
+  end
+
+  def child_output
+    lambda do |argv|
+      doc = { "format" => "rackbench-micro-fibers", "status" => "ok", "mode" => argv[argv.index("--mode") + 1],
+              "messages" => 5, "messages_per_s" => 1000.0, "measured_s" => 0.005, "setup_s" => 0.001 }
+      ["#{JSON.generate(doc)}\n", 0, false]
+    end
   end
 end

@@ -60,7 +60,7 @@ describe Rackbench::Servers do
         assert_kind_of String, adapter.supports
         refute_empty adapter.gem_lines("ruby")
         adapter.gem_lines("ruby").each { |line| assert_match(/\Agem "[a-z0-9_-]+"(, "[<>=~ \d.]+")?\z/, line) }
-        # RACK_ENV and RAILS_ENV are rackbench's (Runner::ServerEnv), not an adapter's.
+        # RACK_ENV and RAILS_ENV are rackbench's (Trial::ServerEnv), not an adapter's.
         assert_equal({}, adapter.env)
         assert_equal adapter.gem_lines("ruby").first[/\Agem "([^"]+)"/, 1], adapter.server_gem
         assert_kind_of Rackbench::ServerOptions::Schema, adapter.option_schema

@@ -9,7 +9,7 @@
 # RUBY_DESCRIPTION, the executable and libruby really mapped, which JIT is
 # on, the values of the variables the trial set, the server gem's version.
 # The runner compares this with the trial's configuration before measuring
-# (Rackbench::Runner::IdentityCheck): a label is a claim, this is its proof.
+# (Rackbench::Trial::Identity::Check): a label is a claim, this is its proof.
 #
 # This runs inside the measured server, under every benchmarked ruby:
 # no gem is required (a hand-written JSON writer instead of json, which an

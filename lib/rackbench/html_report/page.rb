@@ -148,8 +148,8 @@ module Rackbench
           </section>
           <section id="what-ran">
           <h2>What ran</h2>
-          <p class="how">Reported by every process of every server before it was measured, and compared with the
-          configuration: a trial whose server ran anything else failed.</p>
+          <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
+          ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>
           #{@tables.what_ran}
           </section>
           <section id="failed">

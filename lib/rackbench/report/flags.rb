@@ -22,7 +22,7 @@ module Rackbench
     #                    were never sent (the server held every connection):
     #                    the offered rate was not what the batch served
     # busy_machine :: other processes used more than 10% of a CPU during a
-    #                 batch's measured window (Runner::MachineLoad)
+    #                 batch's measured window (MachineLoad)
     # failed :: trials of this configuration that failed (with the first reason)
     # too_few_batches :: fewer ok batches than Options#min_batches: no interval
     #                    or verdict is given

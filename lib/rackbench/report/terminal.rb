@@ -122,8 +122,9 @@ module Rackbench
          *warnings.map { |w| w["at"] == "experiment" ? "  #{w["message"]}" : "  #{w["at"]}: #{w["message"]}" }].join("\n")
       end
 
-      # What every configuration's servers really ran, as checked in each
-      # of their processes before measuring.
+      # What every configuration really ran, as each process of its trials
+      # reported it (a server's before it was measured, a script's as it
+      # ran).
       def ran_lines(configs)
         lines = configs.flat_map do |c|
           ran = c.ran
@@ -134,15 +135,16 @@ module Rackbench
             "  #{c.label}: #{ran_text(r)}#{batches}"
           end
         end
-        ["What ran (reported by every server process before measuring):", *lines].join("\n")
+        ["What ran (as every process of each trial reported it):", *lines].join("\n")
       end
 
       def ran_text(ran)
         ruby = ran["description"].to_s.split(" (").first
         jit = ran["jit"] ? "#{ran["jit"].upcase} on" : "no JIT"
-        gem = ran["server_gem"] ? "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}" : "server unknown"
+        # A script's trials run no server gem.
+        gem = ran["server_gem"] && "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}"
         env = ran["env"].map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
-        "#{ruby}, #{jit}, #{gem}, #{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"
+        [ruby, jit, gem, "#{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"].compact.join(", ")
       end
     end
   end

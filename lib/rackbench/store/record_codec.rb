@@ -35,7 +35,7 @@ module Rackbench
           value = row[name]
           [name, JSON_COLUMNS.include?(name) ? load(row, name, value) : value]
         end
-        Trial::Record.new(**fields)
+        Trial::Record.new(parsed: true, **fields)
       rescue ArgumentError => e
         raise Store::Error, "trial #{row[:key]} (id #{row[:id]}) cannot be read: #{e.message}"
       end
@@ -47,7 +47,9 @@ module Rackbench
       end
 
       def load(row, name, text)
-        text.nil? ? nil : JSON.parse(text)
+        # Frozen as parsed (strings deduplicated): a record's documents are
+        # frozen anyway, and this spares copying them.
+        text.nil? ? nil : JSON.parse(text, freeze: true)
       rescue JSON::ParserError
         raise Store::Error, "trial #{row[:key]} (id #{row[:id]}): column #{name} holds invalid JSON; " \
                             "the results database is damaged"

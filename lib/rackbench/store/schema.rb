@@ -14,8 +14,11 @@ module Rackbench
     # results directory written by an older rackbench is upgraded when opened,
     # one written by a newer rackbench is refused rather than misread.
     #
-    # Rules for adding a migration: append, never edit a released one; only
-    # add tables or nullable columns, so stored trials keep their meaning.
+    # Rules for adding a migration: append, never edit a released one; a
+    # migration may reshape what is stored (3 moved every figure into the
+    # documents that measured it) but never lose a figure, and stored
+    # trials keep their meaning; a test upgrades a database of each
+    # released version (test/unit/store_upgrade_test.rb).
     # doc/store.md describes every column and must change with this file.
     module Schema
       VERSION_TABLE = :rackbench_schema
@@ -110,30 +113,28 @@ module Rackbench
         # the engine's or the benchmark's JSON) and the sampler's summary
         # (sample); the columns that copied figures out of them go. Every
         # trial says its kind. Experiments keep their configurations' order.
+        #
+        # The documents are renamed, not copied (they are most of the
+        # database). A micro-benchmark's trial is told apart by what only
+        # it can be: the app micro-fibers on a "server" that is one of its
+        # modes, which no server adapter is named; everything else is HTTP.
         lambda do |db|
           db.alter_table(:trials) do
             add_column :kind, String
-            add_column :result, String, text: true # JSON
-            add_column :sample, String, text: true # JSON
+            rename_column :engine_result, :result
+            rename_column :sampler, :sample
           end
           trials = db[:trials]
-          micro = Sequel.like(:app, "micro-%")
-          trials.update(result: :engine_result, sample: :sampler)
-          trials.exclude(micro).update(kind: "http")
-          # A micro-benchmark's setup and teardown were copied out of its
-          # document into boot_s and stop_s, and its memory into the peak
-          # columns: the document keeps them.
+          trials.update(kind: "http")
+          micro = Sequel.&({ app: "micro-fibers" }, { server: %w[threads processes fibers] })
+          # Its setup and teardown were copied out of its document into
+          # boot_s and stop_s, and its memory into the peak columns: the
+          # document keeps them.
           trials.where(micro).update(kind: "script", boot_s: nil, stop_s: nil, sample: nil)
-          # An HTTP trial without the sampler's summary but with its copied
-          # memory figures (written by hand, or by a test) keeps them.
-          trials.exclude(micro).where(sampler: nil).exclude(rss_peak_bytes: nil, pss_peak_bytes: nil)
-                .select(:id, :rss_peak_bytes, :pss_peak_bytes, :cpu_user_s, :cpu_system_s).all.each do |row|
-            sample = row.slice(:rss_peak_bytes, :pss_peak_bytes, :cpu_user_s, :cpu_system_s).compact
-            trials.where(id: row[:id]).update(sample: JSON.generate(sample.transform_keys(&:to_s)))
-          end
+          Schema.keep_legacy_figures(trials.where(kind: "http"))
           db.alter_table(:trials) do
-            %i[engine_result sampler rps requests errors error_rate latency_us rss_peak_bytes pss_peak_bytes
-               cpu_user_s cpu_system_s warmup_s measure_s].each { |column| drop_column column }
+            %i[rps requests errors error_rate latency_us rss_peak_bytes pss_peak_bytes cpu_user_s cpu_system_s
+               warmup_s measure_s].each { |column| drop_column column }
           end
           db.alter_table(:experiments) { add_column :config_keys, String, text: true } # JSON
         end
@@ -143,6 +144,36 @@ module Rackbench
       VERSION = MIGRATIONS.size
 
       module_function
+
+      # Migration 3's care for HTTP rows whose figures were in the copied
+      # columns only (rackbench 0.1 always wrote the documents with them, so
+      # these are rows written by hand or by a test): a document is built
+      # from the columns before they go. The 0.1 errors column counted
+      # transport errors and responses other than 2xx/3xx together; it is
+      # kept as responses of status "unknown", which count as failed.
+      def keep_legacy_figures(http_trials)
+        memory = %i[rss_peak_bytes pss_peak_bytes cpu_user_s cpu_system_s]
+        http_trials.where(sample: nil).exclude(Sequel.&(*memory.map { |c| { c => nil } }))
+                   .select(:id, *memory).all.each do |row|
+          sample = row.slice(*memory).compact.transform_keys(&:to_s)
+          http_trials.where(id: row[:id]).update(sample: JSON.generate(sample))
+        end
+        http_trials.where(result: nil).exclude(rps: nil)
+                   .select(:id, :rps, :requests, :errors, :latency_us, :warmup_s, :measure_s).all.each do |row|
+          result = { "rps" => row[:rps], "requests" => row[:requests], "duration_s" => row[:measure_s],
+                     "latency_us" => Schema.parse_json(row[:latency_us]),
+                     "warmup" => { "duration_s" => row[:warmup_s] },
+                     "status" => row[:errors].to_i.positive? ? { "unknown" => row[:errors] } : {} }
+          http_trials.where(id: row[:id]).update(result: JSON.generate(result))
+        end
+      end
+
+      # A legacy JSON column's value, or nil when it is not JSON.
+      def parse_json(text)
+        text && JSON.parse(text)
+      rescue JSON::ParserError
+        nil
+      end
 
       # Brings +db+ up to VERSION inside one transaction, so a crash half-way
       # leaves the previous version intact. +location+ names the database in

@@ -40,9 +40,8 @@ module Rackbench
         @launcher = launcher
         @sampler = sampler
         @machine = machine
-        @probe = probe
+        @probes = Identity::Probes.new(probe)
         @max_error_rate = max_error_rate
-        @probes = {}
       end
 
       # A server adapter's limits, or a built-in app's engines.
@@ -105,7 +104,8 @@ module Rackbench
         begin
           LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @context.layout,
                       seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
-                      marker_env: @context.marker_env, sampler: @sampler.call(booted.server), machine: @machine.call).run
+                      marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
+                      machine: @machine.call).run(facts)
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
         end
@@ -118,7 +118,7 @@ module Rackbench
 
       def launch(trial, app, variant, adapter, bundle, env)
         expectation = lambda do
-          Identity::Expectation.build(variant: variant, probe: probe(variant, env), env: env,
+          Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
                                       server_version: bundle.gem_versions[adapter.server_gem])
         end
@@ -126,13 +126,6 @@ module Rackbench
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
                        stop_grace_s: @context.stop_grace_s, guard: guard)
-      end
-
-      # What the variant's own command says it runs, with the trial's
-      # variables; asked once per variant and set of variables.
-      def probe(variant, env)
-        key = [variant.command, env.to_h.reject { |name, _| name.start_with?("RACKBENCH_", "BUNDLE_") }.sort]
-        @probes[key] ||= @probe.call(variant, env)
       end
 
       # The server's whole environment (see ServerEnv): nothing leaks from
@@ -158,10 +151,6 @@ module Rackbench
         end
       end
 
-      def source
-        @context.source
-      end
-
       def slug_parts(config)
         [config.app.name, config.server.label, config.ruby.label, "p#{config.processes}", "t#{config.threads}"]
       end
@@ -173,6 +162,6 @@ end
 
 require_relative "http/reading"
 require_relative "http/bundle_cache"
-require_relative "http/identity"
+require_relative "identity"
 require_relative "http/server_launch"
 require_relative "http/load_run"

@@ -104,6 +104,11 @@ module Rackbench
       def guard
         [GUARD, Process.pid.to_s]
       end
+
+      # What the trials come from (an Experiment, Micro::Settings).
+      def source
+        @context.source
+      end
     end
   end
 end

@@ -8,6 +8,9 @@ module Rackbench
     # with a module of its own (Trial::Http::Reading, Trial::Script::Reading)
     # and overrides what it measures; what it does not measure is nil.
     module Reading
+      # The defaults, for a kind that reads nothing of its own (Kind.reading).
+      extend self
+
       def rate_unit = "req/s"
       def rate(_record) = nil
       def requests(_record) = nil

@@ -19,8 +19,8 @@ module Rackbench
     # Identity of the trial :: key, batch, position, kind, dims, ruby, server, app, processes, threads
     # Outcome :: status ("ok" or "failed"), reason
     # Timing (s) :: started_at, finished_at (Time), wall_s, boot_s (until the server was ready), stop_s
-    # Measurements :: result, sample (Hashes, String keys), machine (Runner::MachineLoad)
-    # What ran :: ruby_description, identity (Runner::Identity), gem_versions, env, load_settings, layout
+    # Measurements :: result, sample (Hashes, String keys), machine (MachineLoad)
+    # What ran :: ruby_description, identity (Trial::Identity), gem_versions, env, load_settings, layout
     # log_path :: the trial's log
     class Record
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
@@ -36,14 +36,19 @@ module Rackbench
       # Takes every field by name (missing ones are nil). Raises
       # ArgumentError for an unknown field, a missing key or kind, or a bad
       # status: each is a bug in the caller.
-      def initialize(**fields)
+      #
+      # parsed: true says the documents come straight from
+      # JSON.parse(freeze: true) (the store): already normalized and frozen.
+      # Times keep microseconds, as the store does.
+      def initialize(parsed: false, **fields)
         unknown = fields.keys - FIELDS
         raise ArgumentError, "unknown trial field(s): #{unknown.join(", ")}" unless unknown.empty?
 
         FIELDS.each do |name|
           value = fields[name]
-          value = document(fields[:key], name, value) if DOCUMENTS.include?(name) && !value.nil?
+          value = document(fields[:key], name, value) if DOCUMENTS.include?(name) && !value.nil? && !parsed
           value = value.dup.freeze if value.is_a?(String)
+          value = value.floor(6) if value.is_a?(Time)
           instance_variable_set(:"@#{name}", value)
         end
         check!

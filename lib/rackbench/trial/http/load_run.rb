@@ -33,16 +33,19 @@ module Rackbench
 
         # Measures; returns the record's fields of the measurement: result
         # (the engine's document), sample, machine, load_settings, status
-        # and reason.
-        def run
+        # and reason. The sample and the machine's load also go into facts
+        # (the record's known fields) as soon as they are taken: an engine
+        # that fails after its window keeps what was sampled.
+        def run(facts = {})
           settings = settings()
+          facts[:load_settings] = settings.to_h.transform_keys(&:to_s)
           result = begin
             @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
           ensure
-            sample, machine = stop_sampling
+            facts[:sample], facts[:machine] = stop_sampling
           end
-          { result: result.to_h, sample: sample, machine: machine, load_settings: settings.to_h.transform_keys(&:to_s),
-            **verdict(result) }
+          { result: result.to_h, sample: facts[:sample], machine: facts[:machine],
+            load_settings: facts[:load_settings], **verdict(result) }
         end
 
         private
@@ -78,10 +81,16 @@ module Rackbench
         # ended before its window started.
         def stop_sampling
           @sampling_lock.synchronize do
-            @stopped ||= @sampling ? [@sampler.stop, @machine.stop] : [nil, nil]
-          rescue Error, SystemCallError
-            @stopped = [nil, nil]
+            @stopped ||= @sampling ? [stopped { @sampler.stop }, stopped { @machine.stop }] : [nil, nil]
           end
+        end
+
+        # One sampler's summary; nil when it cannot give one (the other's
+        # is kept).
+        def stopped
+          yield
+        rescue Error, SystemCallError
+          nil
         end
 
         # The request list, if any, and the cookie jar. A list given in the

@@ -16,8 +16,10 @@ module Rackbench
         module_function
 
         def rate_unit = "msg/s"
-        def rate(record) = record.result&.fetch("messages_per_s", nil)
-        def requests(record) = record.result&.fetch("messages", nil)
+        # A failed run has no rate: its round did not complete as asked, or
+        # its processes ran something other than the variant.
+        def rate(record) = record.ok? ? record.result&.fetch("messages_per_s", nil) : nil
+        def requests(record) = record.ok? ? record.result&.fetch("messages", nil) : nil
         def failed_requests(record) = record.ok? ? 0 : nil
         def attempts(record) = requests(record)
         def measure_s(record) = record.result&.fetch("measured_s", nil)

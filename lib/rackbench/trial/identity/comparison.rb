@@ -1,0 +1,127 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Trial
+    module Identity
+      # Compares the reports of a trial's processes with its Expectation,
+      # whoever collected them (Check for a live server, Finished for a
+      # script that has ended): names each difference ("YJIT off, the
+      # variant 'ruby-yjit' asks for it (--yjit)"), and builds the identity
+      # record stored with the trial.
+      class Comparison
+        # :expectation :: an Expectation
+        # :main_pid :: the trial's first process (the server's, the script's)
+        def initialize(expectation:, main_pid:)
+          @expected = expectation
+          @main_pid = main_pid
+        end
+
+        # processes: [{pid:, report:, source:}], the main process among
+        # them; others: processes recorded but not checked (helpers a server
+        # exec'd). Returns the identity record (a Hash, JSON-ready); raises
+        # IdentityMismatch naming the first difference and how many more,
+        # with the record.
+        def verify!(processes, others: [])
+          mismatches = processes.flat_map { |process| differences(process) }
+          unless mismatches.empty?
+            more = mismatches.size > 1 ? " (and #{mismatches.size - 1} more)" : ""
+            raise IdentityMismatch.new("identity check failed: #{mismatches.first}#{more}",
+                                       record: record(processes, mismatches, others))
+          end
+          record(processes, [], others)
+        end
+
+        private
+
+        def differences(process)
+          report = process[:report]
+          who = process[:pid] == @main_pid ? "main process #{process[:pid]}" : "process #{process[:pid]}"
+          [ruby_difference(report), jit_difference(report), *env_differences(report), gem_difference(report),
+           *preload_differences(report)].compact.map { |text| "#{who}: #{text}" }
+        end
+
+        def ruby_difference(report)
+          if report["exe"] != @expected.exe
+            return "ran #{report["exe"]}, the variant '#{@expected.label}' runs #{@expected.exe}"
+          end
+          got = without_jit(report["description"])
+          want = without_jit(@expected.description)
+          return nil if got == want
+
+          got, want = [got, want].map { |d| d.to_s.split(" (").first } unless short(got) == short(want)
+          "ran #{got}, the variant '#{@expected.label}' is #{want}"
+        end
+
+        # RUBY_DESCRIPTION says "+YJIT" when the JIT is on: the JIT is
+        # compared on its own (jit_difference), with a message about it.
+        def without_jit(description)
+          description.to_s.gsub(/ \+[YMR]JIT\b/, "")
+        end
+
+        # "ruby 3.1.2p20" out of a RUBY_DESCRIPTION.
+        def short(description)
+          description.to_s.split(" (").first
+        end
+
+        def jit_difference(report)
+          got = report["jit"]
+          want = @expected.jit
+          return nil if got == want
+
+          asks = @expected.options.empty? ? "" : " (#{@expected.options.join(" ")})"
+          if want.nil?
+            "#{got.upcase} on, the variant '#{@expected.label}' does not ask for a JIT#{asks}"
+          elsif got.nil?
+            "#{want.upcase} off, the variant '#{@expected.label}' asks for it#{asks}"
+          else
+            "#{got.upcase} on, the variant '#{@expected.label}' asks for #{want.upcase}#{asks}"
+          end
+        end
+
+        def env_differences(report)
+          seen = report["env"] || {}
+          @expected.env.filter_map do |name, want|
+            got = seen.fetch(name) { next "#{name} was not reported" }
+            next nil if got == want
+
+            if want.nil? then "#{name}=#{got} is set, the trial leaves it unset"
+            elsif got.nil? then "#{name} is unset, the trial sets #{want}"
+            else "#{name}=#{got}, the trial sets #{want}"
+            end
+          end
+        end
+
+        def gem_difference(report)
+          return nil unless @expected.server_gem
+
+          got = report.dig("server_gem", "version")
+          return nil if got == @expected.server_version
+          return "the bundle does not activate #{@expected.server_gem}" if got.nil?
+
+          "runs #{@expected.server_gem} #{got}, the bundle locks #{@expected.server_version}"
+        end
+
+        def preload_differences(report)
+          Array(report["preloaded"]).reject { |lib| lib["mapped"] }.map do |lib|
+            "LD_PRELOAD names #{lib["name"]}, which is not loaded"
+          end
+        end
+
+        def record(processes, mismatches, others)
+          main = processes.find { |p| p[:pid] == @main_pid }&.fetch(:report) || {}
+          {
+            "description" => main["description"], "engine" => main["engine"],
+            "engine_version" => main["engine_version"], "exe" => main["exe"], "libruby" => main["libruby"],
+            "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
+            "preloaded" => main["preloaded"],
+            "processes" => processes.map do |p|
+              { "pid" => p[:pid], "ppid" => p[:report]["ppid"], "source" => p[:source],
+                "event" => p[:report]["event"], "jit" => p[:report]["jit"] }
+            end,
+            "others" => others, "expected" => @expected.to_h, "mismatches" => mismatches
+          }
+        end
+      end
+    end
+  end
+end
