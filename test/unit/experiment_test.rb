@@ -22,7 +22,7 @@ describe Rackbench::Experiment do
       assert_equal [1], experiment.processes
       assert_equal [1], experiment.threads
       assert_equal({ "connections" => [16], "threads" => [1], "duration" => [10.0], "warmup" => [5.0],
-                     "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [2.0],
+                     "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [nil],
                      "cookies" => [nil] }, experiment.load)
       assert_equal({}, experiment.env)
       assert_equal [], experiment.exclude
@@ -188,21 +188,31 @@ describe Rackbench::Experiment do
       apps: [rack-hello, { name: rails-hello, load_path: /x }]
       processes: [1, 2]
       threads: 4
-      load: { connections: 8, duration: 2s, warmup: 1s, rate: [null, 500] }
+      load: { connections: 8, duration: 2s, warmup: 1s, rate: [null, 500], timeout: 2s }
       env: { RUBY_GC_HEAP_INIT_SLOTS: ["10000", "600000"] }
     YAML
 
     # rackbench 0.1 computed this fingerprint for the file above: --resume
     # after an upgrade finds the stored experiment only if it still matches.
+    # (0.1's default timeout was 2 s, so 0.1 gave the file the same
+    # fingerprint without its "timeout: 2s".)
     it "keep the fingerprint an experiment had under 0.1 while they have their defaults" do
       assert_equal "43473520a6f42547d95b256643ac36680619cf7ded7261c1f6855b08d84c5e4f",
                    Rackbench::Experiment.parse(STORED_BY_0_1).fingerprint
     end
 
+    # Since 0.2 a file without load.timeout has it calibrated: another load
+    # than 0.1's 2 s, so another experiment, which --resume does not mix
+    # with the trials stored under 0.1.
+    it "change the fingerprint of a file that relied on 0.1's 2 s timeout" do
+      refute_equal "43473520a6f42547d95b256643ac36680619cf7ded7261c1f6855b08d84c5e4f",
+                   Rackbench::Experiment.parse(STORED_BY_0_1.sub(", timeout: 2s }", " }")).fingerprint
+    end
+
     it "change the fingerprint once set" do
       base = Rackbench::Experiment.parse(STORED_BY_0_1).fingerprint
       variants = [
-        STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], cookies: false }"),
+        STORED_BY_0_1.sub("timeout: 2s }", "timeout: 2s, cookies: false }"),
         STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { A: b } },"),
         "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n"
       ]
@@ -212,7 +222,7 @@ describe Rackbench::Experiment do
     it "reads pass_env, an app's env and load.cookies" do
       experiment = Rackbench::Experiment.parse(
         "#{STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { RAILS_ENV: staging } },")
-                        .sub("rate: [null, 500] }", "cookies: [true, false] }")}pass_env: [SECRET_KEY_BASE]\n"
+                        .sub("timeout: 2s }", "timeout: 2s, cookies: [true, false] }")}pass_env: [SECRET_KEY_BASE]\n"
       )
       assert_equal ["SECRET_KEY_BASE"], experiment.pass_env
       assert_equal({ "RAILS_ENV" => "staging" }, experiment.apps.first.env)

@@ -33,7 +33,7 @@ describe Rackbench::Runner do
       apps: [rack-hello]
       processes: [1, 2]
       threads: 1
-      load: { duration: 0.1s, warmup: 0s, connections: 4 }
+      load: { duration: 0.1s, warmup: 0s, connections: 4, timeout: 2s }
     YAML
     replace.each { |key, value| text = text.sub(/^#{key}: .*$/, "#{key}: #{value}") }
     Rackbench::Experiment.parse(text, source: "test.yml", base_dir: dir)
@@ -159,6 +159,9 @@ describe Rackbench::Runner do
     result["errors"]["timeout"] = 40
     runner(engine: Fakes::Engine.new(result: result)).run
     assert(stored.all? { |r| !r.ok? && r.reason.match?(/error rate 9.09% above 1.00%/) })
+    # A timeout-caused failure says what to change.
+    assert_match(/40 requests got no response within the 2.0s timeout at 2 connections: raise load.timeout or lower load.connections/,
+                 stored.first.reason)
     assert_equal 400, stored.first.requests
     assert_equal 40, stored.first.failed_requests
   end
@@ -188,7 +191,7 @@ describe Rackbench::Runner do
   end
 
   describe "with built-in apps" do
-    def apps_experiment(apps, load: "{ duration: 0.1s, warmup: 0s, connections: 2 }")
+    def apps_experiment(apps, load: "{ duration: 0.1s, warmup: 0s, connections: 2, timeout: 2s }")
       experiment("name: apps\nrubies: [ruby]\nservers: [puma]\napps: [#{apps}]\nload: #{load}\n")
     end
 
@@ -223,7 +226,7 @@ describe Rackbench::Runner do
     it "keeps cookies for a request list from the experiment file, unless load.cookies says false" do
       list = File.join(dir, "session.requests")
       File.write(list, "--- first name=login\nPOST /login\n\nuser=a\n--- name=home\nGET /\n")
-      base = "duration: 0.1s, warmup: 0s, connections: 2"
+      base = "duration: 0.1s, warmup: 0s, connections: 2, timeout: 2s"
       [["requests: session.requests", [list, true]], ["requests: session.requests, cookies: false", [list, false]],
        ["cookies: true", [nil, true]]].each do |load, expected|
         FileUtils.rm_rf(Dir.glob(File.join(dir, "*.db*")))
@@ -231,6 +234,55 @@ describe Rackbench::Runner do
         runner(apps_experiment("rack-hello", load: "{ #{base}, #{load} }")).run
         assert_equal [expected], engine.settings.map { |s| [s.requests_file, s.cookies] }, load
       end
+    end
+  end
+
+  describe "load that fits the app" do
+    # The canned result's slowest response is 5038.46 us: 10x is 50 ms, so
+    # the calibrated timeout is the 2 s floor; a slower canned result
+    # shows the rule (10x the slowest response).
+    let(:slow_result) do
+      JSON.parse(JSON.generate(Fakes::ENGINE_RESULT)).tap { |r| r["latency_us"]["max"] = 812_345.0 }
+    end
+    let(:engine) { Fakes::Engine.new(result: slow_result) }
+
+    def untimed(batches: 2)
+      experiment(nil, batches: batches, load: "{ duration: 0.1s, warmup: 0s, connections: 4 }", servers: "[puma]")
+    end
+
+    it "calibrates each configuration once, before its first trial, and every batch uses its timeout" do
+      runner(untimed).run
+      calibrations, trials = engine.settings.partition { |s| s.timeout_s == 120.0 }
+      assert_equal 2, calibrations.size, "one calibration per configuration (processes 1 and 2)"
+      assert(calibrations.all? { |s| s.rate.nil? && s.connections == 4 }, "closed loop, the trial's connections")
+      assert_equal [8.2] * 4, trials.map(&:timeout_s), "10 x 812.345 ms, rounded up to 0.1 s"
+      assert_equal engine.settings.first.timeout_s, 120.0, "the calibration comes before the trial"
+      record = stored.first
+      assert_equal 8.2, record.load_settings["timeout_s"]
+      assert_equal 812_345.0, record.load_settings.dig("calibration", "latency_max_us")
+      assert_match(/calibrated .*processes=1.*slowest 812.3\dms at 4 connections .*timeout 8.2s/, out.string)
+    end
+
+    it "keeps the calibration for a resumed run" do
+      interrupted = Fakes::Engine.new(result: slow_result, interrupt_at: 3) # calibrate, trial, calibrate
+      assert_raises(Rackbench::Interrupted) { runner(untimed, engine: interrupted).run }
+      runner(untimed, resume: true).run
+      assert_equal 1, engine.settings.count { |s| s.timeout_s == 120.0 },
+                   "only the configuration never calibrated before is calibrated"
+      assert(stored.all? { |r| r.load_settings["timeout_s"] == 8.2 })
+    end
+
+    it "does not calibrate a timeout the experiment sets" do
+      runner(experiment(nil, load: "{ duration: 0.1s, warmup: 0s, connections: 4, timeout: 3s }")).run
+      assert(engine.settings.all? { |s| s.timeout_s == 3.0 })
+      assert(stored.all? { |r| r.load_settings["calibration"].nil? })
+      refute_match(/calibrated/, out.string)
+    end
+
+    it "fails the trial with what to change when the app is too slow to calibrate" do
+      lost = JSON.parse(JSON.generate(slow_result)).tap { |r| r["errors"]["timeout"] = 3 }
+      runner(untimed(batches: 1), engine: Fakes::Engine.new(result: lost)).run
+      assert(stored.all? { |r| !r.ok? && r.reason.match?(/calibration: 3 responses took over 120 s at 4 connections; lower load.connections/) })
     end
   end
 end

@@ -23,8 +23,12 @@ module Rackbench
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
-        "keepalive" => true, "requests" => nil, "timeout" => 2.0, "cookies" => nil
+        "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil
       }.freeze
+
+      # load.timeout: auto (or null, or left out) has the timeout follow
+      # from a calibration of each configuration (Trial::Http::Calibration).
+      AUTO = "auto"
 
       # Keys added after the first release, left out of the fingerprint
       # while they have their default, so that an experiment stored by an
@@ -69,7 +73,7 @@ module Rackbench
         when "threads" then @checker.integer!(value, key, min: 1, max: 1024)
         when "duration" then @checker.duration!(value, key, positive: true)
         when "warmup" then @checker.duration!(value, key)
-        when "timeout" then @checker.duration!(value, key, min_s: 0.001)
+        when "timeout" then value.nil? || value == AUTO ? nil : @checker.duration!(value, key, min_s: 0.001)
         when "keepalive" then @checker.boolean!(value, key)
         when "rate" then rate(value, key)
         when "requests" then requests_file(value, key)

@@ -63,7 +63,7 @@ module Rackbench
           "bytes_per_s" => r.bytes_per_s, "latency_us" => r.latency_us,
           "rss_peak_bytes" => r.rss_peak_bytes, "pss_peak_bytes" => r.pss_peak_bytes,
           "warmup_s" => r.warmup_s, "measure_s" => r.measure_s, "warmup" => warmup,
-          "offered_rps" => r.offered_rps, "identity" => identity, "machine" => machine,
+          "offered_rps" => r.offered_rps, "load" => r.load_settings, "identity" => identity, "machine" => machine,
           "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline)
         }
       end

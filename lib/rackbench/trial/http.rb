@@ -42,6 +42,10 @@ module Rackbench
         @machine = machine
         @probes = Identity::Probes.new(probe)
         @max_error_rate = max_error_rate
+        @calibrations = Calibration::Cache.new(
+          results_dir: context.results_dir, out: context.out,
+          calibration: Calibration.new(engine: @engine, marker_env: context.marker_env)
+        )
       end
 
       # A server adapter's limits, or a built-in app's engines.
@@ -105,7 +109,7 @@ module Rackbench
           LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @context.layout,
                       seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
                       marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
-                      machine: @machine.call).run(facts)
+                      machine: @machine.call, calibrations: @calibrations).run(facts)
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
         end
@@ -164,4 +168,5 @@ require_relative "http/reading"
 require_relative "http/bundle_cache"
 require_relative "identity"
 require_relative "http/server_launch"
+require_relative "http/calibration"
 require_relative "http/load_run"

@@ -15,7 +15,10 @@ module Rackbench
         # :marker_env :: the run's marker for the engine's process (Watchdog)
         # :sampler :: samples the server (#start, #stop => summary Hash), e.g. a Sampler
         # :machine :: samples the rest of the machine (#start, #stop => Hash), e.g. a MachineLoad
-        def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:)
+        # :calibrations :: fetch(config, settings) => Calibration::Result, for a configuration whose
+        #                  timeout is left to calibration (a Calibration::Cache)
+        def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
+                       calibrations:)
           @trial = trial
           @app = app
           @server = server
@@ -26,6 +29,7 @@ module Rackbench
           @marker_env = marker_env
           @sampler = sampler
           @machine = machine
+          @calibrations = calibrations
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -37,8 +41,9 @@ module Rackbench
         # (the record's known fields) as soon as they are taken: an engine
         # that fails after its window keeps what was sampled.
         def run(facts = {})
-          settings = settings()
+          settings, calibration = calibrated(settings())
           facts[:load_settings] = settings.to_h.transform_keys(&:to_s)
+          facts[:load_settings]["calibration"] = calibration&.to_h
           result = begin
             @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
           ensure
@@ -49,6 +54,16 @@ module Rackbench
         end
 
         private
+
+        # The settings with the timeout the calibration chose, and the
+        # calibration (nil when the experiment set the timeout itself: an
+        # explicit setting always wins).
+        def calibrated(settings)
+          return [settings, nil] unless @trial.config.load[:timeout_s].nil?
+
+          calibration = @calibrations.fetch(@trial.config, settings)
+          [LoadSettings.build(**settings.to_h, timeout_s: calibration.timeout_s), calibration]
+        end
 
         def settings
           config = @trial.config
@@ -108,14 +123,27 @@ module Rackbench
         def verdict(result)
           return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
           if result.requests.zero?
-            return { status: "failed", reason: "no response in the measured window (errors: #{result.errors})" }
+            return { status: "failed",
+                     reason: "no response in the measured window (errors: #{result.errors})#{timeout_hint(result)}" }
           end
 
           rate = result.failure_rate
           return { status: "ok" } if rate <= @max_error_rate
 
           { status: "failed",
-            reason: format("error rate %.2f%% above %.2f%% (%s)", rate * 100, @max_error_rate * 100, failures(result)) }
+            reason: format("error rate %.2f%% above %.2f%% (%s)%s", rate * 100, @max_error_rate * 100, failures(result),
+                           timeout_hint(result)) }
+        end
+
+        # What to change when requests were lost to the timeout: the usual
+        # cause is more connections queued than the app answers in time.
+        def timeout_hint(result)
+          lost = result.errors.fetch("timeout", 0)
+          return "" unless lost.positive?
+
+          settings = result.settings
+          format("; %d requests got no response within the %s timeout at %s connections: raise load.timeout or " \
+                 "lower load.connections", lost, Units.seconds(settings["timeout_s"], digits: 1), settings["connections"])
         end
 
         # Failed requests by kind: the engine's transport errors, and

@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "open3"
+
+# Load that fits the app (issue 10): an app whose pages take 150 ms of CPU,
+# run with no connections or timeout in the experiment, succeeds on Puma
+# with 1 and 4 threads and on Unicorn, because the timeout follows from a
+# calibration; the same load with the 2 s timeout that suits a fast app
+# fails, and says what to change.
+describe "load that fits the app (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-calibration") }
+  let(:app) { File.expand_path("../fixtures/apps/slow-page", __dir__) }
+  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
+
+  after { FileUtils.rm_rf(dir) }
+
+  def run_experiment(name, load:, servers:, threads:)
+    file = File.join(dir, "#{name}.yml")
+    File.write(file, <<~YAML)
+      name: #{name}
+      batches: 1
+      rubies: [ruby]
+      servers: #{servers}
+      apps: [{ name: slow-page, path: #{app}, health: /up, expect_body: slow page }]
+      processes: 1
+      threads: #{threads}
+      #{"exclude: [{ server: unicorn, threads: 4 }]" if servers.include?("unicorn")}
+      load: #{load}
+    YAML
+    results = File.join(dir, name)
+    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    json, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--json")
+    [status, "#{out}\n#{err}", JSON.parse(json)]
+  end
+
+  it "succeeds with no load settings, on Puma (1 and 4 threads) and Unicorn, and fails with a 2 s timeout" do
+    status, err, report = run_experiment("calibrated", load: "{ duration: 2s, warmup: 0.5s }",
+                                                       servers: "[puma, unicorn]", threads: "[1, 4]")
+    assert status.success?, err
+    trials = report.fetch("trials")
+    assert_equal 3, trials.size
+    trials.each do |trial|
+      assert_equal "ok", trial["status"], trial["reason"]
+      settings = trial.fetch("load")
+      assert_equal 16, settings["connections"], "the experiment's default client"
+      calibration = settings.fetch("calibration")
+      # The slowest calibration response waited behind the other 15.
+      assert_operator calibration["latency_max_us"], :>, 1_000_000
+      assert_operator settings["timeout_s"], :>=, 10 * calibration["latency_max_us"] / 1e6
+      assert_equal 0, trial["errors"]
+    end
+
+    status, _err, report = run_experiment("fixed", load: "{ duration: 2s, warmup: 0.5s, timeout: 2s }",
+                                                   servers: "[puma]", threads: "[1]")
+    refute status.success?
+    trial = report.fetch("trials").first
+    assert_equal "failed", trial["status"]
+    assert_nil trial.dig("load", "calibration"), "an explicit timeout is not calibrated"
+    assert_match(/requests got no response within the 2.0s timeout at 16 connections: raise load.timeout or lower load.connections/,
+                 trial["reason"])
+  end
+end
