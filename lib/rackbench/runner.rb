@@ -99,6 +99,32 @@ module Rackbench
       ResultsDir.lock(@results_dir) { run_locked }
     end
 
+    # `rackbench check`: examines, for each (ruby, server, app) of the plan,
+    # its configuration with the most server threads (processes x threads;
+    # the one most likely to run out of something), as its first trial
+    # would run, measuring and storing nothing (Trial::Http#examine).
+    # Yields each Trial::Http::Examination as it is done; returns them all.
+    def examine
+      raise UsageError, "check examines an experiment's servers; a #{@source.trial_kind} source has none" \
+        unless kind.respond_to?(:examine)
+
+      ResultsDir.check_writable!(@results_dir)
+      ResultsDir.lock(@results_dir) do
+        kind.check!
+        with_watchdog do
+          examined_trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
+        end
+      end
+    end
+
+    # The trials `examine` boots: one per (ruby, server, app), in plan order.
+    def examined_trials
+      first_batch = plan.trials.select { |trial| trial.batch == 1 }
+      first_batch.group_by { |trial| trial.config.dims.values_at("ruby", "server", "app") }
+                 .map { |_, trials| trials.max_by { |trial| [trial.config.server_threads, -trial.index] } }
+                 .sort_by(&:index)
+    end
+
     private
 
     def context

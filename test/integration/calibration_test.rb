@@ -63,4 +63,37 @@ describe "load that fits the app (integration)" do
     assert_match(/requests got no response within the 2.0s timeout at 16 connections: raise load.timeout or lower load.connections/,
                  trial["reason"])
   end
+
+  it "rackbench check: boots each app once, shows the calibration and the load, and names what would fail" do
+    file = File.join(dir, "check.yml")
+    File.write(file, <<~YAML)
+      name: check
+      batches: 3
+      rubies: [ruby]
+      servers: [puma]
+      apps:
+        - { name: slow-page, path: #{app}, health: /up, expect_body: slow page }
+        - { name: wrong-body, path: #{app}, health: /up, expect_body: "a fast page" }
+      processes: 1
+      threads: [1, 4]
+      load: { duration: 2s, warmup: 0.5s }
+    YAML
+    out, err, status = Open3.capture3(RbConfig.ruby, exe, "check", file, "--json")
+    assert_equal 1, status.exitstatus, err
+    document = JSON.parse(out)
+    assert_equal [false, "rackbench-check"], document.values_at("ok", "format")
+    good, bad = document.fetch("examinations").partition { |e| e["config"]["app"] == "slow-page" }
+    assert_equal [["ok", 4]], good.map { |e| [e["status"], e["config"]["threads"]] }, "the most threads only"
+    calibration = good.first.fetch("calibration")
+    assert_equal 16, calibration["connections"]
+    assert_operator good.first.dig("load", "timeout_s"), :>=, 10 * calibration["latency_max_us"] / 1e6
+    assert_equal "calibration", good.first["timeout_source"]
+    assert_operator good.first["boot_s"], :>, 0
+    assert_equal ["failed"], bad.map { |e| e["status"] }
+    assert_match(/a fast page/, bad.first["reason"])
+    kept = err[%r{logs of the check in (\S+)/logs$}, 1]
+    assert kept && File.directory?(kept), "a failed check keeps its logs: #{err}"
+  ensure
+    FileUtils.rm_rf(kept) if kept
+  end
 end

@@ -285,4 +285,53 @@ describe Rackbench::Runner do
       assert(stored.all? { |r| !r.ok? && r.reason.match?(/calibration: 3 responses took over 120 s at 4 connections; lower load.connections/) })
     end
   end
+
+  describe "check (the first-run doctor)" do
+    let(:sweep) do
+      experiment(nil, servers: "[puma, webrick]", processes: "[1, 2]", threads: "[1, 4]",
+                      load: "{ duration: 0.1s, warmup: 0s, connections: 4 }")
+    end
+
+    it "examines one configuration per ruby, server and app: the one with the most server threads" do
+      examined = runner(sweep).examined_trials.map { |t| t.config.dims.values_at("server", "processes", "threads") }
+      # webrick runs one process (processes 2 is skipped); puma's largest is 2 x 4.
+      assert_equal [["puma", 2, 4], ["webrick", 1, 4]], examined.sort
+    end
+
+    it "installs, boots, checks and calibrates as a first trial would, and stores nothing" do
+      seen = []
+      examinations = runner(sweep).examine { |e| seen << e }
+      assert_equal examinations, seen
+      assert(examinations.all?(&:ok?))
+      puma = examinations.find { |e| e.config.dims["server"] == "puma" }
+      assert_equal [0.01, 0.0, "calibration"], [puma.boot_s, puma.stop_s, puma.timeout_source]
+      assert_equal 2.0, puma.load.timeout_s, "10 x 5 ms is below the 2 s floor"
+      assert_equal 5038.46, puma.calibration.latency_max_us
+      assert_equal "puma", puma.identity.dig("server_gem", "name")
+      assert_equal 2, engine.calls, "one calibration each, no measurement"
+      assert_equal 2, launcher.servers.sum(&:stops), "every server stopped"
+      assert_empty stored
+      assert_equal({ "server" => "puma", "processes" => 2, "threads" => 4 },
+                   puma.to_h["config"].slice("server", "processes", "threads"))
+    end
+
+    it "keeps an explicit timeout and says where it came from" do
+      timed = experiment(nil, servers: "[puma]", load: "{ duration: 0.1s, warmup: 0s, connections: 4, timeout: 3s }")
+      examination = runner(timed).examine.first
+      assert_equal [3.0, "experiment"], [examination.load.timeout_s, examination.timeout_source]
+      refute_nil examination.calibration, "calibrated anyway, to compare with what the app needs"
+    end
+
+    it "reports a configuration that cannot boot, with the reason, and goes on" do
+      failing = Fakes::Launcher.new do |keywords|
+        Rackbench::SetupError.new("app check failed: body lacks \"Hello\"") if keywords[:adapter].name == "webrick"
+      end
+      examinations = runner(sweep, launcher: failing).examine
+      bad, good = examinations.partition { |e| e.config.dims["server"] == "webrick" }
+      assert_equal ["failed"], bad.map(&:status)
+      assert_match(/body lacks/, bad.first.reason)
+      assert_nil bad.first.boot_s
+      assert(good.all?(&:ok?))
+    end
+  end
 end

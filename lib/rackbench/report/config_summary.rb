@@ -125,6 +125,16 @@ module Rackbench
             "processes" => Array(identity["processes"]).size
           }
         end
+
+        # One line of a key: "ruby 3.1.2p20, YJIT on, puma 8.0.2, 2 processes; RACK_ENV=production".
+        def self.text(ran)
+          ruby = ran["description"].to_s.split(" (").first
+          jit = ran["jit"] ? "#{ran["jit"].upcase} on" : "no JIT"
+          # A script's trials run no server gem.
+          gem = ran["server_gem"] && "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}"
+          env = ran["env"].map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
+          [ruby, jit, gem, "#{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"].compact.join(", ")
+        end
       end
 
       def verdict

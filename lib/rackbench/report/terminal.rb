@@ -132,19 +132,10 @@ module Rackbench
 
           ran.map do |r|
             batches = ran.size > 1 ? " (batches #{r["batches"].join(", ")})" : ""
-            "  #{c.label}: #{ran_text(r)}#{batches}"
+            "  #{c.label}: #{ConfigSummary::Ran.text(r)}#{batches}"
           end
         end
         ["What ran (as every process of each trial reported it):", *lines].join("\n")
-      end
-
-      def ran_text(ran)
-        ruby = ran["description"].to_s.split(" (").first
-        jit = ran["jit"] ? "#{ran["jit"].upcase} on" : "no JIT"
-        # A script's trials run no server gem.
-        gem = ran["server_gem"] && "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}"
-        env = ran["env"].map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
-        [ruby, jit, gem, "#{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"].compact.join(", ")
       end
     end
   end

@@ -35,6 +35,30 @@ module Rackbench
           @sampling_lock = Mutex.new
         end
 
+        # The engine's settings for trial (an Experiment::Plan::Trial) of
+        # app against a server on port: the configuration's load (a timeout
+        # left to calibration keeps the engine's default here), its request
+        # list and cookie jar, the engine's CPUs, the batch's seed.
+        def self.settings(trial:, app:, port:, layout:, seed:)
+          config = trial.config
+          LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
+                             **config.load.except(:cookies), **requests(config, app),
+                             cpus: layout.engine_cpus, seed: seed + trial.batch)
+        end
+
+        # The request list, if any, and the cookie jar. A list given in the
+        # experiment file (load.requests) wins over the app's own (the mix
+        # variant of rails-posts). A list keeps cookies per connection unless
+        # load.cookies says false, as a browser would: a session that logs in
+        # first must stay logged in. A single URL gets no jar unless asked.
+        def self.requests(config, app)
+          file = config.load[:requests_file] || app.requests
+          cookies = config.load[:cookies]
+          { requests_file: file, cookies: cookies.nil? ? !file.nil? : cookies }
+        end
+
+        private_class_method :requests
+
         # Measures; returns the record's fields of the measurement: result
         # (the engine's document), sample, machine, load_settings, status
         # and reason. The sample and the machine's load also go into facts
@@ -66,10 +90,7 @@ module Rackbench
         end
 
         def settings
-          config = @trial.config
-          LoadSettings.build(url: "http://#{Servers::HOST}:#{@server.port}#{@app.load_path}",
-                             **config.load.except(:cookies), **requests(config),
-                             cpus: @layout.engine_cpus, seed: @seed + @trial.batch)
+          self.class.settings(trial: @trial, app: @app, port: @server.port, layout: @layout, seed: @seed)
         end
 
         # The engine's phases: the window starts, the window ends.
@@ -106,17 +127,6 @@ module Rackbench
           yield
         rescue Error, SystemCallError
           nil
-        end
-
-        # The request list, if any, and the cookie jar. A list given in the
-        # experiment file (load.requests) wins over the app's own (the mix
-        # variant of rails-posts). A list keeps cookies per connection unless
-        # load.cookies says false, as a browser would: a session that logs in
-        # first must stay logged in. A single URL gets no jar unless asked.
-        def requests(config)
-          file = config.load[:requests_file] || @app.requests
-          cookies = config.load[:cookies]
-          { requests_file: file, cookies: cookies.nil? ? !file.nil? : cookies }
         end
 
         # ok, or failed with the reason.
