@@ -34,8 +34,9 @@ describe Rackbench::Trial::Http::ServerLaunch do
     end
   end
   # Registered only while each test runs: other tests list every adapter.
+  # (One after block per describe: minitest's spec defines teardown, and a
+  # second after would replace the first.)
   before { Rackbench::Servers.register(:tiny, TinyAdapter.new) }
-  after { Rackbench::Servers.unregister(:tiny) }
 
   # The interpreter runs tiny_server.rb with the agent, as the launcher
   # runs a server's executable.
@@ -45,7 +46,10 @@ describe Rackbench::Trial::Http::ServerLaunch do
   end
 
   let(:dir) { Dir.mktmpdir("rackbench-launch") }
-  after { FileUtils.rm_rf(dir) }
+  after do
+    Rackbench::Servers.unregister(:tiny)
+    FileUtils.rm_rf(dir)
+  end
 
   let(:install) do
     Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
