@@ -2,6 +2,7 @@
 
 require_relative "flags"
 require_relative "entry_summary"
+require_relative "entry_text"
 
 module Rackbench
   class Report

@@ -157,22 +157,15 @@ module Rackbench
           parts = []
           if measured
             parts << format("%d of %d requests failed (%s, limit %s)", entry.failed, entry.attempts,
-                            Flags.failure_kinds(entry.status, entry.errors), Units.percent_trimmed(limit))
+                            EntryText.failures(entry.status, entry.errors), Units.percent_trimmed(limit))
           end
           if in_warmup
             parts << format("%d of %d warmup requests failed (%s)", warmup["failed"],
                             warmup["requests"] + warmup["errors"].values.sum,
-                            Flags.failure_kinds(warmup["status"], warmup["errors"]))
+                            EntryText.failures(warmup["status"], warmup["errors"]))
           end
           { "kind" => "page_errors", "entry" => entry.label, "message" => "page #{entry.label}: #{parts.join("; ")}" }
         end
-      end
-
-      # "422: 3, timeout: 2": statuses other than 2xx/3xx, then transport
-      # errors of every kind (known or not), non-zero only.
-      def self.failure_kinds(status, errors)
-        bad = status.reject { |code, _| code.to_i.between?(200, 399) }
-        bad.merge(errors).select { |_, n| n.to_i.positive? }.map { |k, n| "#{k}: #{n}" }.join(", ")
       end
 
       def saturated
