@@ -45,6 +45,7 @@ describe "per-page results in the report views" do
       pages.lines.each { |line| assert_operator line.chomp.size, :<=, 100, line }
       assert_match(/^  puma: page #1: 15 of 175 requests failed \(tls: 15, limit 1%\)$/, text)
       assert_match(/\| +p \|$/, text.lines.grep(/^\| puma /).first.chomp, "the flags column marks page errors")
+      assert_match(/^Flags \(.*, p page errors\):$/, text)
     end
 
     it "shows a login that failed in the warmup on its own row" do
@@ -59,6 +60,9 @@ describe "per-page results in the report views" do
       text = Rackbench::Report::Terminal.new(plain).render
       refute_match(/Pages/, text)
       refute_match(/page errors?:/, text.lines.grep(/^  /).join)
+      flagged = Rackbench::Report::Terminal.new(EntryResults.report(dir, { puma => [EntryResults.result(nil)] * 2 })).render
+      assert_match(/^Flags \(.*b busy machine\):$/, flagged, "too few batches: the legend is shown")
+      refute_match(/page errors/, flagged, "without a request list, page errors is not in it")
       assert_nil plain.configs.first.to_h["entries"]
     end
   end

@@ -118,7 +118,10 @@ module Rackbench
         lines = configs.flat_map { |c| c.flags.map { |f| "  #{c.label}: #{f["message"]}" } }
         return nil if lines.empty?
 
-        legend = Flags::MARKS.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
+        # page_errors means nothing without a request list: its mark is
+        # in the legend only when a configuration ran one.
+        marks = configs.any?(&:entries) ? Flags::MARKS : Flags::MARKS.except("page_errors")
+        legend = marks.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
       end
 
