@@ -134,7 +134,18 @@ describe "per-page results in the report views" do
       assert_equal 4, CSV.parse(out.string).size, err.string
       out = StringIO.new
       assert_equal 0, Rackbench::CLI.run(["report", "--results", results, "--json"], out: out, err: err)
-      assert_equal ["login", "#1", "list"], JSON.parse(out.string)["configs"][0]["entries"].map { |e| e["label"] }
+      config = JSON.parse(out.string)["configs"][0]
+      assert_equal ["login", "#1", "list"], config["entries"].map { |e| e["label"] }
+      assert_equal ["#1"], config["flags"].select { |f| f["kind"] == "page_errors" }.map { |f| f["entry"] }
+      out = StringIO.new
+      assert_equal 0, Rackbench::CLI.run(["report", "--results", results, "--json", "--max-error-rate", "10%"],
+                                         out: out, err: err)
+      doc = JSON.parse(out.string)
+      assert_equal 0.1, doc["settings"]["max_error_rate"]
+      assert_empty doc["configs"][0]["flags"].select { |f| f["kind"] == "page_errors" }, "3 of 63 is under 10%"
+      err = StringIO.new
+      assert_equal 2, Rackbench::CLI.run(["report", "--results", results, "--max-error-rate", "150%"], out: out, err: err)
+      assert_equal "rackbench: max_error_rate must be a number in 0.0..1.0, got 1.5\n", err.string
     end
   end
 
