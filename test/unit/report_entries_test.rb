@@ -21,11 +21,11 @@ describe Rackbench::Report::EntrySummary do
   # A batch: a named login (first), an unnamed page and a named list.
   def batch(login: 10, page: 30, list: 60, tls: 0, offset: 0, login_warmup: nil)
     EntryResults.result([
-                          EntryResults.entry(0, "login", latencies(login, 900_000 + offset, 1_000), first: true,
-                                                                                                     status: { "200" => login - 1, "303" => 1 }, hops: 1, warmup: login_warmup),
-                          EntryResults.entry(1, nil, latencies(page, 200_000 + offset, 3_000), errors: { "tls" => tls }),
-                          EntryResults.entry(2, "list", latencies(list, 50_000 + offset, 500), weight: 6)
-                        ])
+      EntryResults.entry(0, "login", latencies(login, 900_000 + offset, 1_000), first: true,
+                         status: { "200" => login - 1, "303" => 1 }, hops: 1, warmup: login_warmup),
+      EntryResults.entry(1, nil, latencies(page, 200_000 + offset, 3_000), errors: { "tls" => tls }),
+      EntryResults.entry(2, "list", latencies(list, 50_000 + offset, 500), weight: 6)
+    ])
   end
 
   def entries_of(report)

@@ -22,16 +22,20 @@ describe "per-page results in the report views" do
   # :slow multiplies the unnamed page's latency.
   def batch(k = 0, slow: 1, list_name: "list", warmup: nil)
     EntryResults.result([
-                          EntryResults.entry(0, "login", latencies(10 + k, 900_000, 1_000), first: true, warmup: warmup),
-                          EntryResults.entry(1, nil, latencies(30 + k, 200_000 * slow, 3_000), errors: { "tls" => 3 }),
-                          EntryResults.entry(2, list_name, latencies(60 + k, 50_000, 500), weight: 6)
-                        ])
+      EntryResults.entry(0, "login", latencies(10 + k, 900_000, 1_000), first: true, warmup: warmup),
+      EntryResults.entry(1, nil, latencies(30 + k, 200_000 * slow, 3_000), errors: { "tls" => 3 }),
+      EntryResults.entry(2, list_name, latencies(60 + k, 50_000, 500), weight: 6)
+    ])
   end
 
   let(:puma) { ReportStore.dims(ruby: "a") }
   let(:falcon) { ReportStore.dims(ruby: "a", server: "falcon") }
-  let(:mix) { EntryResults.report(dir, { puma => (0..4).map { |k| batch(k) }, falcon => (0..4).map { |k| batch(k, slow: 4) } }) }
-  let(:plain) { EntryResults.report(dir, { puma => [EntryResults.result(nil)] * 5, falcon => [EntryResults.result(nil)] * 5 }) }
+  let(:mix) do
+    EntryResults.report(dir, { puma => (0..4).map { |k| batch(k) }, falcon => (0..4).map { |k| batch(k, slow: 4) } })
+  end
+  let(:plain) do
+    EntryResults.report(dir, { puma => [EntryResults.result(nil)] * 5, falcon => [EntryResults.result(nil)] * 5 })
+  end
 
   describe "the terminal" do
     it "shows a Pages table per configuration, one row per entry, within 100 columns" do

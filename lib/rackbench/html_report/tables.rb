@@ -97,8 +97,8 @@ module Rackbench
       def entry_row(entry)
         latency = entry["latency_us"] || {}
         errors = (entry["errors"] || {}).select { |_, n| n.to_i.positive? }
-        cells = [Report::EntryText.name(entry), Units.integer(entry["weight"]), Units.percent(entry["share"], digits: 1),
-                 Units.integer(entry["requests"]), Units.rate(entry["rps_median"]),
+        cells = [Report::EntryText.name(entry), Units.integer(entry["weight"]),
+                 Units.percent(entry["share"], digits: 1), Units.integer(entry["requests"]), Units.rate(entry["rps_median"]),
                  Units.interval(entry["rps_ci95"], :rate),
                  *%w[p50 p90 p99 p99_9 max].map { |k| Units.latency_us(latency[k]) },
                  (entry["status"] || {}).map { |code, n| "#{code}: #{n}" }.join(", "),

@@ -29,7 +29,8 @@ module Rackbench
         CSV.generate do |csv|
           csv << ["config_id", *dims, *HEADINGS]
           configs.each do |config|
-            Array(config["entries"]).each { |entry| csv << [config["id"], *dims.map { |d| config["dims"][d] }, *row(entry)] }
+            values = dims.map { |d| config["dims"][d] }
+            Array(config["entries"]).each { |entry| csv << [config["id"], *values, *row(entry)] }
           end
         end
       end

@@ -47,9 +47,11 @@ module Rackbench
         @unit = unit
       end
 
-      # Every flag of the configuration: [{"kind", "message"(, "batch")}].
+      # Every flag of the configuration: [{"kind", "message"(, "batch" or
+      # "entry")}].
       def to_a
-        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine, *page_errors]
+        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine,
+         *page_errors]
       end
 
       private
