@@ -60,6 +60,18 @@ describe "per-page results in the report views" do
       assert_match(/^  a: page login: 4 of 14 warmup requests failed \(422: 4\)$/, text)
     end
 
+    it "says where a login went that the windows never saw, and nothing for one they measured" do
+      session = EntryResults.result([
+        EntryResults.entry(0, "login", [], first: true, weight: 0,
+                                           warmup: { "requests" => 2, "status" => { "200" => 2 }, "errors" => {} }),
+        EntryResults.entry(1, "home", latencies(50, 100_000, 1_000))
+      ])
+      text = Rackbench::Report::Terminal.new(EntryResults.report(dir, { puma => [session, session] })).render
+      assert_match(/^\| login \(first\) +\| +0\.0% \| +0\.0 \| +- \| +- \| +- \| +\|$/, text)
+      assert_includes text, "\n  login: sent in the warmups only (4 requests, none failed)\n"
+      refute_match(/sent in the warmups only/, Rackbench::Report::Terminal.new(mix).render)
+    end
+
     it "renders a report without request lists as before: no Pages section, no page flag" do
       text = Rackbench::Report::Terminal.new(plain).render
       refute_match(/Pages/, text)

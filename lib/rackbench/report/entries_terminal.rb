@@ -32,11 +32,25 @@ module Rackbench
 
       private
 
+      # The configuration's table, then a line for each first entry (a
+      # login) that the windows never saw: it is sent once per session,
+      # when the session starts in the warmup, so its row has no figure;
+      # the line says where it went ("login: sent in the warmups only (4
+      # requests, none failed)").
       def table(label, entries)
         rows = entries.map { |e| row(e) }
         table = ::Terminal::Table.new(title: cut(label, 90), headings: HEADINGS, rows: rows)
         (1..5).each { |i| table.align_column(i, :right) }
-        table.to_s
+        [table.to_s, *warmup_only_notes(entries)].join("\n")
+      end
+
+      def warmup_only_notes(entries)
+        entries.select { |e| e["first"] && e["requests"].to_i.zero? && e["warmup"].is_a?(Hash) }.map do |e|
+          warmup = e["warmup"]
+          failed = warmup["failed"].to_i
+          "  #{e["label"] || e["name"]}: sent in the warmups only " \
+            "(#{warmup["requests"].to_i} requests, #{failed.zero? ? "none" : failed} failed)"
+        end
       end
 
       def row(entry)
