@@ -117,6 +117,11 @@ module Rackbench
       Csv.new(self).render
     end
 
+    # The per-entry CSV of a request list (Report::EntriesCsv).
+    def to_csv_pages
+      EntriesCsv.new(self).render
+    end
+
     def write_html(path)
       HtmlReport.new(to_h).write(path)
     end
@@ -158,4 +163,5 @@ end
 
 require_relative "report/terminal"
 require_relative "report/csv"
+require_relative "report/entries_csv"
 require_relative "report/compare"

@@ -5,6 +5,7 @@ require "cgi"
 require "fileutils"
 require "json"
 require_relative "../support/report_store"
+require_relative "../support/entry_results"
 
 # The HTML report opened by headless Chromium with the network cut off:
 # every chart must draw (an SVG in each chart container) with no error, no
@@ -106,13 +107,15 @@ describe "the HTML report in headless Chromium" do
     png
   end
 
-  def assert_rendered_cleanly(status, dom, stderr)
+  # chart_ids :: the charts the page must have drawn (default: every
+  # chart of Charts.all; a request list adds the page chart)
+  def assert_rendered_cleanly(status, dom, stderr, chart_ids: CHART_IDS)
     assert_equal [], status["errors"], "errors in the page"
     assert_equal [], status["warnings"], "warnings in the page"
-    assert_equal CHART_IDS.size, status["charts"]
-    assert_equal CHART_IDS, status["rendered"]
+    assert_equal chart_ids.size, status["charts"]
+    assert_equal chart_ids, status["rendered"]
     markup = dom.gsub(%r{<script\b.*?</script>}m, "")
-    CHART_IDS.each do |id|
+    chart_ids.each do |id|
       container = markup[%r{<div[^>]*\sid="#{id}".*?</section>}m]
       assert container&.include?("<svg"), "#{id} holds no SVG"
     end
@@ -178,6 +181,29 @@ describe "the HTML report in headless Chromium" do
     end
     path = write_page("from-store", doc)
     assert_rendered_cleanly(*open_page(path))
+  ensure
+    FileUtils.rm_rf(dir)
+  end
+
+  it "draws the page chart of a request list, a login without measured requests among the pages" do
+    dir = Dir.mktmpdir
+    latencies = ->(n, from) { Array.new(n) { |i| from + i * 700 } }
+    batch = lambda do |slow|
+      EntryResults.result([
+                            EntryResults.entry(0, "login", [], first: true, weight: 0),
+                            EntryResults.entry(1, "home", latencies.call(300, 120_000 * slow)),
+                            EntryResults.entry(2, nil, latencies.call(100, 2_000_000))
+                          ])
+    end
+    doc = Rackbench::Store.open(dir) do |store|
+      EntryResults.fill(store, { ReportStore.dims(ruby: "ruby") => [batch.call(1)] * 3,
+                                 ReportStore.dims(ruby: "ruby-yjit") => [batch.call(3)] * 3 })
+      Rackbench::Report.new(store).to_h
+    end
+    path = write_page("pages", doc)
+    status, dom, stderr = open_page(path)
+    assert_rendered_cleanly(status, dom, stderr, chart_ids: CHART_IDS + ["chart-page-latency"])
+    screenshot(path, "pages")
   ensure
     FileUtils.rm_rf(dir)
   end

@@ -19,6 +19,9 @@ module Rackbench
           results_options(p, options)
           p.on("--json", "print the report document as JSON (doc/output.md)") { options[:json] = true }
           p.on("--csv", "print one CSV row per configuration") { options[:csv] = true }
+          p.on("--csv-pages", "print one CSV row per entry of a request list per configuration") do
+            options[:csv_pages] = true
+          end
           p.on("--html FILE", "write the single-file HTML report to FILE") { |v| options[:html] = v }
           p.on("--trials", "print the per-trial table instead of the configurations") { options[:trials] = true }
           p.on("--sort ORDER", %w[order rps], "rows in experiment order (default) or by median req/s (rps)") do |v|
@@ -28,8 +31,8 @@ module Rackbench
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
-        if [options[:json], options[:csv], options[:trials]].count(&:itself) > 1
-          raise UsageError, "choose one of --json, --csv and --trials"
+        if [options[:json], options[:csv], options[:csv_pages], options[:trials]].count(&:itself) > 1
+          raise UsageError, "choose one of --json, --csv, --csv-pages and --trials"
         end
 
         with_store(options) { |store| print_report(store, options) }
@@ -47,13 +50,16 @@ module Rackbench
         report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
         if options[:html]
           path = report.write_html(options[:html])
-          @err.puts "rackbench: wrote #{path}" if options[:json] || options[:csv]
-          @out.puts "HTML report: #{path}" unless options[:json] || options[:csv]
+          machine = options[:json] || options[:csv] || options[:csv_pages]
+          @err.puts "rackbench: wrote #{path}" if machine
+          @out.puts "HTML report: #{path}" unless machine
         end
         if options[:json]
           @out.puts JSON.pretty_generate(report.to_h)
         elsif options[:csv]
           @out.print report.to_csv
+        elsif options[:csv_pages]
+          @out.print report.to_csv_pages
         else
           @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order).render
         end

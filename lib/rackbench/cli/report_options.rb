@@ -34,6 +34,10 @@ module Rackbench
         parser.on("--min-batches N", Integer, "ok batches needed for an interval and a verdict (default 5)") do |v|
           report[:min_batches] = v
         end
+        parser.on("--max-error-rate PCT", "flag a request-list entry (page) failing above PCT of its requests " \
+                                          "(default: the app's limit, 1% unless it sets one)") do |v|
+          report[:max_error_rate] = fraction(v, "--max-error-rate")
+        end
         parser.on("--bootstrap-seed N", Integer, "seed of the bootstrap resampling (default 1)") do |v|
           report[:seed] = v
         end

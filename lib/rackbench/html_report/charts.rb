@@ -55,6 +55,17 @@ module Rackbench
         ]
       end
 
+      # The chart of the Pages section (Page#pages), drawn only when a
+      # configuration has a request list: not one of #all, so a report of
+      # single URLs shows what it showed before.
+      def pages
+        Chart.new(id: "page-latency", title: "Latency per page", builder: :page_latency,
+                  how_to_read: "One panel per configuration, one row per entry of the request list: the line " \
+                               "runs from the page's median (p50, blue) to its 99th percentile (p99, red), on " \
+                               "one log-scale axis for every panel, so a slow page stands out.",
+                  empty_text: "No configuration has per-page results.")
+      end
+
       # The colour encoding of the "verdict" field: a fixed colour per
       # verdict, so every chart and the tables agree, and only the verdicts
       # the document has in the legend.
@@ -93,3 +104,4 @@ require_relative "charts/dot_matrix"
 require_relative "charts/latency_curves"
 require_relative "charts/timelines"
 require_relative "charts/memory"
+require_relative "charts/page_latency"

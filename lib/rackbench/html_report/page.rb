@@ -115,10 +115,15 @@ module Rackbench
 
       def nav_links
         links = Charts.all.map { |c| [c.id, c.title] } +
-                [%w[configs Configurations], ["what-ran", "What ran"], ["failed", "Failed trials"],
+                [%w[configs Configurations], *(pages_link if @doc.configs.any? { |c| Array(c["entries"]).any? }),
+                 ["what-ran", "What ran"], ["failed", "Failed trials"],
                  ["experiment-file", "Experiment file"],
                  %w[environment Environment]]
         links.map { |id, title| %(<a href="##{id}">#{esc(title)}</a>) }.join
+      end
+
+      def pages_link
+        [[Charts.pages.id, Charts.pages.title], %w[pages Pages]]
       end
 
       def chart_section(chart)
@@ -146,7 +151,7 @@ module Rackbench
           <p class="how">Throughput is the median over ok batches; ratios compare each median with the baseline's.</p>
           #{@tables.configs}
           </section>
-          <section id="what-ran">
+          #{pages}<section id="what-ran">
           <h2>What ran</h2>
           <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
           ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>
@@ -155,6 +160,29 @@ module Rackbench
           <section id="failed">
           <h2>Failed trials</h2>
           #{failed.empty? ? '<p class="empty">No trial failed.</p>' : failed}
+          </section>
+        HTML
+      end
+
+      # The Pages section, when a configuration ran a request list: the
+      # page chart, then a table per configuration with one row per entry.
+      # "" otherwise, so a report of single URLs is what it was.
+      def pages
+        with_entries = @doc.configs.reject { |c| Array(c["entries"]).empty? }
+        return "" if with_entries.empty?
+
+        tables = with_entries.map do |c|
+          %(<h3>#{esc(@doc.name(c))}</h3>\n#{@tables.entries(c)})
+        end
+        <<~HTML
+          #{chart_section(Charts.pages)}
+          <section id="pages">
+          <h2>Pages</h2>
+          <p class="how">Each entry of the request list over the configuration's ok batches: its share of the
+          requests, its median requests per second (per batch: the entry's responses over the window) with the 95%
+          interval, latency from its merged histograms, statuses and errors summed, and what failed in the warmups
+          (a login that failed there shows on its own row).</p>
+          #{tables.join("\n")}
           </section>
         HTML
       end

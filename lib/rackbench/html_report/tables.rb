@@ -43,6 +43,19 @@ module Rackbench
               numbers: [false, false, false, false, true, false, false])
       end
 
+      ENTRY_HEADINGS = ["page", "weight", "share", "requests", "req/s", "95% CI", "p50", "p90", "p99", "p99.9",
+                        "max", "statuses", "errors", "failed", "hops", "warmup failed"].freeze
+      ENTRY_NUMBERS = [false, true, true, true, true, true, true, true, true, true, true, false, false, true, true,
+                       false].freeze
+
+      # The per-page table of +config+ (a configuration entry with
+      # "entries"): one row per entry of its request list, in file order,
+      # with every figure of configs.entries.
+      def entries(config)
+        rows = Array(config["entries"]).map { |entry| entry_row(entry) }
+        table(ENTRY_HEADINGS, rows, numbers: ENTRY_NUMBERS)
+      end
+
       # One row per failed trial: position, batch, configuration, reason.
       # Empty string when no trial failed.
       def failed_trials
@@ -79,6 +92,20 @@ module Rackbench
       def flags_cell(flags)
         items = Array(flags).filter_map { |f| f.is_a?(Hash) ? "<li>#{esc(f["message"] || f["kind"])}</li>" : nil }
         items.empty? ? "" : %(<ul class="flags">#{items.join}</ul>)
+      end
+
+      def entry_row(entry)
+        latency = entry["latency_us"] || {}
+        errors = (entry["errors"] || {}).select { |_, n| n.to_i.positive? }
+        cells = [Report::EntryText.name(entry), Units.integer(entry["weight"]),
+                 Units.percent(entry["share"], digits: 1), Units.integer(entry["requests"]), Units.rate(entry["rps_median"]),
+                 Units.interval(entry["rps_ci95"], :rate),
+                 *%w[p50 p90 p99 p99_9 max].map { |k| Units.latency_us(latency[k]) },
+                 (entry["status"] || {}).map { |code, n| "#{code}: #{n}" }.join(", "),
+                 errors.map { |kind, n| "#{kind}: #{n}" }.join(", "),
+                 "#{Units.integer(entry["failed"])} (#{Units.percent(entry["error_rate"])})",
+                 Units.integer(entry["hops"]), Report::EntryText.warmup_failures(entry)]
+        cells.map { |cell| esc(cell) }
       end
 
       # A table whose columns are numbers (right-aligned) where +numbers+

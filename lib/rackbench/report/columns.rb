@@ -127,6 +127,9 @@ module Rackbench
                    html: cell("PSS peak")),
         Column.new("rps_per_gb", unit: :rate, value: :rps_per_gb, csv: cell("rps_per_gb"),
                    html: cell(->(layout) { "#{layout.rate_unit} per GB" }, format: :rate_grouped)),
+        # Per entry of a request list (EntrySummary#to_h); the views show
+        # them in sections of their own (a row per entry), not as cells.
+        Column.new("entries", value: ->(c) { c.entries&.map(&:to_h) }),
         Column.new("flags", value: :flags,
                    csv: cell("flags", format: ->(flags, _, _) { Array(flags).map { |f| f["kind"] }.uniq.join(";") }),
                    terminal: cell("flags", format: lambda { |flags, _, _|

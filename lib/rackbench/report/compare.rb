@@ -23,7 +23,9 @@ module Rackbench
       # One pair: +label+ (the dimensions that tell it from the other
       # pairs, "all" when none do), ConfigSummary +a+ and +b+, and their
       # Stats::Comparison.
-      Pair = Struct.new(:label, :a, :b, :comparison, keyword_init: true)
+      # +entries+: the EntryCompare of their request lists' entries, nil
+      # when neither has one.
+      Pair = Struct.new(:label, :a, :b, :comparison, :entries, keyword_init: true)
 
       # The pairs, in A's report order.
       attr_reader :pairs
@@ -107,7 +109,8 @@ module Rackbench
         @pairs = pairs.map do |a, b|
           comparison = Stats.compare(a.rps_values, b.rps_values, **options.compare_options)
           label = shown_dims.map { |d| "#{d}=#{Report.format_dim(a.dims[d])}" }.join(" ")
-          Pair.new(label: label.empty? ? "all" : label, a: a, b: b, comparison: comparison)
+          Pair.new(label: label.empty? ? "all" : label, a: a, b: b, comparison: comparison,
+                   entries: EntryCompare.of(a, b, options))
         end
       end
 
@@ -123,7 +126,7 @@ module Rackbench
           c = pair.comparison
           { "label" => pair.label, "a" => side(pair.a), "b" => side(pair.b), "ratio" => c.ratio,
             "ratio_ci95" => c.ratio_ci, "verdict" => c.verdict, "verdict_explanation" => c.explanation,
-            "batches_needed" => c.batches_needed }
+            "batches_needed" => c.batches_needed, "entries" => pair.entries&.to_h }
         end
       end
 
@@ -186,4 +189,5 @@ module Rackbench
   end
 end
 
+require_relative "entry_compare"
 require_relative "compare_terminal"

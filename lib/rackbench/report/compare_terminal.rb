@@ -6,7 +6,9 @@ module Rackbench
   class Report
     # A Report::Compare for a terminal: one row per pair (A's and B's
     # median throughput, the ratio B/A, its interval, the verdict), then
-    # what A and B are.
+    # for each pair with a request list a table of its pages (the same per
+    # entry, with the ratio of p99s) and the entries one side only has,
+    # then what A and B are.
     class CompareTerminal
       # compare :: a Report::Compare
       def initialize(compare)
@@ -19,10 +21,38 @@ module Rackbench
         headings = ["configuration", "A #{unit}", "B #{unit}", "ratio B/A", "95% CI", "verdict"]
         table = ::Terminal::Table.new(headings: headings, rows: @compare.pairs.map { |pair| row(pair) })
         (1..4).each { |i| table.align_column(i, :right) }
-        "#{table}\nA: #{@compare.a_name}\nB: #{@compare.b_name}\n"
+        pages = @compare.pairs.filter_map { |pair| pages(pair, unit) }
+        [table.to_s, *pages, "A: #{@compare.a_name}", "B: #{@compare.b_name}"].join("\n") + "\n"
       end
 
       private
+
+      PAGE_HEADINGS = ["page", "A req/s", "B req/s", "ratio", "95% CI", "verdict", "p99 B/A"].freeze
+      private_constant :PAGE_HEADINGS
+
+      # The pages of +pair+ (within 100 columns), or nil without a request
+      # list on either side.
+      def pages(pair, unit)
+        entries = pair.entries
+        return nil unless entries
+
+        lines = []
+        unless entries.pairs.empty?
+          rows = entries.pairs.map do |p|
+            c = p.comparison
+            p99 = entries.latency_ratio(p, "p99")
+            [p.label[0, 18], Units.rate_rounded(p.a.rps_median), Units.rate_rounded(p.b.rps_median),
+             Units.ratio(c&.ratio), Units.interval(c&.ratio_ci, :ratio, separator: "–"), c ? c.verdict : "no data",
+             p99 ? format("%.2f", p99) : Units::NONE]
+          end
+          table = ::Terminal::Table.new(title: "Pages of #{pair.label} (#{unit})", headings: PAGE_HEADINGS, rows: rows)
+          [1, 2, 3, 4, 6].each { |i| table.align_column(i, :right) }
+          lines << table.to_s
+        end
+        lines << "  only in A (#{pair.label}): #{entries.only_a.join(", ")}" unless entries.only_a.empty?
+        lines << "  only in B (#{pair.label}): #{entries.only_b.join(", ")}" unless entries.only_b.empty?
+        lines.empty? ? nil : lines.join("\n")
+      end
 
       def row(pair)
         c = pair.comparison

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "flags"
+require_relative "entry_summary"
+require_relative "entry_text"
 
 module Rackbench
   class Report
@@ -75,6 +77,22 @@ module Rackbench
       def error_rate
         attempts = @ok_trials.sum(&:attempts)
         attempts.zero? ? nil : @ok_trials.sum(&:failed_requests).fdiv(attempts)
+      end
+
+      # The request list's entries over the ok batches (EntrySummary), in
+      # file order; nil without a request list.
+      def entries
+        return @entries if defined?(@entries)
+
+        @entries = EntrySummary.of(@ok_trials, @options)
+      end
+
+      # The share of failed requests above which one entry flags the
+      # configuration (page_errors): Options#max_error_rate when set, else
+      # the built-in app's own max_error_rate (errors allows 10%), else
+      # the runner's default, 1%, the limit the trials were judged by.
+      def max_error_rate
+        @options.max_error_rate || Report.app_max_error_rate(dims["app"])
       end
 
       def bytes_per_s

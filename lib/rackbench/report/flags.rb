@@ -23,6 +23,12 @@ module Rackbench
     #                    the offered rate was not what the batch served
     # busy_machine :: other processes used more than 10% of a CPU during a
     #                 batch's measured window (MachineLoad)
+    # page_errors :: one entry of the request list (a page) failed more
+    #                than the configuration's max_error_rate of its requests
+    #                in the measured windows, or failed any request in the
+    #                warmups (a login answering 422): the whole mix can stay
+    #                under the limit while one page is broken. Carries
+    #                "entry", the entry's label
     # failed :: trials of this configuration that failed (with the first reason)
     # too_few_batches :: fewer ok batches than Options#min_batches: no interval
     #                    or verdict is given
@@ -30,7 +36,7 @@ module Rackbench
       # Each kind's one-letter mark in the terminal table's flags column.
       MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
                 "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
-                "unsent_requests" => "u", "busy_machine" => "b" }.freeze
+                "unsent_requests" => "u", "busy_machine" => "b", "page_errors" => "p" }.freeze
 
       # config :: the ConfigSummary flagged
       # options :: the Report::Options judging it
@@ -41,9 +47,11 @@ module Rackbench
         @unit = unit
       end
 
-      # Every flag of the configuration: [{"kind", "message"(, "batch")}].
+      # Every flag of the configuration: [{"kind", "message"(, "batch" or
+      # "entry")}].
       def to_a
-        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine]
+        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine,
+         *page_errors]
       end
 
       private
@@ -137,6 +145,28 @@ module Rackbench
           { "kind" => "busy_machine", "batch" => trial.batch,
             "message" => format("batch %d: other processes used %.0f%% of a CPU during the window: %s",
                                 trial.batch, machine["other_cpu_percent"].to_f, busiest.join(", ")) }
+        end
+      end
+
+      def page_errors
+        limit = @config.max_error_rate
+        Array(@config.entries).filter_map do |entry|
+          measured = entry.error_rate.to_f > limit
+          warmup = entry.warmup
+          in_warmup = warmup && warmup["failed"].positive?
+          next unless measured || in_warmup
+
+          parts = []
+          if measured
+            parts << format("%d of %d requests failed (%s, limit %s)", entry.failed, entry.attempts,
+                            EntryText.failures(entry.status, entry.errors), Units.percent_trimmed(limit))
+          end
+          if in_warmup
+            parts << format("%d of %d warmup requests failed (%s)", warmup["failed"],
+                            warmup["requests"] + warmup["errors"].values.sum,
+                            EntryText.failures(warmup["status"], warmup["errors"]))
+          end
+          { "kind" => "page_errors", "entry" => entry.label, "message" => "page #{entry.label}: #{parts.join("; ")}" }
         end
       end
 

@@ -26,11 +26,16 @@ module Rackbench
     #                 identical configurations were called different in 11% of
     #                 simulated cases; from 5 batches on, 92% and 3.5%
     #                 (doc/methodology.md).
+    # :max_error_rate :: share of one request-list entry's requests that may
+    #                    fail before it flags its configuration (page_errors)
+    #                    (default: nil, the limit the trials were judged by:
+    #                    the built-in app's max_error_rate, else 1%)
     Options = Struct.new(:baseline, :equivalence, :detect, :confidence, :resamples, :seed, :high_cv, :outlier_z,
-                         :min_batches, keyword_init: true) do
+                         :min_batches, :max_error_rate, keyword_init: true) do
       def initialize(baseline: nil, equivalence: 0.01, detect: 0.01, confidence: 0.95, resamples: 10_000, seed: 1,
-                     high_cv: 0.05, outlier_z: 3.5, min_batches: 5)
+                     high_cv: 0.05, outlier_z: 3.5, min_batches: 5, max_error_rate: nil)
         super
+        check_fraction(:max_error_rate, max_error_rate, 0.0..1.0) unless max_error_rate.nil?
         unless min_batches.is_a?(Integer) && min_batches >= 2
           raise UsageError, "min_batches must be an integer >= 2, got #{min_batches.inspect}"
         end
@@ -45,7 +50,8 @@ module Rackbench
       def to_h
         { "equivalence" => equivalence, "detect" => detect, "confidence" => confidence,
           "bootstrap_resamples" => resamples, "bootstrap_seed" => seed, "high_cv" => high_cv,
-          "outlier_z" => outlier_z, "min_batches" => min_batches, "baseline_spec" => baseline }
+          "outlier_z" => outlier_z, "min_batches" => min_batches, "max_error_rate" => max_error_rate,
+          "baseline_spec" => baseline }
       end
 
       # Keyword arguments for Stats.compare.
@@ -59,7 +65,8 @@ module Rackbench
       def check_fraction(name, value, range)
         return if value.is_a?(Numeric) && range.cover?(value)
 
-        raise UsageError, "#{name} must be a number in #{range.begin}...#{range.end}, got #{value.inspect}"
+        raise UsageError, "#{name} must be a number in #{range.begin}#{range.exclude_end? ? "..." : ".."}#{range.end}, " \
+                         "got #{value.inspect}"
       end
     end
   end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "terminal-table"
+require_relative "entries_terminal"
 
 module Rackbench
   class Report
@@ -27,13 +28,14 @@ module Rackbench
       end
 
       # The whole report as text: machine warnings, the table, the
-      # baseline, the bar chart, the flags and what ran.
+      # baseline, the bar chart, the pages of a request list, the flags and
+      # what ran.
 
       def render
         configs = @report.configs
         return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
 
-        [warning_lines, table(configs), baseline_line, bar_chart(configs), flag_lines(configs),
+        [warning_lines, table(configs), baseline_line, bar_chart(configs), pages(configs), flag_lines(configs),
          ran_lines(configs)].compact.join("\n") + "\n"
       end
 
@@ -106,11 +108,20 @@ module Rackbench
         "█" * whole + BLOCKS[((cells - whole) * 8).floor.clamp(0, 7)]
       end
 
+      # One table per configuration with a request list (EntriesTerminal);
+      # nil without any, so a report of single URLs reads as before.
+      def pages(configs)
+        EntriesTerminal.new(configs.map { |c| [c.label, c.to_h["entries"]] }).render
+      end
+
       def flag_lines(configs)
         lines = configs.flat_map { |c| c.flags.map { |f| "  #{c.label}: #{f["message"]}" } }
         return nil if lines.empty?
 
-        legend = Flags::MARKS.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
+        # page_errors means nothing without a request list: its mark is
+        # in the legend only when a configuration ran one.
+        marks = configs.any?(&:entries) ? Flags::MARKS : Flags::MARKS.except("page_errors")
+        legend = marks.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
       end
 

@@ -36,6 +36,14 @@ module Rackbench
       # figures the flags look at (cpu, late).
       def engine = @record.result || {}
 
+      # The engine's per-entry results of a request list (doc/output.md,
+      # "entries"), or nil: a single URL, or a result stored before the
+      # engine counted entries.
+      def entries
+        list = engine["entries"]
+        list.is_a?(Array) ? list : nil
+      end
+
       # The configuration's text id: "ruby=ruby server=puma app=rack-hello
       # processes=1 threads=4" (dims in the experiment's order).
       def config_id
@@ -82,6 +90,15 @@ module Rackbench
     # from its dims in their stored order.
     def self.config_id(dims)
       dims.map { |name, value| "#{name}=#{format_dim(value)}" }.join(" ")
+    end
+
+    # The share of failed requests above which a trial of app +name+ was
+    # recorded as failed: a built-in app's own max_error_rate (the errors
+    # app allows 10%), else the runner's default (Trial::Http::MAX_ERROR_RATE).
+    # Your own app's name that a built-in app also has reads the built-in's.
+    def self.app_max_error_rate(name)
+      app = name && Apps.names.include?(name.to_s) ? Apps.builtin(name.to_s) : nil
+      app&.max_error_rate || Trial::Http::MAX_ERROR_RATE
     end
 
     def self.format_dim(value)
