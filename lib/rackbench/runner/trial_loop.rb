@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "fileutils"
 require_relative "progress"
 
 module Rackbench
@@ -20,8 +21,10 @@ module Rackbench
       # :estimated_trial_s :: the plan's estimate of one trial (default: nil)
       # :fail_fast :: stop at the first failed trial (default: false)
       # :environment :: the machine's description at this run's start, stored with the run (default: nil)
+      # :retries :: key => Store::History::Failed, the remaining trials that are failures run again
+      #             (--retry-failed): each is stored as the next attempt at its key (default: {})
       def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimated_trial_s: nil,
-                     fail_fast: false, environment: nil)
+                     fail_fast: false, environment: nil, retries: {})
         @store = store
         @experiment_id = experiment_id
         @plan = plan
@@ -32,6 +35,7 @@ module Rackbench
         @estimated_trial_s = estimated_trial_s
         @fail_fast = fail_fast
         @environment = environment
+        @retries = retries
       end
 
       # Runs the block on each remaining trial; the block returns its
@@ -44,8 +48,12 @@ module Rackbench
                                 estimated_trial_s: @estimated_trial_s)
         @remaining.each do |trial|
           progress.starting(trial)
+          earlier = @retries[trial.key]
+          earlier_log = keep_log(earlier) if earlier
           record = yield trial
-          @store.save_trial(@experiment_id, record) # committed before the next trial starts
+          record = record.with(attempt: earlier.attempt + 1) if earlier
+          # committed before the next trial starts
+          @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log)
           progress.finished(@describe.call(record), record.wall_s)
           record.ok? ? summary.ok += 1 : summary.failed += 1
           raise Error, "stopping (--fail-fast): #{record.reason}" if @fail_fast && !record.ok?
@@ -61,6 +69,20 @@ module Rackbench
         progress&.abort
         @store.finish_run(run_id, "failed") if run_id
         raise
+      end
+
+      private
+
+      # The retry writes its log where the failure's was: the failure's is
+      # copied beside it first ("NAME.attempt-1.log"), for its history row.
+      # nil when it had none.
+      def keep_log(earlier)
+        path = earlier.log_path
+        return nil unless path && File.file?(path)
+
+        kept = "#{path.delete_suffix(".log")}.attempt-#{earlier.attempt}.log"
+        FileUtils.cp(path, kept)
+        kept
       end
     end
   end
