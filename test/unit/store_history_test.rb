@@ -13,7 +13,7 @@ describe "the trial history of retried failures" do
   let(:path) { File.join(dir, "results.db") }
   after { FileUtils.rm_rf(dir) }
 
-  ENGINE_DOC = JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))).freeze
+  HISTORY_ENGINE_DOC = JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))).freeze
 
   def record(key, status:, **fields)
     Rackbench::Trial::Record.new(key: key, kind: "http", status: status, batch: 1, position: 0, ruby: "ruby",
@@ -21,7 +21,7 @@ describe "the trial history of retried failures" do
                                  dims: { "ruby" => "ruby", "server" => "puma", "app" => "hello", "processes" => 1,
                                          "threads" => 1 },
                                  reason: status == "failed" ? "server not ready after 60s" : nil,
-                                 result: status == "ok" ? ENGINE_DOC : nil, **fields)
+                                 result: status == "ok" ? HISTORY_ENGINE_DOC : nil, **fields)
   end
 
   def with_experiment
@@ -44,7 +44,7 @@ describe "the trial history of retried failures" do
       { "ok1" => "ok", "failed1" => "failed", "failed2" => "failed" }.each do |key, status|
         db[:trials].insert(experiment_id: experiment, key: key, kind: "http", status: status, ruby: "ruby",
                            reason: status == "failed" ? "boom" : nil, log_path: "/logs/#{key}.log",
-                           result: status == "ok" ? JSON.generate(ENGINE_DOC) : nil)
+                           result: status == "ok" ? JSON.generate(HISTORY_ENGINE_DOC) : nil)
       end
       db.disconnect
       experiment
@@ -57,7 +57,7 @@ describe "the trial history of retried failures" do
         trials = store.trials(experiment)
         assert_equal [["ok1", "ok", 1], ["failed1", "failed", 1], ["failed2", "failed", 1]],
                      trials.map { |t| [t.key, t.status, t.attempt] }
-        assert_equal ENGINE_DOC, trials.first.result
+        assert_equal HISTORY_ENGINE_DOC, trials.first.result
         failed = store.failed_attempts(experiment)
         assert_equal %w[failed1 failed2], failed.keys.sort
         assert_equal [1, "/logs/failed1.log"], failed["failed1"].to_a

@@ -1,0 +1,102 @@
+# frozen_string_literal: true
+
+require "fileutils"
+
+module Rackbench
+  module Trial
+    class Http < Kind
+      # The app's own log files (everything under its log/ directory, e.g.
+      # log/production.log), kept with the trial: their sizes are noted when
+      # the server boots, and what was written from then to the server's stop
+      # is copied into the trial's directory (app-logs/, same relative names).
+      # A log that grew by more than MAX_BYTES keeps its last MAX_BYTES: the
+      # end is where a failure is.
+      class AppLogs
+        MAX_BYTES = 5 * 1024 * 1024
+        DIRECTORY = "app-logs"
+
+        # Notes the size of every file under app_dir/log now.
+        # :max_bytes :: how much of each log to keep at most (default: MAX_BYTES)
+        def initialize(app_dir, max_bytes: MAX_BYTES)
+          @root = File.join(app_dir, "log")
+          @max_bytes = max_bytes
+          @sizes = files.to_h { |name| [name, size(name)] }
+        end
+
+        # Copies what each log gained since boot into work_dir/app-logs/;
+        # returns the copies' paths (only logs that grew). A log that was
+        # replaced (rotated, truncated) since is copied from its start.
+        def copy(work_dir)
+          files.filter_map do |name|
+            text = written(name)
+            next if text.nil? || text.empty?
+
+            dest = File.join(work_dir, DIRECTORY, name)
+            FileUtils.mkdir_p(File.dirname(dest))
+            File.binwrite(dest, text)
+            dest
+          end
+        end
+
+        # The error line of what the logs gained since boot (a line naming an
+        # exception class, as ServerProcess::LogError picks it), with the log
+        # it is in: "log/production.log: ActiveRecord::StatementInvalid: ...",
+        # or nil when none names one.
+        def error_line
+          files.each do |name|
+            text = written(name)
+            next if text.nil? || text.empty?
+
+            line = ServerProcess::LogError.line(plain(text))
+            return "log/#{name}: #{line}" if line && names_error?(line)
+          end
+          nil
+        end
+
+        private
+
+        def files
+          return [] unless File.directory?(@root)
+
+          Dir.glob("**/*", base: @root).select { |name| File.file?(File.join(@root, name)) }.sort
+        rescue SystemCallError
+          []
+        end
+
+        def size(name)
+          File.size(File.join(@root, name))
+        rescue SystemCallError
+          0
+        end
+
+        # The bytes written since boot (the last max_bytes of them), or nil.
+        def written(name)
+          path = File.join(@root, name)
+          from = @sizes.fetch(name, 0)
+          length = File.size(path)
+          from = 0 if length < from # replaced since boot
+          from = [from, length - @max_bytes].max
+          File.open(path, "rb") do |file|
+            file.seek(from)
+            file.read
+          end
+        rescue SystemCallError
+          nil
+        end
+
+        # Rails' logger prefixes every line ("F, [2026-11-24T01:02:03.456 #12] FATAL -- : [request-id] "):
+        # without them, an exception's line and its frames read as Ruby prints them.
+        LOGGER_PREFIX = /^[A-Z], \[[^\]]*\]\s+[A-Z]+ -- [^:]*:\s?(?:\[[^\]]*\]\s?)*/
+
+        def plain(text)
+          text.force_encoding(Encoding::UTF_8).scrub.gsub(LOGGER_PREFIX, "")
+        end
+
+        def names_error?(line)
+          line.match?(ServerProcess::LogError::STARTS_WITH_CLASS) || line.match?(ServerProcess::LogError::ENDS_WITH_CLASS) ||
+            line.match?(/\b(?:Error|Exception)\b/)
+        end
+      end
+    end
+  end
+end
