@@ -47,8 +47,8 @@ module Rackbench
             text = written(name)
             next if text.nil? || text.empty?
 
-            line = ServerProcess::LogError.line(plain(text))
-            return "log/#{name}: #{line}" if line && names_error?(line)
+            line = exception_line(plain(text))
+            return "log/#{name}: #{line}" if line
           end
           nil
         end
@@ -92,9 +92,18 @@ module Rackbench
           text.force_encoding(Encoding::UTF_8).scrub.gsub(LOGGER_PREFIX, "")
         end
 
-        def names_error?(line)
-          line.match?(ServerProcess::LogError::STARTS_WITH_CLASS) || line.match?(ServerProcess::LogError::ENDS_WITH_CLASS) ||
-            line.match?(/\b(?:Error|Exception)\b/)
+        # How Rails logs an exception: "ActiveRecord::StatementInvalid (message):".
+        RAILS_EXCEPTION = /\A(?:[A-Z]\w*::)*[A-Z]\w* \(.*\):?\z/
+
+        # The last line that names an exception as Rails logs it, else the
+        # line ServerProcess::LogError picks when it names an error; nil otherwise.
+        def exception_line(text)
+          lines = text.lines.map(&:strip)
+          rails = lines.reverse_each.find { |l| l.match?(RAILS_EXCEPTION) }
+          return rails[0, ServerProcess::LogError::MAX_CHARS] if rails
+
+          line = ServerProcess::LogError.line(text)
+          line if line&.match?(/(?:Error|Exception)\b/)
         end
       end
     end
