@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "runner/cpu_layout"
+require_relative "runner/estimate"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
 require_relative "runner/trial_loop"
@@ -143,7 +144,10 @@ module Rackbench
         done = store.finished_keys(experiment_id)
         refuse_rerun(done) unless done.empty? || @resume
         retries = @retry_failed ? store.failed_attempts(experiment_id) : {}
-        run_remaining(store, experiment_id, done, retries, environment)
+        estimate = Estimate.new(plan_note: @source.estimate_note)
+        # A resumed run knows the boots and stops of the trials already stored.
+        store.trials(experiment_id, result: false).each { |record| estimate.learn(record) } unless done.empty?
+        run_remaining(store, experiment_id, done, retries, environment, estimate)
       end
     end
 
@@ -155,22 +159,22 @@ module Rackbench
     # retries :: key => stored failed attempt, for the failures to run
     # again (--retry-failed): they rejoin the remaining trials in the
     # plan's order, with their own batch and position.
-    def run_remaining(store, experiment_id, done, retries, environment)
+    def run_remaining(store, experiment_id, done, retries, environment, estimate)
       remaining = plan.remaining(done - retries.keys)
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
-      announce(done, remaining, retries)
-      estimate_s = remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size
+      announce(done, remaining, retries, estimate.remaining(remaining))
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
-                    resumed: !done.empty?, out: @out, describe: method(:describe), estimated_trial_s: estimate_s,
+                    resumed: !done.empty?, out: @out, describe: method(:describe), estimate: estimate,
                     fail_fast: @fail_fast, environment: environment, retries: retries).run { |trial| kind.run(trial) }
     end
 
-    def announce(done, remaining, retries)
+    def announce(done, remaining, retries, guess)
       stored = done.size - retries.size
       @out.puts "Experiment #{@source.name}: #{plan.size} trials" \
                 "#{", #{stored} already stored" unless stored.zero?}" \
                 "#{", #{retries.size} failed to retry" unless retries.empty?}, #{remaining.size} to run " \
-                "(about #{Experiment::Plan.format_duration(plan.estimated_s(remaining))}); results in #{@results_dir}"
+                "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
+                "results in #{@results_dir}"
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
       kind.announce.each { |line| @out.puts "  #{line}" }
     end

@@ -105,9 +105,16 @@ describe Rackbench::Runner do
     error = assert_raises(Rackbench::UsageError) { runner.run }
     assert_match(/already holds 2 trials.*--resume/, error.message)
 
+    assert_match(/6 to run \(about \S+, guessed: warmup \+ duration \+ ~3s per trial\)/, out.string,
+                 "nothing measured yet: the plan's guess, said to be one")
     fresh = Fakes::Engine.new
+    out.truncate(0)
+    out.rewind
     summary = runner(resume: true, engine: fresh).run
     assert_equal [4, 2], [fresh.calls, summary.already_done]
+    header = out.string.lines.first
+    assert_match(/4 to run \(about /, header)
+    refute_includes header, "guessed: warmup", "the stored trials' boots and stops seed the estimate"
     assert_equal 6, stored.map(&:key).uniq.size
     statuses = Rackbench::Store.open(dir) { |store| store.runs.map { |r| r[:status] } }
     assert_equal %w[interrupted finished], statuses
