@@ -48,9 +48,9 @@ module Rackbench
     # :collaborators :: keywords for the kind of trial's constructor: what it drives (a load engine,
     #                   servers, samplers...), for tests to replace (default: {}: the real ones)
     # :watchdog :: what sweeps and watches the run's processes (#sweep, #start like Watchdog; default: Watchdog)
-    def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout, err: $stderr, installs: nil,
-                   layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil, parent_env: ENV,
-                   collaborators: {}, watchdog: Watchdog)
+    def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
+                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
+                   parent_env: ENV, collaborators: {}, watchdog: Watchdog)
       @source = source
       @results_dir = File.expand_path(results_dir)
       @resume = resume

@@ -249,7 +249,11 @@ module Rackbench
         rescue ArgumentError => e
           @checker.fail!("#{key}.command", "#{command.inspect}: #{e.message}")
         end
-        timeout_s = value.key?("timeout") ? @checker.duration!(value["timeout"], "#{key}.timeout", positive: true) : HOOK_TIMEOUT_S.fetch(name)
+        timeout_s = if value.key?("timeout")
+                      @checker.duration!(value["timeout"], "#{key}.timeout", positive: true)
+                    else
+                      HOOK_TIMEOUT_S.fetch(name)
+                    end
         Hook.new(command: command, timeout_s: timeout_s).freeze
       end
 

@@ -98,7 +98,7 @@ module Rackbench
 
       # A copy with +changes+ (fields by name), e.g. with(attempt: 2).
       def with(**changes)
-        documents = changes.slice(*DOCUMENTS).transform_values { |v| v.nil? ? nil : DeepFreeze.call(JSON.parse(JSON.generate(v))) }
+        documents = changes.slice(*DOCUMENTS).compact.to_h { |name, value| [name, document(key, name, value)] }
         Record.new(parsed: true, **to_h.merge(changes, documents))
       end
 

@@ -123,10 +123,12 @@ module Rackbench
           forget_identity_reports(env)
           return Ran.new(command: hook.command, duration_s: duration_s, log: log) if result.success?
 
-          what = result.timed_out ? "timed out after #{Units.seconds(hook.timeout_s)}" : "exited with status #{result.status.exitstatus}"
+          what = if result.timed_out then "timed out after #{Units.seconds(hook.timeout_s)}"
+                 else "exited with status #{result.status.exitstatus}"
+                 end
           tail = tail(log, offset)
-          raise SetupError, "app #{name} `#{hook.command}` #{what}: #{ServerProcess::LogError.line(tail) || "no output"} " \
-                            "(log: #{log})\n#{tail}"
+          error = ServerProcess::LogError.line(tail) || "no output"
+          raise SetupError, "app #{name} `#{hook.command}` #{what}: #{error} (log: #{log})\n#{tail}"
         rescue SystemCallError => e
           raise SetupError, "cannot run the #{name} of #{app.name} (`#{hook.command}`): #{e.message}"
         end
