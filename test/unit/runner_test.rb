@@ -158,6 +158,19 @@ describe Rackbench::Runner do
       end
     end
 
+    it "keeps the failure's own log when a retry of it was interrupted" do
+      failed = first_run_failing([2])
+      interrupted = Fakes::Launcher.new do |keywords|
+        File.write(keywords[:log_path], "the interrupted retry's log\n")
+        Interrupt.new
+      end
+      assert_raises(Rackbench::Interrupted) { runner(resume: true, retry_failed: true, launcher: interrupted).run }
+      assert_equal failed, stored.reject(&:ok?), "the failure is still the stored attempt"
+      summary = runner(resume: true, retry_failed: true).run
+      history = Rackbench::Store.open(dir) { |store| store.earlier_attempts(summary.experiment_id) }
+      assert_equal ["attempt one's log\n"], history.map { |h| File.read(h.log_path) }
+    end
+
     it "is not what --resume alone does: stored failures are skipped" do
       first_run_failing([2, 5])
       summary = runner(resume: true).run

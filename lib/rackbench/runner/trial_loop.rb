@@ -76,12 +76,15 @@ module Rackbench
 
       # The retry writes its log where the failure's was: the failure's is
       # copied beside it first ("NAME.attempt-1.log"), for its history row.
-      # nil when it had none.
+      # A copy already there is the failure's own, from a retry that was
+      # interrupted (which overwrote the log, storing nothing): it is kept.
+      # nil when the failure had no log.
       def keep_log(earlier)
         path = earlier.log_path
+        kept = path && "#{path.delete_suffix(".log")}.attempt-#{earlier.attempt}.log"
+        return kept if kept && File.file?(kept)
         return nil unless path && File.file?(path)
 
-        kept = "#{path.delete_suffix(".log")}.attempt-#{earlier.attempt}.log"
         FileUtils.cp(path, kept)
         kept
       end
