@@ -173,7 +173,8 @@ module Rackbench
     end
 
     # Stored trials, of one experiment or of all, in the order they were
-    # saved, as Trial::Records.
+    # saved, as Trial::Records: the latest attempt at each key (the earlier
+    # attempts of retried failures are #earlier_attempts).
     #
     # :result :: include each trial's result document (the engine's, with
     #            its histogram and timelines: the largest column by far;
