@@ -15,10 +15,11 @@ describe Rackbench::Runner::Estimate do
     EstimateTrial.new(EstimateConfig.new({ "ruby" => ruby, "server" => server, "app" => app }, planned_s))
   end
 
-  def record(server, boot_s:, stop_s: 1.0, check_s: 0.5, ruby: "ruby", app: "redmine", kind: "http")
-    Rackbench::Trial::Record.new(key: "k-#{server}", kind: kind, status: boot_s ? "ok" : "failed", ruby: ruby,
+  def record(server, boot_s:, stop_s: 1.0, check_s: 0.5, ruby: "ruby", app: "redmine", hooks: nil)
+    identity = boot_s && { "check_s" => check_s, "hooks" => hooks }.compact
+    Rackbench::Trial::Record.new(key: "k-#{server}", kind: "http", status: boot_s ? "ok" : "failed", ruby: ruby,
                                  server: server, app: app, boot_s: boot_s, stop_s: boot_s && stop_s,
-                                 identity: boot_s && { "check_s" => check_s })
+                                 identity: identity)
   end
 
   let(:estimate) { Rackbench::Runner::Estimate.new(plan_overhead_s: 3.0, plan_note: "warmup + duration + ~3s per trial") }
@@ -35,6 +36,12 @@ describe Rackbench::Runner::Estimate do
     guess = estimate.trial(trial("puma"))
     assert_equal [2.0 + 30.0, :measured, nil], guess.to_a, "1 s warmup + 1 s window + the mean of 25 and 35"
     refute guess.guess?
+  end
+
+  it "counts the app's reset, which runs before every trial, and not its setup, which ran once" do
+    hooks = { "setup" => { "duration_s" => 100.0 }, "reset" => { "duration_s" => 6.0 } }
+    estimate.learn(record("puma", boot_s: 10.0, stop_s: 1.0, check_s: 1.0, hooks: hooks))
+    assert_equal 2.0 + 18.0, estimate.trial(trial("puma")).seconds
   end
 
   it "falls back on the run's mean for a configuration not measured yet, and says so" do

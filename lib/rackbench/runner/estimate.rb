@@ -7,8 +7,8 @@ module Rackbench
     # for Rack hello world, 5 to 35 s for a real Rails app. So a trial's
     # estimate is its configuration's measured part (warmup + window, which
     # the plan knows) plus the boot and stop measured for the same ruby,
-    # server and app (boot_s + stop_s + the identity check's check_s of its
-    # stored records), else the mean of the run's other configurations,
+    # server and app (boot_s + stop_s + the identity check's check_s + the
+    # app's reset, if it has one, of its stored records), else the mean of the run's other configurations,
     # else the plan's fixed allowance (Experiment::Config::OVERHEAD_S). On
     # --resume it learns from the trials already stored.
     #
@@ -44,8 +44,10 @@ module Rackbench
       def learn(record)
         return self if record.boot_s.nil?
 
-        check_s = record.identity.is_a?(Hash) ? record.identity["check_s"].to_f : 0.0
-        @by_group[[record.ruby, record.server, record.app]] << record.boot_s + record.stop_s.to_f + check_s
+        identity = record.identity.is_a?(Hash) ? record.identity : {}
+        # The app's reset runs before every trial; its setup once, so it is left out.
+        extra_s = identity["check_s"].to_f + identity.dig("hooks", "reset", "duration_s").to_f
+        @by_group[[record.ruby, record.server, record.app]] << record.boot_s + record.stop_s.to_f + extra_s
         self
       end
 
