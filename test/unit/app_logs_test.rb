@@ -61,6 +61,17 @@ describe Rackbench::Trial::Http::AppLogs do
                  logs.error_line
   end
 
+  it "adds the app log's error to a failure reason that names none, and only then" do
+    logs = Rackbench::Trial::Http::AppLogs.new(app_dir)
+    plain = "app check failed: GET / answered 500, expected 200\nserver output tail"
+    assert_equal plain, logs.reason(plain), "nothing logged: the reason stands"
+    log("production.log", "F, [2026-11-24T01:00:01.011 #12] FATAL -- : [4f2a] NameError (undefined local variable `x'):\n")
+    assert_equal "app check failed: GET / answered 500, expected 200; app log log/production.log: " \
+                 "NameError (undefined local variable `x'):\nserver output tail", logs.reason(plain)
+    named = "server exited with status 1 before it was ready: LoadError: cannot load such file -- x"
+    assert_equal named, logs.reason(named), "the server's output names the error"
+  end
+
   it "names no error when the log written during the trial holds none" do
     logs = Rackbench::Trial::Http::AppLogs.new(app_dir)
     log("production.log", "I, [2026-11-24T01:00:01.000 #12]  INFO -- : Completed 200 OK in 3ms\n")

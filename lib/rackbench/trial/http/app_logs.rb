@@ -53,6 +53,20 @@ module Rackbench
           nil
         end
 
+        # A failure reason (+message+: its first line, then maybe a log's
+        # tail) with the error the app's own log names appended to its first
+        # line, when that line names no error of its own: a Rails app logs
+        # its exceptions to log/production.log, not to the server's output.
+        def reason(message)
+          first, rest = message.split("\n", 2)
+          return message if first.to_s.match?(/(?:Error|Exception)\b/)
+
+          error = error_line
+          return message unless error
+
+          ["#{first}; app log #{error}", rest].compact.join("\n")
+        end
+
         private
 
         def files

@@ -87,7 +87,7 @@ module Rackbench
           stop(server, app_logs)
           raise e if e.is_a?(IdentityMismatch)
 
-          raise SetupError, with_app_error(e.message, app_logs)
+          raise SetupError, app_logs ? app_logs.reason(e.message) : e.message
         rescue StandardError, Interrupt
           stop(server, app_logs)
           raise
@@ -100,20 +100,6 @@ module Rackbench
           server&.stop(grace_s: @stop_grace_s)
         ensure
           app_logs&.copy(@work_dir)
-        end
-
-        # A reason whose server output names no error gets the error the
-        # app's own log names, when it names one (a Rails app logs its
-        # exceptions to log/production.log, not to the server's output).
-        def with_app_error(message, app_logs)
-          first = message.lines.first.to_s
-          return message if app_logs.nil? || first.match?(/\b[A-Z]\w*(?:Error|Exception)\b/)
-
-          error = app_logs.error_line
-          return message unless error
-
-          rest = message.lines.drop(1).join
-          "#{first.chomp}; app log #{error}#{"\n#{rest}" unless rest.empty?}"
         end
 
         def command(config, port)
