@@ -72,6 +72,27 @@ describe "the trial history of retried failures" do
     end
   end
 
+  it "stays at schema 3, every row as it was, when migration 4 fails half-way" do
+    experiment = nil
+    Sequel.sqlite(path) do |db|
+      db.create_table(Rackbench::Store::Schema::VERSION_TABLE) { Integer :version, null: false }
+      Rackbench::Store::Schema::MIGRATIONS.first(3).each { |migration| migration.call(db) }
+      db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 3)
+      experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now,
+                                           rackbench_version: "0.2.0.dev")
+      db[:trials].insert(experiment_id: experiment, key: "kept", kind: "http", status: "failed", reason: "boom")
+      # The table migration 4 is about to create: it fails after adding trials.attempt.
+      db.create_table(:trial_history) { primary_key :id }
+    end
+    error = assert_raises(Rackbench::Store::Error) { Rackbench::Store.open(dir) }
+    assert_match(/trial_history/, error.message)
+    Sequel.sqlite(path) do |db|
+      assert_equal 3, db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
+      refute_includes db.schema(:trials).map(&:first), :attempt
+      assert_equal [["kept", "failed", "boom"]], db[:trials].select_map(%i[key status reason])
+    end
+  end
+
   describe "Store#save_trial of a retry" do
     it "moves the failure it replaces to the history whole, and reads it back equal" do
       with_experiment do |store, id|
