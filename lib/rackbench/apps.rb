@@ -22,9 +22,11 @@ module Rackbench
   # :requests :: absolute path of the request list the load engine replays (with a cookie jar), or nil
   # :base :: for a variant, the name of the app whose directory it uses; else nil
   # :env :: the app's own variables for its server (Hash of String => String; default: {})
+  # :setup_hook, :reset_hook :: the user's app's commands (Experiment::Hook), run once per Bundler
+  #                             environment and before each trial (Trial::Http::AppHooks), or nil
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
                    :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
-                   keyword_init: true)
+                   :setup_hook, :reset_hook, keyword_init: true)
 
   # Reopened so that its methods live in the struct.
   class App
@@ -38,6 +40,8 @@ module Rackbench
                                           :expect_body)
       overrides[:dir] = spec.path if spec.path
       overrides[:env] = (base[:env] || {}).merge(spec.env || {})
+      overrides[:setup_hook] = spec.setup
+      overrides[:reset_hook] = spec.reset
       new(health: "/", load_path: "/", expect_status: 200, **base.merge(overrides))
     end
 

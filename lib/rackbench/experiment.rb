@@ -228,13 +228,20 @@ module Rackbench
     # the fingerprint nor the order of the plan. Settings added after the
     # first release appear only when they differ from their default, so an
     # experiment stored by an older rackbench keeps its fingerprint.
+    # App keys added after the first release: in the fingerprint only when given.
+    LATER_APP_KEYS = %w[setup reset].freeze
+
+    def canonical_app(app)
+      Canonical.sorted(app).reject { |k, v| k == "env" ? v.empty? : LATER_APP_KEYS.include?(k) && v.nil? }
+    end
+
     def canonical
       later_load = Settings::LATER_KEYS
       data = {
         "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
         "rubies" => sort(rubies.map { |r| Canonical.sorted(r) }),
         "servers" => sort(servers.map { |s| Canonical.sorted(s) }),
-        "apps" => sort(apps.map { |a| Canonical.sorted(a).reject { |k, v| k == "env" && v.empty? } }),
+        "apps" => sort(apps.map { |a| canonical_app(a) }),
         "processes" => processes.sort, "threads" => threads.sort,
         "load" => load.reject { |k, v| later_load[k] == v }.transform_values { |values| sort(values) },
         "env" => env.transform_values { |values| sort(values) },

@@ -7,6 +7,7 @@ require_relative "report/config_summary"
 require_relative "report/columns"
 require_relative "report/baseline"
 require_relative "report/trial_entry"
+require_relative "report/history"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -25,6 +26,8 @@ module Rackbench
     FORMAT_VERSION = 2
 
     attr_reader :experiment, :options, :configs, :trials
+    # The trials' earlier attempts (Report::History): failures run again.
+    attr_reader :history
     # Where the trials were read from (the results database's path).
     attr_reader :store_location
 
@@ -39,6 +42,7 @@ module Rackbench
       @experiment = find_experiment(store, experiment_id, name)
       @runs = store.runs(@experiment[:id])
       @trials = store.trials(@experiment[:id]).map { |record| TrialEntry.new(record) }
+      @history = History.new(store.earlier_attempts(@experiment[:id], result: false))
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
       Baseline.new(@configs, @options).apply
@@ -105,7 +109,7 @@ module Rackbench
         "settings" => @options.to_h.merge("baseline" => @configs.find(&:baseline?)&.id),
         "dimensions" => dimensions, "rate_unit" => rate_unit,
         "configs" => @configs.map(&:to_h),
-        "trials" => @trials.map(&:to_h)
+        "trials" => @trials.map { |t| trial_hash(t) }
       }
     end
 
@@ -143,6 +147,13 @@ module Rackbench
       groups.values.sort_by { |t| order.rank(t.first.dims) }.map do |trials|
         ConfigSummary.new(trials, @options)
       end
+    end
+
+    # A trial's entry, with which attempt at its key it is and the earlier
+    # attempts (retried failures), oldest first.
+    def trial_hash(trial)
+      record = trial.record
+      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key))
     end
 
     def experiment_hash

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "runner/cpu_layout"
+require_relative "runner/estimate"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
 require_relative "runner/trial_loop"
@@ -34,6 +35,8 @@ module Rackbench
     # :source :: where the configurations come from: an Experiment, or a Micro::Settings
     # :results_dir :: results directory (SQLite store, logs/, work/)
     # :resume :: continue an experiment that already has trials in the store (default: false)
+    # :retry_failed :: with resume, run the stored failed trials again; the failures are kept as the
+    #                  trials' history (default: false: resume skips them like the ok ones)
     # :fail_fast :: stop at the first failed trial (default: false)
     # :out, :err :: where progress and warnings go
     # :installs :: Rubies::Install list (default: Rubies.discover)
@@ -45,12 +48,15 @@ module Rackbench
     # :collaborators :: keywords for the kind of trial's constructor: what it drives (a load engine,
     #                   servers, samplers...), for tests to replace (default: {}: the real ones)
     # :watchdog :: what sweeps and watches the run's processes (#sweep, #start like Watchdog; default: Watchdog)
-    def initialize(source:, results_dir:, resume: false, fail_fast: false, out: $stdout, err: $stderr, installs: nil,
-                   layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil, parent_env: ENV,
-                   collaborators: {}, watchdog: Watchdog)
+    def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
+                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
+                   parent_env: ENV, collaborators: {}, watchdog: Watchdog)
       @source = source
       @results_dir = File.expand_path(results_dir)
       @resume = resume
+      raise UsageError, "--retry-failed only works with --resume" if retry_failed && !resume
+
+      @retry_failed = retry_failed
       @fail_fast = fail_fast
       @out = out
       @err = err
@@ -163,7 +169,11 @@ module Rackbench
         )
         done = store.finished_keys(experiment_id)
         refuse_rerun(done) unless done.empty? || @resume
-        run_remaining(store, experiment_id, done, environment)
+        retries = @retry_failed ? store.failed_attempts(experiment_id) : {}
+        estimate = Estimate.new(plan_note: @source.estimate_note)
+        # A resumed run knows the boots and stops of the trials already stored.
+        store.trials(experiment_id, result: false).each { |record| estimate.learn(record) } unless done.empty?
+        run_remaining(store, experiment_id, done, retries, environment, estimate)
       end
     end
 
@@ -172,19 +182,25 @@ module Rackbench
                         "add --resume to finish it, or choose another --results directory"
     end
 
-    def run_remaining(store, experiment_id, done, environment)
-      remaining = plan.remaining(done)
-      announce(done, remaining)
-      estimate_s = remaining.empty? ? nil : plan.estimated_s(remaining) / remaining.size
+    # retries :: key => stored failed attempt, for the failures to run
+    # again (--retry-failed): they rejoin the remaining trials in the
+    # plan's order, with their own batch and position.
+    def run_remaining(store, experiment_id, done, retries, environment, estimate)
+      remaining = plan.remaining(done - retries.keys)
+      retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
+      announce(done, remaining, retries, estimate.remaining(remaining))
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
-                    resumed: !done.empty?, out: @out, describe: method(:describe), estimated_trial_s: estimate_s,
-                    fail_fast: @fail_fast, environment: environment).run { |trial| kind.run(trial) }
+                    resumed: !done.empty?, out: @out, describe: method(:describe), estimate: estimate,
+                    fail_fast: @fail_fast, environment: environment, retries: retries).run { |trial| kind.run(trial) }
     end
 
-    def announce(done, remaining)
+    def announce(done, remaining, retries, guess)
+      stored = done.size - retries.size
       @out.puts "Experiment #{@source.name}: #{plan.size} trials" \
-                "#{", #{done.size} already stored" unless done.empty?}, #{remaining.size} to run " \
-                "(about #{Experiment::Plan.format_duration(plan.estimated_s(remaining))}); results in #{@results_dir}"
+                "#{", #{stored} already stored" unless stored.zero?}" \
+                "#{", #{retries.size} failed to retry" unless retries.empty?}, #{remaining.size} to run " \
+                "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
+                "results in #{@results_dir}"
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
       kind.announce.each { |line| @out.puts "  #{line}" }
     end

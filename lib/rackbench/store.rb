@@ -13,6 +13,7 @@ end
 require_relative "store/connection"
 require_relative "store/schema"
 require_relative "store/record_codec"
+require_relative "store/history"
 
 module Rackbench
   # The results database: experiments, their trials and each `rackbench run`
@@ -21,9 +22,11 @@ module Rackbench
   # same code.
   #
   # Each trial is written in its own transaction and is on disk when
-  # save_trial returns. Nothing here modifies or deletes a stored trial: the
-  # only writes are the inserts and updates the methods below name (and a
-  # schema migration, which reshapes rows without losing a figure).
+  # save_trial returns. Nothing here modifies a stored trial or loses one:
+  # the only writes are the inserts and updates the methods below name, the
+  # move of a failed trial to the history when its retry is stored (Store::
+  # History), and a schema migration, which reshapes rows without losing a
+  # figure.
   #
   #   Rackbench::Store.open("rackbench-results") do |store|
   #     id = store.find_or_create_experiment(name: "quick", fingerprint: fp, seed: 1,
@@ -32,6 +35,8 @@ module Rackbench
   #     store.trials(id)    # => [Trial::Record, ...], as they were saved
   #   end
   class Store
+    include History
+
     # Any problem with the results database, as one line naming it.
     class Error < Rackbench::Error; end
 
@@ -142,13 +147,21 @@ module Rackbench
     end
 
     # Stores one Trial::Record in its own transaction and returns its id;
-    # the row is on disk when this returns.
+    # the row is on disk when this returns. A record whose attempt is above
+    # 1 (a retried failure) replaces the stored failed attempt before it,
+    # which moves to the trial history in the same transaction (History).
     #
-    # Raises DuplicateTrial when the key is already stored, Store::Error when
-    # the database cannot take the row (disk full, ...), ArgumentError for a
-    # document that cannot be stored as JSON.
-    def save_trial(experiment_id, record)
+    # :earlier_log_path :: for a retry, where the earlier attempt's log was
+    #                      kept (its stored log_path is replaced) (default: nil)
+    #
+    # Raises DuplicateTrial when the key is already stored (for a first
+    # attempt), Store::Error when the database cannot take the row (disk
+    # full, ...) or a retry does not follow a stored failed attempt,
+    # ArgumentError for a document that cannot be stored as JSON.
+    def save_trial(experiment_id, record, earlier_log_path: nil)
       row = RecordCodec.encode(experiment_id, record)
+      return supersede(experiment_id, record, row, earlier_log_path) if record.attempt > 1
+
       trials = db[:trials]
       db.transaction { trials.insert(row) }
     rescue Sequel::UniqueConstraintViolation
@@ -160,7 +173,8 @@ module Rackbench
     end
 
     # Stored trials, of one experiment or of all, in the order they were
-    # saved, as Trial::Records.
+    # saved, as Trial::Records: the latest attempt at each key (the earlier
+    # attempts of retried failures are #earlier_attempts).
     #
     # :result :: include each trial's result document (the engine's, with
     #            its histogram and timelines: the largest column by far;

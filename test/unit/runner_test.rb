@@ -39,13 +39,15 @@ describe Rackbench::Runner do
     Rackbench::Experiment.parse(text, source: "test.yml", base_dir: dir)
   end
 
-  def runner(exp = experiment, resume: false, fail_fast: false, parent_env: { "PATH" => "/usr/bin:/bin" }, **collaborators)
+  def runner(exp = experiment, resume: false, retry_failed: false, fail_fast: false,
+             parent_env: { "PATH" => "/usr/bin:/bin" }, **collaborators)
     sampler = lambda do |_server|
       Fakes::Sampler.new.tap { |s| samplers << s }
     end
     defaults = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new, sampler: sampler,
                  machine: -> { Fakes::Machine.new } }
-    Rackbench::Runner.new(source: exp, results_dir: dir, resume: resume, fail_fast: fail_fast, out: out,
+    Rackbench::Runner.new(source: exp, results_dir: dir, resume: resume, retry_failed: retry_failed,
+                          fail_fast: fail_fast, out: out,
                           err: StringIO.new, installs: [install],
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: parent_env,
@@ -103,12 +105,96 @@ describe Rackbench::Runner do
     error = assert_raises(Rackbench::UsageError) { runner.run }
     assert_match(/already holds 2 trials.*--resume/, error.message)
 
+    assert_match(/6 to run \(about \S+, guessed: warmup \+ duration \+ ~3s per trial\)/, out.string,
+                 "nothing measured yet: the plan's guess, said to be one")
     fresh = Fakes::Engine.new
+    out.truncate(0)
+    out.rewind
     summary = runner(resume: true, engine: fresh).run
     assert_equal [4, 2], [fresh.calls, summary.already_done]
+    header = out.string.lines.first
+    assert_match(/4 to run \(about /, header)
+    refute_includes header, "guessed: warmup", "the stored trials' boots and stops seed the estimate"
     assert_equal 6, stored.map(&:key).uniq.size
     statuses = Rackbench::Store.open(dir) { |store| store.runs.map { |r| r[:status] } }
     assert_equal %w[interrupted finished], statuses
+  end
+
+  describe "--retry-failed" do
+    # The first run: the trials at plan positions 2 and 5 fail, writing a log.
+    def first_run_failing(positions)
+      failing = Fakes::Launcher.new do |keywords|
+        next unless positions.include?(keywords[:trial].index)
+
+        File.write(keywords[:log_path], "attempt one's log\n")
+        Rackbench::SetupError.new("server exited with status 1 before it was ready: flaky")
+      end
+      summary = runner(launcher: failing).run
+      assert_equal [6 - positions.size, positions.size], [summary.ok, summary.failed]
+      stored.reject(&:ok?)
+    end
+
+    it "runs the stored failures again in plan order, keeping each failure and its log as history" do
+      failed = first_run_failing([2, 5])
+      summary = runner(resume: true, retry_failed: true).run
+      assert_equal [2, 0, 4], [summary.ok, summary.failed, summary.already_done]
+      assert_equal [2, 5], launcher.launches.map { |k| k[:trial].index }, "only the failures, in plan order"
+      assert_includes out.string, "4 already stored, 2 failed to retry, 2 to run"
+
+      latest = stored.to_h { |r| [r.key, r] }
+      assert_equal 6, latest.size
+      assert(latest.values.all?(&:ok?), "the latest attempt of every trial is ok")
+      failed.each do |earlier|
+        retried = latest.fetch(earlier.key)
+        assert_equal [2, earlier.batch, earlier.position], [retried.attempt, retried.batch, retried.position]
+      end
+      history = Rackbench::Store.open(dir) { |store| store.earlier_attempts(summary.experiment_id) }
+      assert_equal failed.map(&:key).sort, history.map(&:key).sort
+      history.each do |h|
+        assert_equal [1, "failed"], [h.attempt, h.status]
+        assert_match(/flaky/, h.reason)
+        assert_equal h.log_path, "#{latest[h.key].log_path.delete_suffix(".log")}.attempt-1.log"
+        assert_equal "attempt one's log\n", File.read(h.log_path)
+      end
+    end
+
+    it "keeps the failure's own log when a retry of it was interrupted" do
+      failed = first_run_failing([2])
+      interrupted = Fakes::Launcher.new do |keywords|
+        File.write(keywords[:log_path], "the interrupted retry's log\n")
+        Interrupt.new
+      end
+      assert_raises(Rackbench::Interrupted) { runner(resume: true, retry_failed: true, launcher: interrupted).run }
+      assert_equal failed, stored.reject(&:ok?), "the failure is still the stored attempt"
+      summary = runner(resume: true, retry_failed: true).run
+      history = Rackbench::Store.open(dir) { |store| store.earlier_attempts(summary.experiment_id) }
+      assert_equal ["attempt one's log\n"], history.map { |h| File.read(h.log_path) }
+    end
+
+    it "is not what --resume alone does: stored failures are skipped" do
+      first_run_failing([2, 5])
+      summary = runner(resume: true).run
+      assert_equal [0, 0, 6], [summary.ok, summary.failed, summary.already_done]
+      assert_empty launcher.launches
+      assert_equal 2, stored.count { |r| !r.ok? }
+      assert_empty(Rackbench::Store.open(dir) { |store| store.earlier_attempts(summary.experiment_id) })
+    end
+
+    it "keeps a failure that fails again as history, and can retry once more" do
+      first_run_failing([3])
+      again = Fakes::Launcher.new { |_| Rackbench::SetupError.new("still broken") }
+      assert_equal [0, 1], runner(resume: true, retry_failed: true, launcher: again).run.to_h.values_at(:ok, :failed)
+      summary = runner(resume: true, retry_failed: true).run
+      assert_equal 1, summary.ok
+      history = Rackbench::Store.open(dir) { |store| store.earlier_attempts(summary.experiment_id) }
+      assert_equal [[1, "flaky"], [2, "still broken"]], history.map { |h| [h.attempt, h.reason[/flaky|still broken/]] }
+      assert_equal [3], stored.reject { |r| r.attempt == 1 }.map(&:attempt)
+    end
+
+    it "needs --resume" do
+      error = assert_raises(Rackbench::UsageError) { runner(retry_failed: true) }
+      assert_equal "--retry-failed only works with --resume", error.message
+    end
   end
 
   it "records a server that never starts as a failed trial with its reason, and goes on" do

@@ -24,6 +24,7 @@ module Rackbench
           end
           p.on("--html FILE", "write the single-file HTML report to FILE") { |v| options[:html] = v }
           p.on("--trials", "print the per-trial table instead of the configurations") { options[:trials] = true }
+          p.on("--history", "print the earlier attempts of retried trials (--retry-failed)") { options[:history] = true }
           p.on("--sort ORDER", %w[order rps], "rows in experiment order (default) or by median req/s (rps)") do |v|
             options[:sort] = v.to_sym
           end
@@ -31,8 +32,8 @@ module Rackbench
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
-        if [options[:json], options[:csv], options[:csv_pages], options[:trials]].count(&:itself) > 1
-          raise UsageError, "choose one of --json, --csv, --csv-pages and --trials"
+        if [options[:json], options[:csv], options[:csv_pages], options[:trials], options[:history]].count(&:itself) > 1
+          raise UsageError, "choose one of --json, --csv, --csv-pages, --trials and --history"
         end
 
         with_store(options) { |store| print_report(store, options) }
@@ -48,6 +49,8 @@ module Rackbench
         end
 
         report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
+        return @out.print(report.history.to_text) if options[:history]
+
         if options[:html]
           path = report.write_html(options[:html])
           machine = options[:json] || options[:csv] || options[:csv_pages]

@@ -20,6 +20,7 @@ module Rackbench
         files = parse(argv, options)
         return CLI::EXIT_OK unless files
         raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
+        raise UsageError, "--retry-failed only works with --resume" if options[:retry_failed] && !options[:resume]
 
         run_source(load_experiment(files.first, options), options, resume: resume_command(files, options))
       end
@@ -45,6 +46,9 @@ module Rackbench
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
           p.on("--resume", "finish an interrupted experiment: run only the trials not yet stored") do
             options[:resume] = true
+          end
+          p.on("--retry-failed", "with --resume: run the stored failed trials again (the failures are kept as history)") do
+            options[:retry_failed] = true
           end
           p.on("--dry-run", "print the plan (trials in order, skipped combinations) and stop") do
             options[:dry_run] = true

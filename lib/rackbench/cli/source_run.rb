@@ -14,6 +14,7 @@ module Rackbench
       # words for Shellwords.
       def run_source(source, options, resume:)
         runner = Runner.new(source: source, results_dir: options[:results], resume: options[:resume],
+                            retry_failed: options[:retry_failed] || false,
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err)
         if options[:dry_run]
           @out.print runner.plan

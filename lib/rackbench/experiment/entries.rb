@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "shellwords"
 require_relative "../deep_freeze"
 
 module Rackbench
@@ -32,15 +33,27 @@ module Rackbench
     # unless the experiment file overrides it: the app's own manifest
     # (apps/NAME/app.yml, Rackbench::Apps.builtin) supplies the rest, e.g.
     #   Apps.builtin(spec.name).to_h.merge(spec.to_h.compact)
+    #
+    # +setup+ and +reset+ (the user's own app only; nil unless given) are
+    # its Hooks: commands run once per Bundler environment before its first
+    # trial, and before each trial (doc/experiment.md).
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, :env, keyword_init: true)
+                         :expect_body, :env, :setup, :reset, keyword_init: true)
+
+    # A command of the user's app (+setup+ or +reset+): the +command+ line
+    # (String) and the deadline it must finish within, +timeout_s+.
+    Hook = Struct.new(:command, :timeout_s, keyword_init: true)
 
     # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
     # benchmarked. Each returns an Array of frozen specs with unique labels.
     class Entries
       RUBY_KEYS = %w[name ruby options env].freeze
       SERVER_KEYS = %w[name label options].freeze
-      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env].freeze
+      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset].freeze
+      HOOK_KEYS = %w[command timeout].freeze
+      # How long a hook may run when the file does not say: a setup may
+      # create and migrate a database, a reset only restores one.
+      HOOK_TIMEOUT_S = { "setup" => 600.0, "reset" => 120.0 }.freeze
       EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body].freeze
       # What the user's own app gets when the file does not say.
       APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
@@ -200,6 +213,12 @@ module Rackbench
       # A built-in app by name; a mapping without +path+ may override its
       # paths and expectations.
       def builtin_app(name, item, key)
+        %w[setup reset].each do |hook|
+          next if item[hook].nil?
+
+          @checker.fail!("#{key}.#{hook}", "runs your own app's command: give the app a path (built-in apps seed " \
+                                           "themselves)")
+        end
         AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key), **expectations(item, key, {}))
       end
 
@@ -211,7 +230,31 @@ module Rackbench
           @checker.fail!("#{key}.path", "#{path.inspect} has no config.ru (#{dir})")
         end
         AppSpec.new(name: name, builtin: false, path: dir, env: app_env(item, key),
+                    setup: hook(item["setup"], "setup", "#{key}.setup"),
+                    reset: hook(item["reset"], "reset", "#{key}.reset"),
                     **expectations(item, key, APP_DEFAULTS))
+      end
+
+      # A hook: a command line, or a mapping of command and timeout; nil
+      # when not given.
+      def hook(value, name, key)
+        return nil if value.nil?
+
+        value = { "command" => value } unless value.is_a?(Hash)
+        @checker.keys!(value, HOOK_KEYS, key, required: %w[command])
+        command = @checker.string!(value["command"], "#{key}.command").strip
+        @checker.fail!("#{key}.command", "is empty") if command.empty?
+        begin
+          Shellwords.split(command)
+        rescue ArgumentError => e
+          @checker.fail!("#{key}.command", "#{command.inspect}: #{e.message}")
+        end
+        timeout_s = if value.key?("timeout")
+                      @checker.duration!(value["timeout"], "#{key}.timeout", positive: true)
+                    else
+                      HOOK_TIMEOUT_S.fetch(name)
+                    end
+        Hook.new(command: command, timeout_s: timeout_s).freeze
       end
 
       def app_env(item, key)

@@ -35,8 +35,8 @@ module Rackbench
         configs = @report.configs
         return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
 
-        [warning_lines, table(configs), baseline_line, bar_chart(configs), pages(configs), flag_lines(configs),
-         ran_lines(configs)].compact.join("\n") + "\n"
+        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), pages(configs),
+         flag_lines(configs), ran_lines(configs)].compact.join("\n") + "\n"
       end
 
       private

@@ -9,9 +9,10 @@ module Rackbench
     # is redrawn twice a second with its elapsed time; elsewhere (CI logs,
     # pipes) each trial prints once, so logs stay clean.
     #
-    # The ETA uses the mean wall time of the trials run so far in this
-    # invocation: boots differ a lot between servers and rubies, so the
-    # plan's fixed per-trial estimate is only used before the first trial ends.
+    # The ETA is the caller's Estimate::Guess of the trials left (learnt from
+    # the boots and stops measured so far); when it is a guess, the line says
+    # what it rests on: "ETA ~2m 10s, guessed from other configurations'
+    # boot and stop".
     class Progress
       include MonotonicClock
 
@@ -21,35 +22,37 @@ module Rackbench
       # :out :: where to write
       # :total :: trials in the plan
       # :already_done :: trials stored by earlier runs
-      # :estimated_trial_s :: the plan's estimate of one trial (default: nil)
       # :live :: redraw the current line (default: out is a TTY)
-      def initialize(out:, total:, already_done:, estimated_trial_s: nil, live: nil)
+      def initialize(out:, total:, already_done:, live: nil)
         @out = out
         @total = total
         @done = already_done
-        @walls = []
-        @estimated_trial_s = estimated_trial_s
         @live = live.nil? ? (out.respond_to?(:tty?) && out.tty?) : live
         @lock = Mutex.new
       end
 
-      def starting(trial)
+      # trial :: the Plan::Trial starting; eta :: an Estimate::Guess of it
+      # and every trial after it (default: nil: no ETA shown)
+      def starting(trial, eta: nil)
         @prefix = format("%s %*d/%d %s batch %d", bar, @total.to_s.size, @done + 1, @total, trial.config, trial.batch)
         @started = now
+        @eta = eta
         return start_ticker if @live
 
         @out.print "#{@prefix} ... "
         @out.flush
       end
 
-      # summary: "ok 12345.6 req/s p99 1.2ms" or "FAILED: reason"
-      def finished(summary, wall_s)
+      # summary :: "ok 12345.6 req/s p99 1.2ms" or "FAILED: reason"
+      # eta :: an Estimate::Guess of the trials left (default: nil: none shown)
+      def finished(summary, wall_s, eta: nil)
         stop_ticker
         @done += 1
-        @walls << wall_s
         remaining = @total - @done
-        eta = remaining.zero? ? "done" : "ETA #{Experiment::Plan.format_duration(remaining * per_trial_s)}"
-        line = "#{summary} (#{format("%.1f", wall_s)}s; #{eta})"
+        left = if remaining.zero? then "; done"
+               elsif eta then "; #{eta_text(eta, eta.seconds)}"
+               end
+        line = "#{summary} (#{format("%.1f", wall_s)}s#{left})"
         @live ? @out.puts("\r\e[K#{@prefix} ... #{line}") : @out.puts(line)
       end
 
@@ -60,16 +63,16 @@ module Rackbench
 
       private
 
+      # "ETA 1m 20s", or "ETA ~1m 20s, guessed: ..." for a guess.
+      def eta_text(eta, seconds)
+        duration = Experiment::Plan.format_duration(seconds)
+        eta.guess? ? "ETA ~#{duration}, #{eta.note}" : "ETA #{duration}"
+      end
+
       # [████████░░░░░░░░░░░░]: trials done out of the plan.
       def bar
         filled = @total.zero? ? BAR_CELLS : (@done * BAR_CELLS / @total)
         "[#{"█" * filled}#{"░" * (BAR_CELLS - filled)}]"
-      end
-
-      def per_trial_s
-        return @walls.sum / @walls.size unless @walls.empty?
-
-        @estimated_trial_s || 0
       end
 
       def start_ticker
@@ -95,8 +98,7 @@ module Rackbench
 
       def draw
         elapsed = now - @started
-        left = [(@total - @done) * per_trial_s - elapsed, 0].max
-        eta = per_trial_s.positive? ? "; ETA #{Experiment::Plan.format_duration(left)}" : ""
+        eta = @eta ? "; #{eta_text(@eta, [@eta.seconds - elapsed, 0].max)}" : ""
         @lock.synchronize do
           @out.print "\r\e[K#{@prefix} ... #{format("%.0f", elapsed)}s#{eta}"
           @out.flush

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "fileutils"
+require_relative "estimate"
 require_relative "progress"
 
 module Rackbench
@@ -17,11 +19,13 @@ module Rackbench
       # :resumed :: whether the experiment already held trials (--resume)
       # :out :: where progress goes
       # :describe :: a Trial::Record => the result part of its progress line
-      # :estimated_trial_s :: the plan's estimate of one trial (default: nil)
+      # :estimate :: the Estimate of the trials left, learning from each that ends (default: a fresh one)
       # :fail_fast :: stop at the first failed trial (default: false)
       # :environment :: the machine's description at this run's start, stored with the run (default: nil)
-      def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimated_trial_s: nil,
-                     fail_fast: false, environment: nil)
+      # :retries :: key => Store::History::Failed, the remaining trials that are failures run again
+      #             (--retry-failed): each is stored as the next attempt at its key (default: {})
+      def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimate: Estimate.new,
+                     fail_fast: false, environment: nil, retries: {})
         @store = store
         @experiment_id = experiment_id
         @plan = plan
@@ -29,9 +33,10 @@ module Rackbench
         @resumed = resumed
         @out = out
         @describe = describe
-        @estimated_trial_s = estimated_trial_s
+        @estimate = estimate
         @fail_fast = fail_fast
         @environment = environment
+        @retries = retries
       end
 
       # Runs the block on each remaining trial; the block returns its
@@ -40,13 +45,17 @@ module Rackbench
         run_id = @store.start_run(@experiment_id, resumed: @resumed, environment: @environment)
         summary = Summary.new(experiment_id: @experiment_id, ok: 0, failed: 0, skipped: @plan.skipped.size,
                               already_done: @plan.size - @remaining.size)
-        progress = Progress.new(out: @out, total: @plan.size, already_done: summary.already_done,
-                                estimated_trial_s: @estimated_trial_s)
-        @remaining.each do |trial|
-          progress.starting(trial)
+        progress = Progress.new(out: @out, total: @plan.size, already_done: summary.already_done)
+        @remaining.each_with_index do |trial, i|
+          progress.starting(trial, eta: @estimate.remaining(@remaining.drop(i)))
+          earlier = @retries[trial.key]
+          earlier_log = keep_log(earlier) if earlier
           record = yield trial
-          @store.save_trial(@experiment_id, record) # committed before the next trial starts
-          progress.finished(@describe.call(record), record.wall_s)
+          record = record.with(attempt: earlier.attempt + 1) if earlier
+          # committed before the next trial starts
+          @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log)
+          progress.finished(@describe.call(record), record.wall_s,
+                            eta: @estimate.learn(record).remaining(@remaining.drop(i + 1)))
           record.ok? ? summary.ok += 1 : summary.failed += 1
           raise Error, "stopping (--fail-fast): #{record.reason}" if @fail_fast && !record.ok?
         end
@@ -61,6 +70,23 @@ module Rackbench
         progress&.abort
         @store.finish_run(run_id, "failed") if run_id
         raise
+      end
+
+      private
+
+      # The retry writes its log where the failure's was: the failure's is
+      # copied beside it first ("NAME.attempt-1.log"), for its history row.
+      # A copy already there is the failure's own, from a retry that was
+      # interrupted (which overwrote the log, storing nothing): it is kept.
+      # nil when the failure had no log.
+      def keep_log(earlier)
+        path = earlier.log_path
+        kept = path && "#{path.delete_suffix(".log")}.attempt-#{earlier.attempt}.log"
+        return kept if kept && File.file?(kept)
+        return nil unless path && File.file?(path)
+
+        FileUtils.cp(path, kept)
+        kept
       end
     end
   end

@@ -137,6 +137,51 @@ module Rackbench
                warmup_s measure_s].each { |column| drop_column column }
           end
           db.alter_table(:experiments) { add_column :config_keys, String, text: true } # JSON
+        end,
+
+        # 4: retried failures (`--resume --retry-failed`). A trial says which
+        # attempt at its key it is; +trials+ keeps the latest attempt of each
+        # key, so every report reads the latest only, as before. An earlier
+        # attempt moves to +trial_history+ in the transaction that stores
+        # its successor: kept with every column, never lost. Stored trials
+        # are the first attempt of their key.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :attempt, Integer, null: false, default: 1 }
+          db.create_table(:trial_history) do
+            primary_key :id
+            foreign_key :experiment_id, :experiments, null: false
+            Integer :trial_id, null: false # its id in trials, before it was superseded
+            DateTime :superseded_at, null: false
+            String :key, null: false
+            Integer :attempt, null: false
+            Integer :batch
+            Integer :position
+            String :kind
+            String :ruby
+            String :ruby_description, text: true
+            String :server
+            String :app
+            Integer :processes
+            Integer :threads
+            String :dims, text: true          # JSON
+            String :load_settings, text: true # JSON
+            String :env, text: true           # JSON
+            String :status, null: false
+            String :reason, text: true
+            DateTime :started_at
+            DateTime :finished_at
+            Float :boot_s
+            Float :wall_s
+            Float :stop_s
+            String :result, text: true        # JSON
+            String :sample, text: true        # JSON
+            String :machine, text: true       # JSON
+            String :identity, text: true      # JSON
+            String :gem_versions, text: true  # JSON
+            String :layout, text: true        # JSON
+            String :log_path, text: true
+            unique %i[experiment_id key attempt]
+          end
         end
       ].freeze
 

@@ -112,6 +112,7 @@ module Rackbench
                       machine: @machine.call, calibrations: @calibrations).run(facts)
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
+          booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
         end
       end
 
@@ -129,7 +130,12 @@ module Rackbench
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
-                       stop_grace_s: @context.stop_grace_s, guard: guard)
+                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks)
+      end
+
+      # The user's app's setup runs once per run and Bundler environment.
+      def hooks
+        @hooks ||= AppHooks.new(logs_dir: @context.logs_dir)
       end
 
       # The server's whole environment (see ServerEnv): nothing leaks from
@@ -167,6 +173,8 @@ end
 require_relative "http/reading"
 require_relative "http/bundle_cache"
 require_relative "identity"
+require_relative "http/app_hooks"
+require_relative "http/app_logs"
 require_relative "http/server_launch"
 require_relative "http/calibration"
 require_relative "http/load_run"

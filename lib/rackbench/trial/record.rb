@@ -22,10 +22,12 @@ module Rackbench
     # Measurements :: result, sample (Hashes, String keys), machine (MachineLoad)
     # What ran :: ruby_description, identity (Trial::Identity), gem_versions, env, load_settings, layout
     # log_path :: the trial's log
+    # attempt :: which attempt at its key this is: 1, or more for a failure
+    #            run again with `--resume --retry-failed` (default: 1)
     class Record
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path].freeze
+                  load_settings layout log_path attempt].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
       DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout].freeze
@@ -49,6 +51,7 @@ module Rackbench
           value = document(fields[:key], name, value) if DOCUMENTS.include?(name) && !value.nil? && !parsed
           value = value.dup.freeze if value.is_a?(String)
           value = value.floor(6) if value.is_a?(Time)
+          value ||= 1 if name == :attempt
           instance_variable_set(:"@#{name}", value)
         end
         check!
@@ -93,6 +96,12 @@ module Rackbench
       def bytes_per_s = reading.bytes_per_s(self)
       def offered_rps = reading.offered_rps(self)
 
+      # A copy with +changes+ (fields by name), e.g. with(attempt: 2).
+      def with(**changes)
+        documents = changes.slice(*DOCUMENTS).compact.to_h { |name, value| [name, document(key, name, value)] }
+        Record.new(parsed: true, **to_h.merge(changes, documents))
+      end
+
       def to_h
         FIELDS.to_h { |name| [name, public_send(name)] }
       end
@@ -123,6 +132,7 @@ module Rackbench
       def check!
         raise ArgumentError, "a trial record needs a key" unless key.is_a?(String) && !key.empty?
         raise ArgumentError, "trial #{key}: no kind" unless kind.is_a?(String) && !kind.empty?
+        raise ArgumentError, "trial #{key}: attempt is #{attempt.inspect}" unless attempt.is_a?(Integer) && attempt >= 1
         return if STATUSES.include?(status)
 
         raise ArgumentError, "trial #{key}: status is #{status.inspect}, expected one of #{STATUSES.join(", ")}"

@@ -18,8 +18,10 @@ module Rackbench
         SETUP_TAIL_LINES = 10
 
         # What a booted server gives the trial: the ServerProcess, the seconds
-        # it took to be ready, and the identity record (what really runs).
-        Booted = Struct.new(:server, :boot_s, :identity, keyword_init: true)
+        # it took to be ready, the identity record (what really runs, with
+        # the app's hooks that ran before it: "hooks"), and the app's own
+        # logs as they were at boot (AppLogs: copy them once it stopped).
+        Booted = Struct.new(:server, :boot_s, :identity, :app_logs, keyword_init: true)
 
         # :trial, :app (an App), :variant, :adapter, :bundle (installed BundleEnv)
         # :env :: the trial's ServerEnv
@@ -32,8 +34,9 @@ module Rackbench
         # :log_path :: the trial's server log
         # :ready_timeout_s, :stop_grace_s, :setup_timeout_s :: deadlines
         # :guard :: the argv prefix that ties the server's life to the runner's (Kind#guard)
+        # :hooks :: the run's AppHooks (the user's app's setup and reset) (default: a fresh one)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
-                       ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S)
+                       ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil)
           @trial = trial
           @app = app
           @variant = variant
@@ -48,6 +51,7 @@ module Rackbench
           @stop_grace_s = stop_grace_s
           @setup_timeout_s = setup_timeout_s
           @guard = guard
+          @hooks = hooks || AppHooks.new(logs_dir: File.dirname(log_path))
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
@@ -59,7 +63,10 @@ module Rackbench
           FileUtils.rm_rf(Identity.directory(@work_dir))
           FileUtils.mkdir_p(Identity.directory(@work_dir))
           File.write(@log_path, "")
+          hooks = @hooks.before_trial(app: @app, bundle: @bundle, variant: @variant, adapter: @adapter, env: @env,
+                                      work_dir: @work_dir)
           run_setup if @app.setup
+          app_logs = AppLogs.new(@app.dir)
           port = Ports.free_port
           argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
           File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
@@ -72,15 +79,28 @@ module Rackbench
           checking = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: @expectation.call).verify!
           identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
+          identity["hooks"] = hooks unless hooks.empty?
           server.check_app(path: @app.load_path, expect_status: @app.expect_status,
                            expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
-          Booted.new(server: server, boot_s: boot_s, identity: identity)
+          Booted.new(server: server, boot_s: boot_s, identity: identity, app_logs: app_logs)
+        rescue SetupError => e
+          stop(server, app_logs)
+          raise e if e.is_a?(IdentityMismatch)
+
+          raise SetupError, app_logs ? app_logs.reason(e.message) : e.message
         rescue StandardError, Interrupt
-          server&.stop(grace_s: @stop_grace_s)
+          stop(server, app_logs)
           raise
         end
 
         private
+
+        # Stops what was started and keeps the app's logs of the attempt.
+        def stop(server, app_logs)
+          server&.stop(grace_s: @stop_grace_s)
+        ensure
+          app_logs&.copy(@work_dir)
+        end
 
         def command(config, port)
           @adapter.command(app_dir: @app.dir, config_ru: File.join(@app.dir, "config.ru"), port: port,

@@ -1,0 +1,86 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Runner
+    # How long the trials still to run will take, learnt from the trials
+    # that ran. What a plan cannot know is the server's boot and stop: 3 s
+    # for Rack hello world, 5 to 35 s for a real Rails app. So a trial's
+    # estimate is its configuration's measured part (warmup + window, which
+    # the plan knows) plus the boot and stop measured for the same ruby,
+    # server and app (boot_s + stop_s + the identity check's check_s + the
+    # app's reset, if it has one, of its stored records), else the mean of the run's other configurations,
+    # else the plan's fixed allowance (Experiment::Config::OVERHEAD_S). On
+    # --resume it learns from the trials already stored.
+    #
+    # A kind whose records have no boot_s (a micro-benchmark's script) is
+    # never learnt from: its plan estimate stands.
+    class Estimate
+      # What an estimate is based on, from the surest: every trial's own
+      # ruby/server/app measured; some only from other configurations;
+      # some from nothing measured at all (the plan's guess).
+      BASES = %i[measured run plan].freeze
+
+      # seconds :: the estimate; basis :: one of BASES, the least sure of its
+      # parts; note :: what it rests on when it is a guess, for a progress
+      # line (nil when it rests on the trials' own configurations)
+      Guess = Struct.new(:seconds, :basis, :note) do
+        def guess? = basis != :measured
+      end
+
+      # :plan_overhead_s :: what the plan's estimate of a trial allows for boot and stop
+      #                     (default: Experiment::Config::OVERHEAD_S)
+      # :plan_note :: how the plan estimates a trial (the source's estimate_note, e.g.
+      #               "warmup + duration + ~3s per trial") (default: "the plan's estimate")
+      def initialize(plan_overhead_s: Experiment::Config::OVERHEAD_S, plan_note: "the plan's estimate")
+        @plan_overhead_s = plan_overhead_s
+        @notes = { measured: nil, run: "guessed from other configurations' boot and stop",
+                   plan: "guessed: #{plan_note}" }
+        @by_group = Hash.new { |hash, key| hash[key] = [] }
+      end
+
+      # Learns a finished trial's boot and stop (a Trial::Record); a record
+      # without a boot (it failed before its server was ready, or it is a
+      # script) teaches nothing. Returns self.
+      def learn(record)
+        return self if record.boot_s.nil?
+
+        identity = record.identity.is_a?(Hash) ? record.identity : {}
+        # The app's reset runs before every trial; its setup once, so it is left out.
+        extra_s = identity["check_s"].to_f + identity.dig("hooks", "reset", "duration_s").to_f
+        @by_group[[record.ruby, record.server, record.app]] << record.boot_s + record.stop_s.to_f + extra_s
+        self
+      end
+
+      # A Guess of one plan trial (Experiment::Plan::Trial).
+      def trial(trial)
+        planned_s = trial.config.estimated_s
+        dims = trial.config.dims
+        measured = @by_group.fetch([dims["ruby"], dims["server"], dims["app"]], nil)
+        return guess(planned_s - @plan_overhead_s + mean(measured), :measured) if measured
+
+        all = @by_group.values.flatten
+        return guess(planned_s - @plan_overhead_s + mean(all), :run) unless all.empty?
+
+        guess(planned_s, :plan)
+      end
+
+      # A Guess of trials (the sum; the basis the least sure of theirs).
+      # For none: 0 s, measured.
+      def remaining(trials)
+        guesses = trials.map { |t| trial(t) }
+        basis = guesses.map { |g| BASES.index(g.basis) }.max
+        guess(guesses.sum(&:seconds), basis ? BASES[basis] : :measured)
+      end
+
+      private
+
+      def guess(seconds, basis)
+        Guess.new(seconds, basis, @notes.fetch(basis))
+      end
+
+      def mean(values)
+        values.sum / values.size
+      end
+    end
+  end
+end
