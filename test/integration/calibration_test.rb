@@ -82,6 +82,9 @@ describe "load that fits the app (integration)" do
     assert_equal 1, status.exitstatus, err
     document = JSON.parse(out)
     assert_equal [false, "rackbench-check"], document.values_at("ok", "format")
+    text = File.read(File.expand_path("../../doc/output.md", __dir__))[/^## The first-run doctor.*/m]
+    documented = text.scan(/^\| `examinations\.([a-z0-9_]+)`/).flatten
+    assert_equal documented.sort, document["examinations"].first.keys.sort, "doc/output.md lists every key"
     good, bad = document.fetch("examinations").partition { |e| e["config"]["app"] == "slow-page" }
     assert_equal [["ok", 4]], good.map { |e| [e["status"], e["config"]["threads"]] }, "the most threads only"
     calibration = good.first.fetch("calibration")
