@@ -23,7 +23,7 @@ describe Rackbench::Experiment do
       assert_equal [1], experiment.threads
       assert_equal({ "connections" => [16], "threads" => [1], "duration" => [10.0], "warmup" => [5.0],
                      "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [2.0],
-                     "cookies" => [nil] }, experiment.load)
+                     "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]] }, experiment.load)
       assert_equal({}, experiment.env)
       assert_equal [], experiment.exclude
     end
@@ -203,6 +203,8 @@ describe Rackbench::Experiment do
       base = Rackbench::Experiment.parse(STORED_BY_0_1).fingerprint
       variants = [
         STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], cookies: false }"),
+        STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], headers: { X-A: b } }"),
+        STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], preset_cookies: { a: b } }"),
         STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { A: b } },"),
         "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n"
       ]
@@ -218,6 +220,20 @@ describe Rackbench::Experiment do
       assert_equal({ "RAILS_ENV" => "staging" }, experiment.apps.first.env)
       assert_equal({}, experiment.apps.last.env)
       assert_equal [true, false], experiment.dimensions["load.cookies"]
+    end
+
+    it "reads load.headers and load.preset_cookies as the engine's lines, sorted, and passes them to every trial" do
+      experiment = Rackbench::Experiment.parse(
+        STORED_BY_0_1.sub("rate: [null, 500] }",
+                          "headers: { X-Tenant: acme, Accept: text/html }, preset_cookies: { theme: dark, consent: 1 } }")
+      )
+      assert_equal [["Accept: text/html", "X-Tenant: acme"]], experiment.load["headers"]
+      assert_equal [["consent=1", "theme=dark"]], experiment.load["preset_cookies"]
+      config = experiment.configurations.first
+      assert_equal ["Accept: text/html", "X-Tenant: acme"], config.load[:headers]
+      assert_equal ["consent=1", "theme=dark"], config.load[:cookie_presets]
+      plain = Rackbench::Experiment.parse(STORED_BY_0_1).configurations.first
+      assert_equal [[], []], plain.load.values_at(:headers, :cookie_presets)
     end
   end
 
