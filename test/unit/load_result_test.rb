@@ -144,6 +144,18 @@ describe Rackbench::LoadSummary do
     refute_match(/WARNING/, text)
   end
 
+  it "prints a row per request-list entry, and none for a single URL" do
+    listed = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
+    listed["entries"][1]["warmup"]["errors"]["capture"] = 2
+    listed["warmup"]["errors"]["capture"] = 2
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(listed)).to_s
+    assert_match(/^  Entries:\n    entry +requests +status +p50 \/ p99 +errors$/, text)
+    home = listed["entries"][2]
+    assert_match(/^    home +#{home["requests"]} +200x#{home["status"]["200"]} +\S+ \/ \S+ +-$/, text)
+    assert_match(/^    login \(first\) +0 +- +- +warmup errors 2$/, text)
+    refute_match(/Entries:/, Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s)
+  end
+
   it "says how many scheduled requests never went out" do
     doc["late"]["unsent"] = 376
     doc["late"]["scheduled"] = 776
