@@ -579,13 +579,18 @@ static int session_complete(conn *c, int status, uint64_t now_ns) {
         return 1;
     }
     /* The chain ends here: every capture must have found its value in one
-     * of its responses. */
+     * of its responses. A variable not found is cleared. A 2xx/3xx
+     * response without it counts as a capture error (the page was not
+     * what the session needs); an error status (a 422 login) is counted
+     * as that status, which already says what went wrong. */
     uint32_t all = (1u << req->capture_count) - 1;
     if ((s->captured & all) != all) {
         for (int i = 0; i < req->capture_count; i++)
             if (!(s->captured & (1u << i))) s->vars.set[req->captures[i].var] = 0;
-        count_error(c, ERR_CAPTURE, status, now_ns);
-        return 1;
+        if (status >= 200 && status < 400) {
+            count_error(c, ERR_CAPTURE, status, now_ns);
+            return 1;
+        }
     }
     return 0;
 }
