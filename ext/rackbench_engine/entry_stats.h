@@ -19,7 +19,8 @@
 
 typedef struct {
     uint64_t requests;      /* responses, every redirect hop included */
-    uint64_t hops;          /* of those, responses to followed redirects */
+    uint64_t hops;          /* requests sent to follow redirects (their
+                               responses and errors count as any other) */
     uint64_t status[STATUS_CODES];
     uint64_t errors[ERR_KINDS];
     histogram *latency;     /* measured window only (NULL in the warmup):
@@ -31,9 +32,8 @@ typedef struct {
 entry_stats *entry_stats_new(size_t n, int with_latency);
 void entry_stats_free(entry_stats *e, size_t n);
 
-static inline void entry_stats_response(entry_stats *e, int status, int hop) {
+static inline void entry_stats_response(entry_stats *e, int status) {
     e->requests++;
-    e->hops += (uint64_t)hop;
     e->status[(unsigned)status < STATUS_CODES ? status : 0]++;
 }
 

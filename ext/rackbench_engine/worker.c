@@ -537,12 +537,12 @@ static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
     w->stop_ns = until_ns;
 }
 
-/* Counts a complete response; hop: it answered a followed redirect. */
-static void count_response(conn *c, int status, int hop, uint64_t now_ns) {
+/* Counts a complete response. */
+static void count_response(conn *c, int status, uint64_t now_ns) {
     worker *w = c->w;
     phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
     record_raw(c, now_ns - c->start_ns, status, NULL);
-    if (w->entries[c->phase]) entry_stats_response(&w->entries[c->phase][c->req->index], status, hop);
+    if (w->entries[c->phase]) entry_stats_response(&w->entries[c->phase][c->req->index], status);
 }
 
 /* Session work on a complete response (captures, redirects): 1 if it was
@@ -571,11 +571,14 @@ static int session_complete(conn *c, int status, uint64_t now_ns) {
             count_error(c, ERR_REDIRECT, status, now_ns);
             return 1;
         }
-        count_response(c, status, s->hops > 0, now_ns);
+        count_response(c, status, now_ns);
         c->wire_len = hop_len;
         c->head_len = hop_head;
         s->hops++;
         s->hop_pending = 1;
+        /* Counted as sent here: slot_free sends it next (unless the run
+         * is interrupted, when it is abandoned with the rest). */
+        if (c->w->entries[c->phase]) c->w->entries[c->phase][req->index].hops++;
         return 1;
     }
     /* The chain ends here: every capture must have found its value in one
@@ -600,8 +603,7 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     const engine_config *cfg = w->cfg;
     int status = c->resp.status_code;
     if (!c->sess || !session_complete(c, status, now_ns)) {
-        int hop = c->sess && c->sess->hops > 0;
-        count_response(c, status, hop, now_ns);
+        count_response(c, status, now_ns);
         if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
             /* The entry's latency: from its first request to its last
              * response, redirects included. */

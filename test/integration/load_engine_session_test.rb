@@ -101,10 +101,11 @@ describe "load engine sessions" do
       loop_entry = entry(result, "loop")
       chains = loop_entry["errors"]["redirect"]
       assert_operator chains, :>, 0
-      # Each chain: the first 302 and four followed ones counted, the
-      # sixth redirect an error; the drain finishes every chain started.
+      # Each chain: the first 302 and the 302s of four hops counted, the
+      # fifth hop's 302 (a sixth redirect) an error; five hops sent. The
+      # drain finishes every chain started.
       assert_equal 5 * chains, loop_entry["requests"]
-      assert_equal 4 * chains, loop_entry["hops"]
+      assert_equal 5 * chains, loop_entry["hops"]
       assert_equal 6 * chains, server.requests_by_path["GET /loop"]
       relative = entry(result, "relative")
       assert_equal relative["hops"], relative["status"]["200"]
@@ -115,6 +116,16 @@ describe "load engine sessions" do
       assert_equal({ "302" => plain["requests"] }, plain["status"])
       assert_equal 0, plain["errors"].values.sum
       assert_entries_add_up(result)
+    end
+  end
+
+  it "accounts for every scheduled request in open loop, hops sent beyond the schedule" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, "--- name=relative\n@follow\nGET /relative/a\n\n--- name=home\nGET /home\n",
+                        connections: 2, duration_s: 0.5, rate: 200)
+      hops = result.entries.sum { |e| e["hops"] }
+      assert_operator hops, :>, 10
+      assert_equal result.late["scheduled"], result.requests + result.error_count + result.unsent - hops
     end
   end
 
