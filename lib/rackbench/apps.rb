@@ -37,7 +37,7 @@ module Rackbench
     def self.resolve(spec)
       base = spec.builtin ? Apps.builtin(spec.name).to_h : { name: spec.name, builtin: false }
       overrides = spec.to_h.compact.slice(:name, :health, :load_path, :expect_status, :expect_content_type,
-                                          :expect_body)
+                                          :expect_body, :expect_session_body)
       overrides[:dir] = spec.path if spec.path
       overrides[:env] = (base[:env] || {}).merge(spec.env || {})
       new(health: "/", load_path: "/", expect_status: 200, **base.merge(overrides))

@@ -293,6 +293,15 @@ describe "Rackbench::Experiment errors" do
     end
   end
 
+  describe "apps[].expect_session_body" do
+    it "is one line of text" do
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "expect_session_body" => "a\nb" }] },
+                          'apps[0].expect_session_body: must be one line of text, got "a\nb"')
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "expect_session_body" => 3 }] },
+                          "apps[0].expect_session_body: must be a string")
+    end
+  end
+
   describe "load.headers and load.preset_cookies" do
     it "are mappings of valid names and values, with a hint for a misspelt key" do
       assert_config_error({ "load" => { "header" => { "A" => "b" } } }, "load.header: unknown key (did you mean headers?)")

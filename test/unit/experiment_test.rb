@@ -206,7 +206,8 @@ describe Rackbench::Experiment do
         STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], headers: { X-A: b } }"),
         STORED_BY_0_1.sub("rate: [null, 500] }", "rate: [null, 500], preset_cookies: { a: b } }"),
         STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { A: b } },"),
-        "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n"
+        "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n",
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, expect_session_body: Signed in },")
       ]
       variants.each { |text| refute_equal base, Rackbench::Experiment.parse(text).fingerprint, text }
     end
@@ -220,6 +221,18 @@ describe Rackbench::Experiment do
       assert_equal({ "RAILS_ENV" => "staging" }, experiment.apps.first.env)
       assert_equal({}, experiment.apps.last.env)
       assert_equal [true, false], experiment.dimensions["load.cookies"]
+    end
+
+    it "reads an app's expect_session_body, for the user's app and over a built-in one" do
+      experiment = Rackbench::Experiment.parse(
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: mine, path: #{Rackbench::Apps.builtin("rack-hello").dir}, expect_session_body: Signed in as me }, " \
+                                                "{ name: mix, expect_session_body: Signed in as author8 }, rack-hello,")
+      )
+      mine, mix, hello = experiment.apps.first(3).map { |spec| Rackbench::App.resolve(spec) }
+      assert_equal ["Signed in as me", "Signed in as author8", nil], [mine, mix, hello].map(&:expect_session_body)
+      assert_equal "Signed in as author7", Rackbench::App.resolve(Rackbench::Experiment.parse(
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [mix, rack-hello,")
+      ).apps.find { |a| a.name == "mix" }).expect_session_body
     end
 
     it "reads load.headers and load.preset_cookies as the engine's lines, sorted, and passes them to every trial" do

@@ -32,16 +32,21 @@ module Rackbench
     # unless the experiment file overrides it: the app's own manifest
     # (apps/NAME/app.yml, Rackbench::Apps.builtin) supplies the rest, e.g.
     #   Apps.builtin(spec.name).to_h.merge(spec.to_h.compact)
+    #
+    # +expect_session_body+ (a substring, or nil) is what +load_path+ shows
+    # once a request list's first entries have logged in
+    # (ServerProcess::SessionCheck).
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, :env, keyword_init: true)
+                         :expect_body, :env, :expect_session_body, keyword_init: true)
 
     # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
     # benchmarked. Each returns an Array of frozen specs with unique labels.
     class Entries
       RUBY_KEYS = %w[name ruby options env].freeze
       SERVER_KEYS = %w[name label options].freeze
-      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env].freeze
-      EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body].freeze
+      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env
+                    expect_session_body].freeze
+      EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body expect_session_body].freeze
       # What the user's own app gets when the file does not say.
       APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
       LABEL_TEXT = "label ([A-Za-z0-9._+-])"
@@ -232,8 +237,16 @@ module Rackbench
         case field
         when "health", "load_path" then http_path(value, key)
         when "expect_status" then @checker.integer!(value, key, min: 100, max: 599)
+        when "expect_session_body" then session_text(value, key)
         else @checker.string!(value, key)
         end
+      end
+
+      # One line of text: the session check matches it in a page's body.
+      def session_text(value, key)
+        text = @checker.string!(value, key)
+        @checker.fail!(key, "must be one line of text, got #{text.inspect}") if text.empty? || text.match?(/[\x00-\x1f]/)
+        text
       end
 
       def http_path(value, key)
