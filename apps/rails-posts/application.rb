@@ -3,7 +3,10 @@
 # rails-posts: a database-backed page as most Rails apps serve them:
 # ActiveRecord on SQLite, a list of N posts with their authors rendered
 # through an ERB layout and a partial per post, no caching of any kind;
-# plus a JSON variant, a post page, a login and replies (the session mix).
+# plus a JSON variant, a post page, a login form and replies (the session
+# mix). Forgery protection is Rails' default for ActionController::Base
+# (protect_from_forgery with: :exception, from load_defaults): a POST
+# without the session's authenticity token gets 422.
 require "rails"
 require "active_record/railtie"
 require "action_controller/railtie"
@@ -27,6 +30,7 @@ class RailsPosts < Rails::Application
     resources :posts, only: %i[index show] do
       resources :replies, only: :create
     end
+    get "/login" => "sessions#new"
     post "/login" => "sessions#create"
   end
 end

@@ -27,6 +27,8 @@ static const char usage_text[] =
     "      --timeout D       give up on a response after D (default 2s)\n"
     "      --requests FILE   request list (see doc/requests.md)\n"
     "      --cookies         keep a cookie jar per connection\n"
+    "      --cookie 'N=V'    put this cookie in every connection's jar from the\n"
+    "                        start (repeatable; implies --cookies)\n"
     "      --seed N          seed of the request mix (default 1)\n"
     "      --raw FILE        write one CSV record per request to FILE\n"
     "      --cpus LIST       pin engine threads to these CPUs, e.g. 1 or 0-3\n"
@@ -114,7 +116,20 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE, OPT_PHASE_FD };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE };
+
+/* name=value with a non-empty token name and a value without ; or
+ * control bytes (RFC 6265 cookie-pair, leniently). */
+static int valid_cookie(const char *c) {
+    const char *eq = strchr(c, '=');
+    if (!eq || eq == c) return 0;
+    for (const char *p = c; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 0x20 || ch == 0x7f || ch == ';') return 0;
+        if (p < eq && (ch == ' ' || ch == ',' || ch == '"')) return 0;
+    }
+    return strlen(c) <= 4096;
+}
 
 int cli_parse(engine_config *cfg, int argc, char **argv) {
     static const struct option options[] = {
@@ -130,6 +145,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"requests", required_argument, NULL, OPT_REQUESTS},
         {"cookies", no_argument, NULL, OPT_COOKIES},
+        {"cookie", required_argument, NULL, OPT_COOKIE},
         {"seed", required_argument, NULL, OPT_SEED},
         {"raw", required_argument, NULL, OPT_RAW},
         {"cpus", required_argument, NULL, OPT_CPUS},
@@ -198,6 +214,12 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             break;
         case OPT_REQUESTS: cfg->requests_file = optarg; break;
         case OPT_COOKIES: cfg->cookies = 1; break;
+        case OPT_COOKIE:
+            if (cfg->cookie_count >= MAX_HEADERS) return usage_error("too many --cookie options (max %d)", MAX_HEADERS);
+            if (!valid_cookie(optarg)) return usage_error("invalid --cookie '%s' (expected 'name=value')", optarg);
+            cfg->cookie_presets[cfg->cookie_count++] = optarg;
+            cfg->cookies = 1;
+            break;
         case OPT_SEED: {
             char *end;
             errno = 0;

@@ -43,6 +43,8 @@ typedef struct {
     size_t body_len;
     const char *requests_file;
     int cookies;             /* per-connection cookie jar */
+    const char *cookie_presets[MAX_HEADERS]; /* --cookie 'name=value': in every jar from the start */
+    int cookie_count;
     uint64_t seed;
 
     /* output and placement */

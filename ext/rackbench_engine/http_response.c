@@ -128,6 +128,7 @@ void http_response_reset(http_response *r, int head_request,
     r->head_request = head_request;
     r->on_header = on_header;
     r->cb_ctx = cb_ctx;
+    r->on_body = NULL;
     r->state = S_STATUS_LINE;
     r->content_length = 0;
     r->remaining = 0;
@@ -504,6 +505,12 @@ static const char *line_limit_error(const http_response *r, size_t have, int com
     return line_pos <= block_pos ? "header line too long" : block_error;
 }
 
+void http_response_set_body_cb(http_response *r, http_body_cb on_body, void *ctx)
+{
+    r->on_body = on_body;
+    r->body_ctx = ctx;
+}
+
 resp_status http_response_feed(http_response *r, const char *buf, size_t len,
                                size_t *consumed)
 {
@@ -601,6 +608,7 @@ resp_status http_response_feed(http_response *r, const char *buf, size_t len,
             if (p == end) goto incomplete;
             size_t avail = (size_t)(end - p);
             size_t take = r->remaining < avail ? (size_t)r->remaining : avail;
+            if (r->on_body && take) r->on_body(r->body_ctx, p, take);
             p += take;
             r->remaining -= take;
             r->body_bytes += take;
@@ -614,6 +622,7 @@ resp_status http_response_feed(http_response *r, const char *buf, size_t len,
         }
 
         case S_BODY_UNTIL_CLOSE:
+            if (r->on_body && end > p) r->on_body(r->body_ctx, p, (size_t)(end - p));
             r->body_bytes += (uint64_t)(end - p);
             p = end;
             goto incomplete;

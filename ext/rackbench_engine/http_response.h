@@ -43,6 +43,10 @@ typedef enum {
 typedef void (*http_header_cb)(void *ctx, const char *name, size_t name_len,
                                const char *value, size_t value_len);
 
+/* Called with each piece of the final response's body (chunk framing
+ * removed) when set with http_response_set_body_cb; data is transient. */
+typedef void (*http_body_cb)(void *ctx, const char *data, size_t len);
+
 typedef struct {
     /* --- results, valid once RESP_COMPLETE was returned --- */
     int status_code;        /* e.g. 200 */
@@ -61,6 +65,8 @@ typedef struct {
     int head_request;
     http_header_cb on_header;
     void *cb_ctx;
+    http_body_cb on_body;   /* NULL unless set after the reset */
+    void *body_ctx;
 
     /* --- private state --- */
     int state;
@@ -81,6 +87,10 @@ typedef struct {
  * response has no body whatever its headers say). on_header may be NULL. */
 void http_response_reset(http_response *r, int head_request,
                          http_header_cb on_header, void *cb_ctx);
+
+/* Asks for the body's bytes (after http_response_reset, which clears it):
+ * only request-list entries that capture from the body pay for it. */
+void http_response_set_body_cb(http_response *r, http_body_cb on_body, void *ctx);
 
 /* Feeds len bytes. Sets *consumed to the number of bytes used:
  *   RESP_COMPLETE: the response ended at buf + *consumed; the rest of the

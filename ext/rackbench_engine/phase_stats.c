@@ -7,7 +7,7 @@
 
 #include "clock.h"
 
-const char *const error_kind_names[ERR_KINDS] = {"connect", "read", "write", "timeout", "parse"};
+const char *const error_kind_names[ERR_KINDS] = {"connect", "read", "write", "timeout", "parse", "capture", "redirect"};
 
 static void *checked_realloc(void *p, size_t bytes) {
     void *q = realloc(p, bytes);

@@ -23,7 +23,10 @@
 
 typedef enum { PHASE_WARMUP = 0, PHASE_MEASURE = 1, PHASE_COUNT = 2 } phase_id;
 
-typedef enum { ERR_CONNECT = 0, ERR_READ, ERR_WRITE, ERR_TIMEOUT, ERR_PARSE, ERR_KINDS } error_kind;
+/* ERR_CAPTURE: a request list's @capture found nothing in a response, or a
+ * request needed a variable no capture had set (not sent); ERR_REDIRECT:
+ * an @follow entry got a redirect it cannot follow (doc/requests.md). */
+typedef enum { ERR_CONNECT = 0, ERR_READ, ERR_WRITE, ERR_TIMEOUT, ERR_PARSE, ERR_CAPTURE, ERR_REDIRECT, ERR_KINDS } error_kind;
 
 extern const char *const error_kind_names[ERR_KINDS];
 

@@ -26,6 +26,54 @@ static void write_latency(json_writer *j, const char *key, const histogram *h) {
     json_object_end(j);
 }
 
+static void write_histogram(json_writer *j, const histogram *h);
+static void write_counts(json_writer *j, const uint64_t *status, const uint64_t *errors);
+
+/* "entries": per request-list entry, in file order (null for one URL). */
+static void write_entries(json_writer *j, const run_result *r) {
+    json_key(j, "entries");
+    const request_set *set = r->requests;
+    if (!set->from_file) {
+        json_null(j);
+        return;
+    }
+    entry_stats *merged[PHASE_COUNT];
+    for (int p = 0; p < PHASE_COUNT; p++) {
+        merged[p] = entry_stats_new(set->count, p == PHASE_MEASURE);
+        for (int i = 0; i < r->worker_count; i++)
+            for (size_t e = 0; e < set->count; e++) entry_stats_merge(&merged[p][e], &r->workers[i].entries[p][e]);
+    }
+    /* Items are sorted "first" entries first; the file order is index. */
+    const request_template **by_index = calloc(set->count, sizeof(*by_index));
+    if (!by_index) { perror("rackbench-engine: out of memory"); exit(1); }
+    for (size_t i = 0; i < set->count; i++) by_index[set->items[i].index] = &set->items[i];
+    json_array_begin(j);
+    for (size_t e = 0; e < set->count; e++) {
+        const request_template *t = by_index[e];
+        const entry_stats *m = &merged[PHASE_MEASURE][e], *wu = &merged[PHASE_WARMUP][e];
+        json_object_begin(j);
+        json_kv_u64(j, "index", e);
+        json_kv_string(j, "name", t->name);
+        json_kv_bool(j, "first", t->first);
+        json_kv_u64(j, "weight", t->weight);
+        json_kv_u64(j, "requests", m->requests);
+        json_kv_u64(j, "hops", m->hops);
+        write_counts(j, m->status, m->errors);
+        write_latency(j, "latency_us", m->latency);
+        write_histogram(j, m->latency);
+        json_key(j, "warmup");
+        json_object_begin(j);
+        json_kv_u64(j, "requests", wu->requests);
+        json_kv_u64(j, "hops", wu->hops);
+        write_counts(j, wu->status, wu->errors);
+        json_object_end(j);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    free(by_index);
+    for (int p = 0; p < PHASE_COUNT; p++) entry_stats_free(merged[p], set->count);
+}
+
 static void write_histogram(json_writer *j, const histogram *h) {
     json_key(j, "histogram");
     json_object_begin(j);
@@ -51,21 +99,23 @@ static void write_histogram(json_writer *j, const histogram *h) {
     json_object_end(j);
 }
 
-static void write_status_and_errors(json_writer *j, const phase_stats *ps) {
+static void write_counts(json_writer *j, const uint64_t *status, const uint64_t *errors) {
     json_key(j, "status");
     json_object_begin(j);
     for (int s = 0; s < STATUS_CODES; s++) {
-        if (!ps->status[s]) continue;
+        if (!status[s]) continue;
         char code[16];
         snprintf(code, sizeof(code), "%d", s);
-        json_kv_u64(j, code, ps->status[s]);
+        json_kv_u64(j, code, status[s]);
     }
     json_object_end(j);
     json_key(j, "errors");
     json_object_begin(j);
-    for (int k = 0; k < ERR_KINDS; k++) json_kv_u64(j, error_kind_names[k], ps->errors[k]);
+    for (int k = 0; k < ERR_KINDS; k++) json_kv_u64(j, error_kind_names[k], errors[k]);
     json_object_end(j);
 }
+
+static void write_status_and_errors(json_writer *j, const phase_stats *ps) { write_counts(j, ps->status, ps->errors); }
 
 static void write_timeline(json_writer *j, const run_result *r, phase_id phase) {
     phase_stats **list = calloc((size_t)r->worker_count, sizeof(*list));
@@ -214,6 +264,7 @@ void report_json(FILE *out, const run_result *r) {
     write_histogram(j, &m->latency);
     write_timeline(j, r, PHASE_MEASURE);
     write_late(j, r, m);
+    write_entries(j, r);
 
     json_key(j, "connections");
     json_object_begin(j);

@@ -54,7 +54,7 @@ static int contains_token_ci(const char *s, size_t n, const char *token) {
  * command line's -H headers follow unless the entry set the same name. */
 static void render(request_template *t, const engine_config *cfg, const char *method, size_t method_len,
                    const char *target, size_t target_len, const char *const *lines, const size_t *lens,
-                   int count, const char *body, size_t body_len) {
+                   int count, const char *body, size_t body_len, int body_templated) {
     buf b = {0};
     buf_add(&b, method, method_len);
     buf_str(&b, " ");
@@ -93,7 +93,8 @@ static void render(request_template *t, const engine_config *cfg, const char *me
     int wants_length = body_len > 0 || (method_len == 4 && memcmp(method, "POST", 4) == 0) ||
                        (method_len == 3 && memcmp(method, "PUT", 3) == 0) ||
                        (method_len == 5 && memcmp(method, "PATCH", 5) == 0);
-    if (wants_length && !has_header(all, all_len, n, "Content-Length")) {
+    t->dynamic_length = wants_length && body_templated;
+    if (wants_length && !body_templated && !has_header(all, all_len, n, "Content-Length")) {
         char cl[48];
         snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", body_len);
         buf_str(&b, cl);
@@ -136,7 +137,168 @@ typedef struct {
     int header_count;
     const char *body;     /* start of body text, or NULL */
     const char *body_end;
+    int follow;
+    capture_spec captures[SESSION_MAX_CAPTURES];
+    int capture_count;
 } entry;
+
+static void free_captures(capture_spec *c, int count) {
+    for (int i = 0; i < count; i++) {
+        free(c[i].arg);
+        if (c[i].has_regex) regfree(&c[i].regex);
+    }
+}
+
+static int var_index(const request_set *set, const char *name, size_t n) {
+    for (int i = 0; i < set->var_count; i++)
+        if (strlen(set->var_names[i]) == n && memcmp(set->var_names[i], name, n) == 0) return i;
+    return -1;
+}
+
+static int valid_var_name(const char *s, size_t n) {
+    if (n == 0 || n >= SESSION_VAR_NAME_BYTES) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_') return 0;
+    return 1;
+}
+
+/* Pre-pass: the names every "@capture NAME" line declares, so an entry may
+ * use a variable captured by an entry further down the file. */
+static const char *collect_variables(request_set *set, const char *text, size_t len, const char *file, char *err,
+                                     size_t err_len) {
+    const char *p = text, *end = text + len;
+    size_t line_no = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = nl ? nl : end;
+        line_no++;
+        size_t n = (size_t)(line_end - p);
+        if (n > 9 && memcmp(p, "@capture", 8) == 0 && (p[8] == ' ' || p[8] == '\t')) {
+            const char *s = p + 9;
+            while (s < line_end && (*s == ' ' || *s == '\t')) s++;
+            const char *w = s;
+            while (s < line_end && *s != ' ' && *s != '\t' && *s != '\r') s++;
+            size_t wn = (size_t)(s - w);
+            if (!valid_var_name(w, wn))
+                return fail(err, err_len, file, line_no, "variable names are letters, digits and _ (at most 31)");
+            if (var_index(set, w, wn) < 0) {
+                if (set->var_count >= SESSION_MAX_VARIABLES)
+                    return fail(err, err_len, file, line_no, "too many variables (at most 16)");
+                memcpy(set->var_names[set->var_count], w, wn);
+                set->var_names[set->var_count++][wn] = '\0';
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return NULL;
+}
+
+/* "@follow" or "@capture NAME SOURCE [regex=RE]" (doc/requests.md). */
+static const char *parse_directive(request_set *set, entry *e, const char *p, size_t n, size_t line_no,
+                                   const char *file, char *err, size_t err_len) {
+    if (n == 7 && memcmp(p, "@follow", 7) == 0) { e->follow = 1; return NULL; }
+    if (!(n > 9 && memcmp(p, "@capture", 8) == 0 && (p[8] == ' ' || p[8] == '\t')))
+        return fail(err, err_len, file, line_no, "unknown directive (expected @capture or @follow)");
+    if (e->capture_count >= SESSION_MAX_CAPTURES)
+        return fail(err, err_len, file, line_no, "too many @capture lines in one entry (at most 8)");
+    const char *end = p + n, *s = p + 9;
+    while (s < end && (*s == ' ' || *s == '\t')) s++;
+    const char *w = s;
+    while (s < end && *s != ' ' && *s != '\t') s++;
+    capture_spec *c = &e->captures[e->capture_count];
+    memset(c, 0, sizeof(*c));
+    c->var = var_index(set, w, (size_t)(s - w));
+    while (s < end && (*s == ' ' || *s == '\t')) s++;
+    const char *src = s;
+    while (s < end && *s != ' ' && *s != '\t') s++;
+    size_t src_len = (size_t)(s - src);
+    const char *arg = NULL;
+    if (src_len == 4 && memcmp(src, "body", 4) == 0) c->source = CAPTURE_BODY;
+    else if (src_len > 7 && memcmp(src, "header=", 7) == 0) { c->source = CAPTURE_HEADER; arg = src + 7; }
+    else if (src_len > 5 && memcmp(src, "form=", 5) == 0) { c->source = CAPTURE_FORM; arg = src + 5; }
+    else if (src_len > 5 && memcmp(src, "meta=", 5) == 0) { c->source = CAPTURE_META; arg = src + 5; }
+    else
+        return fail(err, err_len, file, line_no,
+                    "expected @capture NAME SOURCE with SOURCE header=Name, body regex=RE, form=field or meta=name");
+    if (arg) c->arg = strndup(arg, (size_t)(s - arg));
+    while (s < end && (*s == ' ' || *s == '\t')) s++;
+    if (s < end) {
+        if ((size_t)(end - s) <= 6 || memcmp(s, "regex=", 6) != 0 ||
+            (c->source != CAPTURE_BODY && c->source != CAPTURE_HEADER)) {
+            free(c->arg);
+            return fail(err, err_len, file, line_no, "after the source only regex=RE may follow (body and header)");
+        }
+        char *pattern = strndup(s + 6, (size_t)(end - s - 6));
+        int rc = regcomp(&c->regex, pattern, REG_EXTENDED);
+        free(pattern);
+        if (rc != 0) {
+            char why[128], msg[200];
+            regerror(rc, &c->regex, why, sizeof(why));
+            snprintf(msg, sizeof(msg), "invalid regex: %s", why);
+            free(c->arg);
+            return fail(err, err_len, file, line_no, msg);
+        }
+        c->has_regex = 1;
+        if (c->regex.re_nsub < 1) {
+            regfree(&c->regex);
+            free(c->arg);
+            return fail(err, err_len, file, line_no, "the regex needs a group ( ... ): its first group is the value");
+        }
+    } else if (c->source == CAPTURE_BODY) {
+        return fail(err, err_len, file, line_no, "@capture NAME body needs regex=RE");
+    }
+    e->capture_count++;
+    return NULL;
+}
+
+/* Splits a rendered templated entry into its parts. */
+static const char *parse_templates(request_set *set, request_template *t, size_t line_no, const char *file, char *err,
+                                   size_t err_len) {
+    size_t body_off = t->head_len + 2, body_len = t->wire_len - body_off;
+    int max_parts = 2 * 1024;
+    session_part *parts = malloc((size_t)max_parts * sizeof(*parts));
+    if (!parts) { perror("rackbench-engine: out of memory"); exit(1); }
+    const char *bad = NULL;
+    size_t bad_len = 0;
+    int head = session_parse_template(t->wire, t->head_len, set->var_names, set->var_count, parts, max_parts, &bad,
+                                      &bad_len);
+    int body = head < 0 ? head
+                        : session_parse_template(t->wire + body_off, body_len, set->var_names, set->var_count,
+                                                 parts + head, max_parts - head, &bad, &bad_len);
+    if (head < 0 || body < 0) {
+        free(parts);
+        char msg[160];
+        if (head == -2 || body == -2) snprintf(msg, sizeof(msg), "too many {{variable}} references (at most 1000)");
+        else snprintf(msg, sizeof(msg), "variable '%.*s' is not captured by any @capture line", (int)bad_len, bad);
+        return fail(err, err_len, file, line_no, msg);
+    }
+    for (int i = head; i < head + body; i++) parts[i].offset += (uint32_t)body_off;
+    t->head_parts = parts;
+    t->head_part_count = head;
+    t->body_parts = parts + head;
+    t->body_part_count = body;
+    /* The Content-Length line's room: 16 + 20 digits + CRLF, then CRLF. */
+    t->render_bound = session_render_bound(parts, head + body) + 64;
+    if (t->render_bound > set->render_bound) set->render_bound = t->render_bound;
+    set->templated = 1;
+    return NULL;
+}
+
+/* 1 if text holds a {{name}} / {{name:url}} of a known variable. */
+static int has_reference(const request_set *set, const char *text, size_t len) {
+    session_part parts[3];
+    const char *bad;
+    size_t bad_len;
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (text[i] != '{' || text[i + 1] != '{') continue;
+        size_t rest = len - i;
+        if (rest > 2 + SESSION_VAR_NAME_BYTES + 6) rest = 2 + SESSION_VAR_NAME_BYTES + 6;
+        int r = session_parse_template(text + i, rest, (char (*)[SESSION_VAR_NAME_BYTES])set->var_names,
+                                       set->var_count, parts, 3, &bad, &bad_len);
+        if (r == -1 || (r > 0 && parts[0].var >= 0)) return 1;
+    }
+    return 0;
+}
 
 static const char *parse_attributes(entry *e, const char *s, const char *end, const char *file, char *err,
                                     size_t err_len) {
@@ -174,6 +336,8 @@ static const char *parse_attributes(entry *e, const char *s, const char *end, co
 static const char *add_entry(request_set *set, const engine_config *cfg, entry *e, const char *file, char *err,
                              size_t err_len) {
     if (!e->method) return fail(err, err_len, file, e->line_no, "entry has no request line (METHOD /path)");
+    for (int i = 0; i < e->capture_count; i++)
+        if (e->captures[i].var < 0) return fail(err, err_len, file, e->line_no, "internal: capture without variable");
     request_template *items = realloc(set->items, (set->count + 1) * sizeof(*items));
     if (!items) { perror("rackbench-engine: out of memory"); exit(1); }
     set->items = items;
@@ -187,24 +351,50 @@ static const char *add_entry(request_set *set, const engine_config *cfg, entry *
         while (end > body && (end[-1] == '\n' || end[-1] == '\r')) end--;
         body_len = (size_t)(end - body);
     }
+    int body_templated = has_reference(set, body, body_len);
+    if (body_templated && has_header(e->headers, e->header_lens, e->header_count, "Content-Length"))
+        return fail(err, err_len, file, e->line_no,
+                    "an entry whose body uses {{variables}} cannot set Content-Length (it is computed per request)");
     render(t, cfg, e->method, e->method_len, e->target, e->target_len, e->headers, e->header_lens,
-           e->header_count, body, body_len);
+           e->header_count, body, body_len, body_templated);
     t->name = e->name;
     e->name = NULL;
     t->first = e->first;
     t->weight = e->first ? 0 : e->weight;
+    t->index = set->count - 1;
+    t->follow = e->follow;
+    if (e->capture_count) {
+        t->captures = malloc((size_t)e->capture_count * sizeof(capture_spec));
+        if (!t->captures) { perror("rackbench-engine: out of memory"); exit(1); }
+        memcpy(t->captures, e->captures, (size_t)e->capture_count * sizeof(capture_spec));
+        t->capture_count = e->capture_count;
+        e->capture_count = 0; /* owned by t now */
+        for (int i = 0; i < t->capture_count; i++) {
+            if (t->captures[i].source == CAPTURE_HEADER) t->header_captures++;
+            else t->body_captures++;
+        }
+        if (t->body_captures) set->body_captures = 1;
+        if (t->header_captures) set->header_work = 1;
+    }
+    if (t->follow) set->header_work = 1;
+    if (has_reference(set, t->wire, t->wire_len)) {
+        t->templated = 1;
+        return parse_templates(set, t, e->line_no, file, err, err_len);
+    }
     return NULL;
 }
 
 const char *requests_parse(request_set *set, const engine_config *cfg, const char *text, size_t len,
                            const char *file, char *err, size_t err_len) {
     memset(set, 0, sizeof(*set));
+    set->from_file = 1;
     enum { OUTSIDE, REQUEST_LINE, HEADERS, BODY } state = OUTSIDE;
     entry e;
     memset(&e, 0, sizeof(e));
     const char *p = text, *end = text + len;
     size_t line_no = 0;
-    const char *error = NULL;
+    const char *error = collect_variables(set, text, len, file, err, err_len);
+    if (error) return error;
     while (p < end && !error) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *line_end = nl ? nl : end;
@@ -219,6 +409,7 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
                 if (state == BODY) e.body_end = p;
                 if ((error = add_entry(set, cfg, &e, file, err, err_len))) break;
             }
+            free_captures(e.captures, e.capture_count);
             memset(&e, 0, sizeof(e));
             e.line_no = line_no;
             e.weight = 1;
@@ -229,6 +420,11 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
             while (skip < n && (p[skip] == ' ' || p[skip] == '\t')) skip++;
             if (skip == n || p[skip] == '#') { p = next; continue; }
             if (state == OUTSIDE) { error = fail(err, err_len, file, line_no, "expected an entry line starting with ---"); break; }
+            if (p[0] == '@') {
+                if ((error = parse_directive(set, &e, p, n, line_no, file, err, err_len))) break;
+                p = next;
+                continue;
+            }
             const char *sp = memchr(p, ' ', n);
             if (!sp || sp == p) { error = fail(err, err_len, file, line_no, "expected a request line: METHOD /path"); break; }
             for (const char *c = p; c < sp; c++)
@@ -271,6 +467,7 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
     }
     if (!error && state != OUTSIDE) error = add_entry(set, cfg, &e, file, err, err_len);
     free(e.name);
+    free_captures(e.captures, e.capture_count);
     if (!error && set->count == 0) error = fail(err, err_len, file, line_no, "no requests in file");
     if (error) { requests_free(set); return error; }
     /* "first" entries keep their file order, ahead of the weighted mix. */
@@ -297,7 +494,7 @@ const char *requests_load(request_set *set, const engine_config *cfg, char *err,
         if (!set->items) { perror("rackbench-engine: out of memory"); exit(1); }
         set->count = 1;
         render(&set->items[0], cfg, cfg->method, strlen(cfg->method), cfg->path, strlen(cfg->path), NULL, NULL, 0,
-               cfg->body, cfg->body_len);
+               cfg->body, cfg->body_len, 0);
         set->items[0].weight = 1;
         finish(set);
         return NULL;
@@ -325,10 +522,38 @@ const char *requests_load(request_set *set, const engine_config *cfg, char *err,
 }
 
 void requests_free(request_set *set) {
-    for (size_t i = 0; i < set->count; i++) { free(set->items[i].wire); free(set->items[i].name); }
+    for (size_t i = 0; i < set->count; i++) {
+        request_template *t = &set->items[i];
+        free(t->wire);
+        free(t->name);
+        free_captures(t->captures, t->capture_count);
+        free(t->captures);
+        free(t->head_parts); /* body_parts share its allocation */
+    }
     free(set->items);
     free(set->cum_weight);
     memset(set, 0, sizeof(*set));
+}
+
+size_t requests_render(const request_template *t, const session_vars *vars, char *out, size_t cap, size_t *head_len,
+                       int *missing_var) {
+    size_t head = session_render(t->wire, t->head_parts, t->head_part_count, vars, out, cap, missing_var);
+    if (head == SIZE_MAX) return SIZE_MAX;
+    /* The body goes after room for the Content-Length line, then moves up
+     * once its length is known. */
+    size_t room = t->dynamic_length ? 48 : 0;
+    if (head + room + 2 > cap) { *missing_var = -1; return SIZE_MAX; }
+    size_t body_at = head + room + 2;
+    size_t body = session_render(t->wire, t->body_parts, t->body_part_count, vars, out + body_at, cap - body_at,
+                                 missing_var);
+    if (body == SIZE_MAX) return SIZE_MAX;
+    size_t n = head;
+    if (t->dynamic_length) n += (size_t)snprintf(out + n, room, "Content-Length: %zu\r\n", body);
+    *head_len = n;
+    out[n++] = '\r';
+    out[n++] = '\n';
+    memmove(out + n, out + body_at, body);
+    return n + body;
 }
 
 const request_template *requests_next(const request_set *set, rng *r, size_t *first_done) {

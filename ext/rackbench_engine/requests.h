@@ -10,11 +10,24 @@
 #ifndef RB_REQUESTS_H
 #define RB_REQUESTS_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
 #include "rng.h"
+#include "session.h"
+
+typedef enum { CAPTURE_HEADER, CAPTURE_BODY, CAPTURE_FORM, CAPTURE_META } capture_source;
+
+/* One "@capture NAME SOURCE" line (doc/requests.md). */
+typedef struct {
+    int var;                 /* index into request_set.var_names */
+    capture_source source;
+    char *arg;               /* header name, form field or meta name */
+    int has_regex;
+    regex_t regex;           /* compiled once at load; group 1 is the value */
+} capture_spec;
 
 typedef struct {
     char *name;          /* from the file's name= attribute, or NULL */
@@ -26,6 +39,20 @@ typedef struct {
     int first;           /* sent once per connection slot, in file order */
     int is_head;         /* HEAD: the response has no body */
     int asks_close;      /* the request carries "Connection: close" */
+    size_t index;        /* position in the file: per-entry results */
+    int follow;          /* @follow: redirects on the same origin are followed */
+    capture_spec *captures;
+    int capture_count;
+    int body_captures;   /* captures reading the body (it must be kept) */
+    int header_captures; /* captures reading a header */
+    /* Templated entries (using {{variables}}): wire holds the text with the
+     * references and is rendered per request (requests_render); head_parts
+     * cover wire[0, head_len), body_parts the body after the blank line. */
+    int templated;
+    session_part *head_parts, *body_parts;
+    int head_part_count, body_part_count;
+    int dynamic_length;  /* Content-Length is the rendered body's */
+    size_t render_bound; /* most bytes a rendering can take */
 } request_template;
 
 typedef struct {
@@ -34,6 +61,13 @@ typedef struct {
     size_t first_count;      /* leading "first" entries (they are sorted first) */
     uint64_t *cum_weight;    /* cumulative weights of the weighted entries */
     uint64_t total_weight;
+    char var_names[SESSION_MAX_VARIABLES][SESSION_VAR_NAME_BYTES];
+    int var_count;
+    size_t render_bound;     /* largest render_bound of a templated entry */
+    int templated;           /* some entry uses variables */
+    int body_captures;       /* some entry captures from a body */
+    int header_work;         /* some entry captures a header or follows */
+    int from_file;           /* a request list (per-entry results) */
 } request_set;
 
 /* Builds the set from cfg: cfg->requests_file if given, else one request
@@ -42,6 +76,13 @@ typedef struct {
 const char *requests_load(request_set *set, const engine_config *cfg, char *err, size_t err_len);
 
 void requests_free(request_set *set);
+
+/* Renders a templated entry with a slot's variables into out (cap bytes,
+ * at least t->render_bound). Returns the length and sets *head_len (where
+ * a Cookie line goes), or SIZE_MAX when a variable is not set
+ * (*missing_var: its index) or the result would not fit (-1). */
+size_t requests_render(const request_template *t, const session_vars *vars, char *out, size_t cap, size_t *head_len,
+                       int *missing_var);
 
 /* Chooses the next request for a connection slot: its "first" entries in
  * order (*first_done counts them), then weighted random picks from rng. */

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <regex.h>
 #include <netinet/tcp.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -51,9 +52,116 @@ static void *xcalloc(size_t n, size_t size) {
     return p;
 }
 
+/* Stores a captured value in the slot's variable, or reports it too long. */
+static int store_var(slot_session *s, const capture_spec *cap, int index, const char *v, size_t n) {
+    if (n > SESSION_VAR_MAX_BYTES) return 0;
+    memcpy(s->vars.value[cap->var], v, n);
+    s->vars.len[cap->var] = (uint16_t)n;
+    s->vars.set[cap->var] = 1;
+    s->captured |= 1u << index;
+    return 1;
+}
+
+/* Applies cap's regex (if any) to text (NUL-terminated at text[len]) and
+ * stores the first group, or the whole text without a regex. */
+static void capture_text(slot_session *s, const capture_spec *cap, int index, const char *text, size_t len) {
+    if (!cap->has_regex) {
+        store_var(s, cap, index, text, len);
+        return;
+    }
+    regmatch_t m[2];
+    if (regexec(&cap->regex, text, 2, m, 0) == 0 && m[1].rm_so >= 0)
+        store_var(s, cap, index, text + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so));
+}
+
 static void on_header(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len) {
     conn *c = ctx;
-    if (name_len == 10 && strncasecmp(name, "set-cookie", 10) == 0) cookie_jar_set(c->jar, value, value_len);
+    if (c->jar && name_len == 10 && strncasecmp(name, "set-cookie", 10) == 0) cookie_jar_set(c->jar, value, value_len);
+    slot_session *s = c->sess;
+    if (!s) return;
+    const request_template *req = c->req;
+    if (req->follow && name_len == 8 && strncasecmp(name, "location", 8) == 0) {
+        if (value_len <= sizeof(s->location)) {
+            memcpy(s->location, value, value_len);
+            s->location_len = value_len;
+            s->location_state = 1;
+        } else {
+            s->location_state = -1;
+        }
+    }
+    for (int i = 0; i < req->capture_count; i++) {
+        const capture_spec *cap = &req->captures[i];
+        if (cap->source != CAPTURE_HEADER || strlen(cap->arg) != name_len || strncasecmp(cap->arg, name, name_len))
+            continue;
+        if (cap->has_regex) {
+            /* regexec needs a NUL: the value is bounded by the parser's line limit. */
+            char text[HTTP_MAX_LINE_BYTES + 1];
+            size_t n = value_len < HTTP_MAX_LINE_BYTES ? value_len : HTTP_MAX_LINE_BYTES;
+            memcpy(text, value, n);
+            text[n] = '\0';
+            capture_text(s, cap, i, text, n);
+        } else {
+            capture_text(s, cap, i, value, value_len);
+        }
+    }
+}
+
+/* Keeps the first SESSION_BODY_MAX_BYTES of a body for the captures. */
+static void on_body(void *ctx, const char *data, size_t len) {
+    slot_session *s = ((conn *)ctx)->sess;
+    size_t room = SESSION_BODY_MAX_BYTES - s->body_len;
+    if (len > room) len = room;
+    memcpy(s->body + s->body_len, data, len);
+    s->body_len += len;
+}
+
+/* Runs the entry's body captures on the kept body. */
+static void capture_body(conn *c) {
+    slot_session *s = c->sess;
+    const request_template *req = c->req;
+    s->body[s->body_len] = '\0';
+    char value[SESSION_VAR_MAX_BYTES];
+    for (int i = 0; i < req->capture_count; i++) {
+        const capture_spec *cap = &req->captures[i];
+        size_t n = 0;
+        int r = EXTRACT_MISSING;
+        switch (cap->source) {
+        case CAPTURE_BODY: capture_text(s, cap, i, s->body, s->body_len); continue;
+        case CAPTURE_FORM:
+            r = session_extract_attr(s->body, s->body_len, "input", "name", cap->arg, "value", value, sizeof(value), &n);
+            break;
+        case CAPTURE_META:
+            r = session_extract_attr(s->body, s->body_len, "meta", "name", cap->arg, "content", value, sizeof(value), &n);
+            break;
+        case CAPTURE_HEADER: continue;
+        }
+        if (r == EXTRACT_FOUND) store_var(s, cap, i, value, n);
+    }
+}
+
+static slot_session *slot_session_new(const request_set *set) {
+    slot_session *s = xcalloc(1, sizeof(slot_session));
+    size_t largest = 0;
+    for (size_t i = 0; i < set->count; i++)
+        if (set->items[i].wire_len > largest) largest = set->items[i].wire_len;
+    if (set->render_bound > largest) largest = set->render_bound;
+    if (set->templated) {
+        s->render_cap = set->render_bound;
+        s->render_buf = xcalloc(1, s->render_cap);
+    }
+    /* A hop is the chain's first request with another target. */
+    s->hop_cap = largest + SESSION_LOCATION_MAX_BYTES + 64;
+    s->hop_buf = xcalloc(1, s->hop_cap);
+    if (set->body_captures) s->body = xcalloc(1, SESSION_BODY_MAX_BYTES + 1);
+    return s;
+}
+
+static void slot_session_free(slot_session *s) {
+    if (!s) return;
+    free(s->render_buf);
+    free(s->hop_buf);
+    free(s->body);
+    free(s);
 }
 
 void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests,
@@ -80,7 +188,14 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
         if (cfg->cookies) {
             c->jar = xcalloc(1, sizeof(cookie_jar));
             cookie_jar_init(c->jar);
+            /* --cookie presets: in every slot's jar from the start. */
+            for (int k = 0; k < cfg->cookie_count; k++) cookie_jar_set(c->jar, cfg->cookie_presets[k], strlen(cfg->cookie_presets[k]));
         }
+        if (requests->templated || requests->body_captures || requests->header_work) c->sess = slot_session_new(requests);
+    }
+    if (requests->from_file) {
+        w->entries[PHASE_WARMUP] = entry_stats_new(requests->count, 0);
+        w->entries[PHASE_MEASURE] = entry_stats_new(requests->count, 1);
     }
     if (rate_per_s > 0) {
         w->interval_ns = 1e9 / rate_per_s;
@@ -92,7 +207,9 @@ void worker_free(worker *w) {
     for (int i = 0; i < w->conn_count; i++) {
         if (w->conns[i].fd >= 0) close(w->conns[i].fd);
         free(w->conns[i].jar);
+        slot_session_free(w->conns[i].sess);
     }
+    for (int p = 0; p < PHASE_COUNT; p++) entry_stats_free(w->entries[p], w->requests->count);
     free(w->conns);
     free(w->read_buf);
     raw_log_free(&w->raw);
@@ -116,12 +233,21 @@ static void record_raw(conn *c, uint64_t latency_ns, int status, const char *err
                    error);
 }
 
+/* Counts a failed request once, under one kind (status: a response's, if
+ * one came, for the raw log). */
+static void count_error(conn *c, error_kind kind, int status, uint64_t now_ns) {
+    worker *w = c->w;
+    phase_stats_error(&w->phases[c->phase], now_ns, kind, c->resp_bytes);
+    record_raw(c, now_ns - c->start_ns, status, error_kind_names[kind]);
+    if (w->entries[c->phase]) w->entries[c->phase][c->req->index].errors[kind]++;
+    if (c->sess) c->sess->hop_pending = 0;
+}
+
 /* The request on c failed: count it once, under one kind, and drop the
  * connection (its state is unknown). */
 static void fail(conn *c, error_kind kind, uint64_t now_ns) {
     worker *w = c->w;
-    phase_stats_error(&w->phases[c->phase], now_ns, kind, c->resp_bytes);
-    record_raw(c, now_ns - c->start_ns, 0, error_kind_names[kind]);
+    count_error(c, kind, 0, now_ns);
     close_fd(c);
     w->in_flight--;
     if (kind == ERR_CONNECT) {
@@ -147,14 +273,13 @@ static void mark_connected(conn *c) {
  * is full, or not yet connected (the edge-triggered EPOLLOUT resumes it),
  * -1 after a failure. */
 static int write_request(conn *c, uint64_t now_ns) {
-    const request_template *req = c->req;
     for (;;) {
         ssize_t n;
         if (c->jar && c->jar->header_len) {
             /* head | Cookie line | CRLF body, skipping what was written. */
             struct iovec iov[3];
-            size_t lens[3] = {req->head_len, c->jar->header_len, req->wire_len - req->head_len};
-            const char *parts[3] = {req->wire, c->jar->header, req->wire + req->head_len};
+            size_t lens[3] = {c->head_len, c->jar->header_len, c->wire_len - c->head_len};
+            const char *parts[3] = {c->wire, c->jar->header, c->wire + c->head_len};
             size_t skip = c->written, total = 0;
             int count = 0;
             for (int i = 0; i < 3; i++) {
@@ -176,8 +301,8 @@ static int write_request(conn *c, uint64_t now_ns) {
         } else {
             /* send/recv rather than write/read: the socket calls skip the
              * VFS layer, a few percent of the engine's CPU per request. */
-            n = send(c->fd, req->wire + c->written, req->wire_len - c->written, MSG_NOSIGNAL);
-            if (n > 0 && c->written + (size_t)n == req->wire_len) {
+            n = send(c->fd, c->wire + c->written, c->wire_len - c->written, MSG_NOSIGNAL);
+            if (n > 0 && c->written + (size_t)n == c->wire_len) {
                 if (c->state == CONN_CONNECTING) mark_connected(c);
                 c->written += (size_t)n;
                 break;
@@ -202,7 +327,16 @@ static int write_request(conn *c, uint64_t now_ns) {
 /* Arms c for a new request/response exchange; the deadline covers the
  * connect too when there is one. */
 static void prepare_request(conn *c, uint64_t now_ns) {
-    http_response_reset(&c->resp, c->req->is_head, c->jar ? on_header : NULL, c);
+    slot_session *s = c->sess;
+    int headers_wanted = c->jar || (s && (c->req->follow || c->req->header_captures));
+    http_response_reset(&c->resp, c->is_head, headers_wanted ? on_header : NULL, c);
+    if (s) {
+        s->location_state = 0;
+        if (c->req->body_captures) {
+            s->body_len = 0;
+            http_response_set_body_cb(&c->resp, on_body, c);
+        }
+    }
     c->written = 0;
     c->resp_bytes = 0;
     c->deadline_ns = now_ns + c->w->cfg->timeout_ns;
@@ -247,19 +381,85 @@ static int open_connection(conn *c, uint64_t now_ns) {
     return write_request(c, now_ns);
 }
 
+/* Sends what c->wire holds, on the open connection or a new one. */
+static void send_or_connect(conn *c, uint64_t now_ns) {
+    c->w->in_flight++;
+    if (c->fd >= 0) {
+        send_request(c, now_ns);
+    } else {
+        open_connection(c, now_ns);
+    }
+}
+
 /* Begins the next request on slot c. start_ns is its latency origin. */
 static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
     worker *w = c->w;
-    c->req = requests_next(w->requests, &c->rng, &c->first_done);
+    const request_template *req = requests_next(w->requests, &c->rng, &c->first_done);
+    c->req = req;
     c->start_ns = start_ns;
     c->phase = start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
     c->resp_bytes = 0;
+    c->is_head = req->is_head;
+    slot_session *s = c->sess;
+    if (s) {
+        s->captured = 0;
+        s->hops = 0;
+        s->as_get = 0;
+        s->chain_start_ns = start_ns;
+    }
+    if (req->templated) {
+        int missing;
+        size_t head_len;
+        size_t n = requests_render(req, &s->vars, s->render_buf, s->render_cap, &head_len, &missing);
+        if (n == SIZE_MAX) {
+            /* A variable no capture has set: the request is not sent
+             * blind. The slot waits for the next housekeeping pass rather
+             * than picking again at once, so a mix whose every entry needs
+             * the variable cannot spin (or recurse) through the window. */
+            count_error(c, ERR_CAPTURE, 0, now_ns);
+            c->deferred = 1;
+            c->state = CONN_IDLE;
+            return;
+        }
+        c->wire = s->render_buf;
+        c->wire_len = n;
+        c->head_len = head_len;
+    } else {
+        c->wire = req->wire;
+        c->wire_len = req->wire_len;
+        c->head_len = req->head_len;
+    }
+    if (s) {
+        s->first_wire = c->wire;
+        s->first_len = c->wire_len;
+        s->first_head_len = c->head_len;
+    }
+    if (s && req->follow) {
+        /* The target, for resolving a relative Location. */
+        const char *sp = memchr(c->wire, ' ', c->head_len);
+        const char *end = sp ? memchr(sp + 1, ' ', c->head_len - (size_t)(sp + 1 - c->wire)) : NULL;
+        size_t n = end ? (size_t)(end - sp - 1) : 0;
+        if (n > sizeof(s->target)) n = sizeof(s->target);
+        if (n) memcpy(s->target, sp + 1, n);
+        s->target_len = n;
+    }
     w->in_flight++;
     if (c->fd >= 0) {
         send_request(c, now_ns);
     } else {
         open_connection(c, now_ns);
     }
+}
+
+/* Sends the followed redirect built in c->sess->hop_buf: a request of its
+ * own (its latency from now), in the chain's phase and entry. */
+static void start_hop(conn *c, uint64_t now_ns) {
+    slot_session *s = c->sess;
+    s->hop_pending = 0;
+    c->start_ns = now_ns;
+    c->resp_bytes = 0;
+    c->wire = s->hop_buf;
+    send_or_connect(c, now_ns);
 }
 
 static uint64_t next_due_ns(const worker *w) {
@@ -293,6 +493,12 @@ static void open_loop_dispatch(worker *w, uint64_t now_ns) {
 static void slot_free(conn *c, uint64_t now_ns) {
     worker *w = c->w;
     c->state = CONN_IDLE;
+    /* A redirect chain started goes on even while draining after the
+     * window: its hops are bounded (SESSION_MAX_HOPS, each by --timeout). */
+    if (c->sess && c->sess->hop_pending && !engine_interrupted) {
+        start_hop(c, now_ns);
+        return;
+    }
     if (w->stopping) return;
     if (is_open_loop(w)) {
         c->next_free = w->free_stack;
@@ -331,12 +537,80 @@ static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
     w->stop_ns = until_ns;
 }
 
+/* Counts a complete response. */
+static void count_response(conn *c, int status, uint64_t now_ns) {
+    worker *w = c->w;
+    phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
+    record_raw(c, now_ns - c->start_ns, status, NULL);
+    if (w->entries[c->phase]) entry_stats_response(&w->entries[c->phase][c->req->index], status);
+}
+
+/* Session work on a complete response (captures, redirects): 1 if it was
+ * counted here (a hop to follow, or a capture or redirect failure), 0 if
+ * it is the chain's ordinary last response, still to count. */
+static int session_complete(conn *c, int status, uint64_t now_ns) {
+    slot_session *s = c->sess;
+    const request_template *req = c->req;
+    const engine_config *cfg = c->w->cfg;
+    if (req->body_captures) capture_body(c);
+    if (req->follow && session_is_redirect(status)) {
+        char next[SESSION_LOCATION_MAX_BYTES];
+        size_t next_len = 0, hop_head = 0, hop_len = SIZE_MAX;
+        if (s->location_state == 1 && s->hops < SESSION_MAX_HOPS &&
+            session_location_target(s->location, s->location_len, cfg->host, cfg->port, s->target, s->target_len,
+                                    next, sizeof(next), &next_len) == 1) {
+            memcpy(s->target, next, next_len);
+            s->target_len = next_len;
+            /* Every hop is modelled on the chain's first request. */
+            if (session_redirect_as_get(status, s->first_wire, s->first_len)) s->as_get = 1;
+            hop_len = session_redirect_request(s->first_wire, s->first_head_len, s->first_len, s->as_get, s->target,
+                                               s->target_len, s->hop_buf, s->hop_cap, &hop_head);
+        }
+        if (hop_len == SIZE_MAX) {
+            /* Another origin, no usable Location, or too many hops. */
+            count_error(c, ERR_REDIRECT, status, now_ns);
+            return 1;
+        }
+        count_response(c, status, now_ns);
+        c->wire_len = hop_len;
+        c->head_len = hop_head;
+        s->hops++;
+        s->hop_pending = 1;
+        /* Counted as sent here: slot_free sends it next (unless the run
+         * is interrupted, when it is abandoned with the rest). */
+        if (c->w->entries[c->phase]) c->w->entries[c->phase][req->index].hops++;
+        return 1;
+    }
+    /* The chain ends here: every capture must have found its value in one
+     * of its responses. A variable not found is cleared. A 2xx/3xx
+     * response without it counts as a capture error (the page was not
+     * what the session needs); an error status (a 422 login) is counted
+     * as that status, which already says what went wrong. */
+    uint32_t all = (1u << req->capture_count) - 1;
+    if ((s->captured & all) != all) {
+        for (int i = 0; i < req->capture_count; i++)
+            if (!(s->captured & (1u << i))) s->vars.set[req->captures[i].var] = 0;
+        if (status >= 200 && status < 400) {
+            count_error(c, ERR_CAPTURE, status, now_ns);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     worker *w = c->w;
     const engine_config *cfg = w->cfg;
     int status = c->resp.status_code;
-    phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
-    record_raw(c, now_ns - c->start_ns, status, NULL);
+    if (!c->sess || !session_complete(c, status, now_ns)) {
+        count_response(c, status, now_ns);
+        if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
+            /* The entry's latency: from its first request to its last
+             * response, redirects included. */
+            uint64_t origin_ns = c->sess ? c->sess->chain_start_ns : c->start_ns;
+            hist_record(w->entries[PHASE_MEASURE][c->req->index].latency, now_ns - origin_ns);
+        }
+    }
     c->requests_on_fd++;
     w->in_flight--;
     if (!cfg->keepalive) {
@@ -489,6 +763,10 @@ static void housekeeping(worker *w, uint64_t now_ns) {
             if (now_ns >= c->backoff_until_ns || w->stopping) slot_free(c, now_ns);
             break;
         case CONN_IDLE:
+            if (c->deferred) {
+                c->deferred = 0;
+                slot_free(c, now_ns);
+            }
             break;
         }
     }

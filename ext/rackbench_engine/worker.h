@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cookie_jar.h"
+#include "entry_stats.h"
 #include "http_response.h"
 #include "phase_stats.h"
 #include "raw_log.h"
@@ -42,12 +43,44 @@ typedef enum {
     CONN_BACKOFF        /* a connect failed; retry after backoff_until_ns */
 } conn_state;
 
+/* What a connection slot keeps for a session with captures, variables or
+ * redirects (doc/requests.md); allocated before the run, only when the
+ * request list uses them. */
+typedef struct {
+    session_vars vars;
+    char *render_buf;           /* templated entry, rendered per request */
+    size_t render_cap;
+    char *hop_buf;              /* the request of a followed redirect */
+    size_t hop_cap;
+    char *body;                 /* body kept for captures (+1 for a NUL) */
+    size_t body_len;
+    char location[SESSION_LOCATION_MAX_BYTES];
+    size_t location_len;
+    int location_state;         /* 0 none, 1 seen, -1 too long */
+    char target[SESSION_LOCATION_MAX_BYTES]; /* the chain's current target */
+    size_t target_len;
+    const char *first_wire;     /* the chain's first request: model of its hops */
+    size_t first_len, first_head_len;
+    uint32_t captured;          /* captures of the entry set in this chain */
+    int hops;                   /* redirects followed in this chain */
+    int as_get;                 /* a 301/302/303 turned the chain into GET */
+    int hop_pending;            /* the slot's next request is that hop */
+    uint64_t chain_start_ns;    /* the entry's first request: its latency origin */
+} slot_session;
+
 typedef struct conn {
     worker *w;
     int fd;
     conn_state state;
     uint32_t slot;              /* connection number across all threads */
     const request_template *req;
+    const char *wire;           /* bytes of the request being sent: the
+                                   entry's prebuilt wire, or a rendering */
+    size_t wire_len, head_len;
+    int is_head;
+    int deferred;               /* idle until housekeeping: a request was not
+                                   sent for want of a variable */
+    slot_session *sess;         /* NULL unless the list needs it */
     size_t written;
     uint64_t start_ns;          /* latency origin: scheduled time (open loop)
                                    or when the slot became free (closed loop) */
@@ -77,6 +110,7 @@ struct worker {
     char *read_buf;
     raw_log raw;
     phase_stats phases[PHASE_COUNT];
+    entry_stats *entries[PHASE_COUNT]; /* per request-list entry; NULL for one URL */
 
     /* open loop: slot k is due at open_loop_due_ns(sched_origin_ns,
      * interval_ns, k) (open_loop.h); slots are sent in order of k */

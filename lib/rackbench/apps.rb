@@ -15,6 +15,8 @@ module Rackbench
   # :expect_status :: status the load path must answer (default: 200)
   # :expect_content_type :: prefix of its Content-Type, or nil
   # :expect_body :: substring its body must contain, or nil
+  # :expect_session_body :: substring the load path's body must contain once
+  #   the request list's first entries have logged in (ServerProcess::SessionCheck), or nil
   # :builtin :: shipped with rackbench (apps/)
   # :engines :: RUBY_ENGINEs the app runs on ("ruby", "jruby"), or nil for any
   # :setup :: absolute path of a Ruby script run with the app's bundle before the server boots, or nil
@@ -26,7 +28,7 @@ module Rackbench
   #                             environment and before each trial (Trial::Http::AppHooks), or nil
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
                    :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
-                   :setup_hook, :reset_hook, keyword_init: true)
+                   :setup_hook, :reset_hook, :expect_session_body, keyword_init: true)
 
   # Reopened so that its methods live in the struct.
   class App
@@ -37,7 +39,7 @@ module Rackbench
     def self.resolve(spec)
       base = spec.builtin ? Apps.builtin(spec.name).to_h : { name: spec.name, builtin: false }
       overrides = spec.to_h.compact.slice(:name, :health, :load_path, :expect_status, :expect_content_type,
-                                          :expect_body)
+                                          :expect_body, :expect_session_body)
       overrides[:dir] = spec.path if spec.path
       overrides[:env] = (base[:env] || {}).merge(spec.env || {})
       overrides[:setup_hook] = spec.setup
@@ -62,7 +64,7 @@ module Rackbench
     ROOT = File.expand_path("../../apps", __dir__)
     # Keys of an app.yml, and what each must be.
     MANIFEST_KEYS = %w[description health load_path expect_status expect_content_type expect_body engines setup
-                       max_error_rate requests env variants].freeze
+                       max_error_rate requests env expect_session_body variants].freeze
     # Keys a variant may change.
     VARIANT_KEYS = (MANIFEST_KEYS - %w[variants setup engines]).freeze
     ENGINES = %w[ruby jruby truffleruby].freeze
@@ -139,6 +141,12 @@ module Rackbench
       fields[:setup] = app_file(dir, fields[:setup], "setup", where) if fields[:setup]
       fields[:requests] = app_file(dir, fields[:requests], "requests", where) if fields[:requests]
       fields[:env] = app_env(fields[:env], where) if fields.key?(:env)
+      if fields.key?(:expect_session_body)
+        text = fields[:expect_session_body]
+        unless text.is_a?(String) && !text.empty? && !text.match?(/[\x00-\x1f]/)
+          raise ConfigError, "#{where}: expect_session_body must be one line of text, got #{text.inspect}"
+        end
+      end
       if fields.key?(:max_error_rate)
         rate = fields[:max_error_rate]
         unless rate.is_a?(Numeric) && rate >= 0 && rate <= 1

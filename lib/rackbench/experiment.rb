@@ -223,18 +223,18 @@ module Rackbench
       rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options, env: r.env } }
     end
 
-    # The normalized experiment as plain data, lists that the matrix treats
-    # as sets sorted, so that reordering a list in the file changes neither
-    # the fingerprint nor the order of the plan. Settings added after the
-    # first release appear only when they differ from their default, so an
-    # experiment stored by an older rackbench keeps its fingerprint.
     # App keys added after the first release: in the fingerprint only when given.
-    LATER_APP_KEYS = %w[setup reset].freeze
+    LATER_APP_KEYS = %w[setup reset expect_session_body].freeze
 
     def canonical_app(app)
       Canonical.sorted(app).reject { |k, v| k == "env" ? v.empty? : LATER_APP_KEYS.include?(k) && v.nil? }
     end
 
+    # The normalized experiment as plain data, lists that the matrix treats
+    # as sets sorted, so that reordering a list in the file changes neither
+    # the fingerprint nor the order of the plan. Settings added after the
+    # first release appear only when they differ from their default, so an
+    # experiment stored by an older rackbench keeps its fingerprint.
     def canonical
       later_load = Settings::LATER_KEYS
       data = {
@@ -253,6 +253,8 @@ module Rackbench
 
     private
 
+    # App keys added after the first release, left out of the canonical
+    # form while they have their default (see #canonical).
     def parts
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,

@@ -337,6 +337,7 @@ static void test_defaults(void)
     CHECK_EQ_U64(cfg.body_len, 0);
     CHECK(cfg.requests_file == NULL);
     CHECK_EQ_U64(cfg.cookies, 0);
+    CHECK_EQ_U64(cfg.cookie_count, 0);
     CHECK_EQ_U64(cfg.seed, 1);
     CHECK(cfg.raw_file == NULL);
     CHECK_EQ_U64(cfg.cpu_count, 0);
@@ -496,6 +497,11 @@ static void test_invalid_values(void)
         {{"--co", "5"}, "unknown option '--co'"}, /* ambiguous: connections, cookies */
         {{"-x"}, "unknown option '-x'"},
         {{"--cookies=yes"}, "--cookies"},
+        {{"--cookie", "novalue"}, "invalid --cookie 'novalue' (expected 'name=value')"},
+        {{"--cookie", "=v"}, "--cookie"},
+        {{"--cookie", "a=b; c=d"}, "--cookie"},
+        {{"--cookie", "a b=c"}, "--cookie"},
+        {{"--cookie", "a=b\r\n"}, "--cookie"},
         {{"--connections"}, "option --connections needs a value"},
         {{"-c"}, "option -c needs a value"},
     };
@@ -513,6 +519,18 @@ static void test_invalid_values(void)
         CHECK(ok);
         if (!ok) fprintf(stderr, "  (case %zu: %s %s)\n", i, cases[i].args[0], cases[i].args[1] ? cases[i].args[1] : "");
     }
+}
+
+static void test_cookie_presets(void)
+{
+    CHECK(parsed_ok(CLI("--cookie", "sid=abc", "--cookie", "theme=dark=1", "http://127.0.0.1:8080/")));
+    CHECK_EQ_U64(cfg.cookie_count, 2);
+    CHECK_EQ_U64(cfg.cookies, 1); /* a preset needs the jar */
+    CHECK(cfg.cookie_count == 2 && strcmp(cfg.cookie_presets[0], "sid=abc") == 0 &&
+          strcmp(cfg.cookie_presets[1], "theme=dark=1") == 0);
+    CHECK(parsed_ok(CLI("--cookies", "http://127.0.0.1:8080/")));
+    CHECK_EQ_U64(cfg.cookie_count, 0);
+    CHECK_EQ_U64(cfg.cookies, 1);
 }
 
 static void test_arguments(void)
@@ -612,6 +630,7 @@ static void test_reparse_after_bundle(void)
 
 int main(void)
 {
+    test_cookie_presets();
     test_url_parse_accepts();
     test_url_parse_rejects();
     test_resolve_loopback();

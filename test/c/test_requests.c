@@ -797,6 +797,132 @@ static void test_load_from_file(void)
     CHECK(set.items == NULL && set.count == 0);
 }
 
+/* --- sessions: directives, captures, templates ---------------------------- */
+
+static void test_directives(void)
+{
+    reset_cfg();
+    request_set set;
+    const char *text =
+        "--- first name=form\n"
+        "@capture token form=authenticity_token\n"
+        "@capture meta_token meta=csrf-token\n"
+        "@capture sid header=X-Session regex=id=([0-9]+)\n"
+        "@capture id body regex=post-([0-9]+) \"x\"\n"
+        "GET /login\n"
+        "\n"
+        "--- first name=login\n"
+        "@follow\n"
+        "POST /login?sid={{sid}}\n"
+        "Content-Type: application/x-www-form-urlencoded\n"
+        "\n"
+        "authenticity_token={{token:url}}&user=a\n"
+        "\n"
+        "--- weight=2 name=plain\n"
+        "GET /posts\n";
+    CHECK(parse(&set, text) == NULL);
+    CHECK_EQ_U64(set.count, 3);
+    CHECK_EQ_U64(set.var_count, 4);
+    CHECK(strcmp(set.var_names[0], "token") == 0 && strcmp(set.var_names[3], "id") == 0);
+    CHECK(set.from_file && set.templated && set.body_captures && set.header_work);
+    if (set.count == 3) {
+        const request_template *form = &set.items[0], *login = &set.items[1], *plain = &set.items[2];
+        CHECK_EQ_U64(form->index, 0);
+        CHECK_EQ_U64(login->index, 1);
+        CHECK_EQ_U64(plain->index, 2);
+        CHECK_EQ_U64(form->capture_count, 4);
+        CHECK_EQ_U64(form->body_captures, 3);
+        CHECK_EQ_U64(form->header_captures, 1);
+        CHECK(form->captures[0].source == CAPTURE_FORM && strcmp(form->captures[0].arg, "authenticity_token") == 0);
+        CHECK(form->captures[1].source == CAPTURE_META && strcmp(form->captures[1].arg, "csrf-token") == 0);
+        CHECK(form->captures[2].source == CAPTURE_HEADER && form->captures[2].has_regex);
+        CHECK(form->captures[3].source == CAPTURE_BODY && form->captures[3].var == 3);
+        /* The regex is the rest of the line, spaces included. */
+        regmatch_t m[2];
+        CHECK(regexec(&form->captures[3].regex, "a post-17 \"x\"", 2, m, 0) == 0 && m[1].rm_so == 7);
+        CHECK(regexec(&form->captures[3].regex, "a post-17", 2, m, 0) != 0);
+        CHECK(!form->templated && !form->follow);
+        CHECK(login->follow && login->templated && login->dynamic_length);
+        CHECK(!plain->templated && !plain->follow && plain->capture_count == 0);
+        CHECK(wire_is(plain, "GET /posts HTTP/1.1\r\n" HOST UA "\r\n"));
+
+        session_vars *vars = calloc(1, sizeof(*vars));
+        char *out = malloc(login->render_bound);
+        size_t head_len = 0;
+        int missing = 0;
+        CHECK(login->render_bound <= set.render_bound);
+        CHECK(requests_render(login, vars, out, login->render_bound, &head_len, &missing) == SIZE_MAX);
+        CHECK_EQ_U64(missing, 2); /* sid, in the request line, comes first */
+        memcpy(vars->value[2], "77", 2);
+        vars->len[2] = 2;
+        vars->set[2] = 1;
+        memcpy(vars->value[0], "a+b/c=", 6);
+        vars->len[0] = 6;
+        vars->set[0] = 1;
+        size_t n = requests_render(login, vars, out, login->render_bound, &head_len, &missing);
+        CHECK(bytes_are(out, n == SIZE_MAX ? 0 : n,
+                        "POST /login?sid=77 HTTP/1.1\r\n" HOST UA
+                        "Content-Type: application/x-www-form-urlencoded\r\n"
+                        "Content-Length: 38\r\n\r\n"
+                        "authenticity_token=a%2Bb%2Fc%3D&user=a"));
+        CHECK(n != SIZE_MAX && memcmp(out + head_len, "\r\n", 2) == 0 && memcmp(out + head_len - 2, "\r\n", 2) == 0);
+        /* The longest values still fit render_bound. */
+        memset(vars->value[0], '/', SESSION_VAR_MAX_BYTES);
+        vars->len[0] = SESSION_VAR_MAX_BYTES;
+        memset(vars->value[2], '9', SESSION_VAR_MAX_BYTES);
+        vars->len[2] = SESSION_VAR_MAX_BYTES;
+        n = requests_render(login, vars, out, login->render_bound, &head_len, &missing);
+        CHECK(n != SIZE_MAX && n <= login->render_bound);
+        free(out);
+        free(vars);
+    }
+    requests_free(&set);
+
+    /* A variable used before (in file order) the entry that captures it. */
+    CHECK(parse(&set, "---\nGET /a/{{later}}\n--- first\n@capture later header=X\nGET /b\n") == NULL);
+    if (set.count == 2) CHECK(set.items[1].templated && set.items[1].index == 0);
+    requests_free(&set);
+
+    /* {{ that names no variable's syntax stays literal (prebuilt bytes). */
+    CHECK(parse(&set, "---\nPOST /a\n\n{\"a\": {{1, 2}}, \"b\": \"{{ x }}\"}\n") == NULL);
+    if (set.count == 1) {
+        CHECK(!set.items[0].templated);
+        CHECK(wire_is(&set.items[0], "POST /a HTTP/1.1\r\n" HOST UA "Content-Length: 31\r\n\r\n"
+                                      "{\"a\": {{1, 2}}, \"b\": \"{{ x }}\"}"));
+    }
+    requests_free(&set);
+}
+
+static void test_directive_errors(void)
+{
+    reset_cfg();
+    EXPECT_ERROR("---\n@capture t\nGET /\n",
+                 "reqs.txt:2: expected @capture NAME SOURCE with SOURCE header=Name, body regex=RE, form=field or meta=name");
+    EXPECT_ERROR("---\n@capture t form=\nGET /\n",
+                 "reqs.txt:2: expected @capture NAME SOURCE with SOURCE header=Name, body regex=RE, form=field or meta=name");
+    EXPECT_ERROR("---\n@capture t-x form=a\nGET /\n", "reqs.txt:2: variable names are letters, digits and _ (at most 31)");
+    EXPECT_ERROR("---\n@capture t body\nGET /\n", "reqs.txt:2: @capture NAME body needs regex=RE");
+    EXPECT_ERROR("---\n@capture t body regex=(\nGET /\n", "reqs.txt:2: invalid regex: Unmatched ( or \\(");
+    EXPECT_ERROR("---\n@capture t body regex=abc\nGET /\n",
+                 "reqs.txt:2: the regex needs a group ( ... ): its first group is the value");
+    EXPECT_ERROR("---\n@capture t form=a regex=(a)\nGET /\n",
+                 "reqs.txt:2: after the source only regex=RE may follow (body and header)");
+    EXPECT_ERROR("---\n@redirect\nGET /\n", "reqs.txt:2: unknown directive (expected @capture or @follow)");
+    EXPECT_ERROR("---\nGET /{{nope}}\n", "reqs.txt:1: variable 'nope' is not captured by any @capture line");
+    EXPECT_ERROR("---\n@capture t form=a\nPOST /\nContent-Length: 3\n\n{{t}}\n",
+                 "reqs.txt:1: an entry whose body uses {{variables}} cannot set Content-Length (it is computed per request)");
+    EXPECT_ERROR("---\n@capture a form=a\n@capture b form=a\n@capture c form=a\n@capture d form=a\n"
+                 "@capture e form=a\n@capture f form=a\n@capture g form=a\n@capture h form=a\n@capture i form=a\nGET /\n",
+                 "reqs.txt:10: too many @capture lines in one entry (at most 8)");
+    char many[2048] = "";
+    for (int i = 0; i < 17; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "---\n@capture v%d form=a\nGET /\n", i);
+        strcat(many, line);
+    }
+    expect_error(many, strlen(many), "reqs.txt:50: too many variables (at most 16)");
+}
+
 int main(void)
 {
     test_minimal_entry();
@@ -817,5 +943,7 @@ int main(void)
     test_load_from_flags();
     test_load_from_cli();
     test_load_from_file();
+    test_directives();
+    test_directive_errors();
     return check_report("requests");
 }

@@ -140,6 +140,15 @@ describe Rackbench::Trial::Http::ServerLaunch do
     assert_empty `pgrep -f #{TINY_SERVER}`.split, "nothing left running"
   end
 
+  # mix's login captures the form's token: a server without a login form
+  # fails the session check, with the reason, and is stopped.
+  it "runs the session check of an app with expect_session_body and a request list, failing the trial" do
+    entry = "{ name: mix, load_path: /, expect_content_type: text/plain, expect_body: Hello }"
+    error = assert_raises(Rackbench::SetupError) { launch(trial(entry)).boot }
+    assert_equal "session check failed: first entry login-form got capture error x 1", error.message
+    assert_empty `pgrep -f #{TINY_SERVER}`.split, "nothing left running"
+  end
+
   it "names a server that exits before it is ready" do
     error = assert_raises(Rackbench::SetupError) { launch(trial("rack-hello", options: { "mode" => "exit" })).boot }
     assert_match(/\Aserver exited with status 3 before it was ready/, error.message)

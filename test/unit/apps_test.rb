@@ -42,6 +42,20 @@ describe Rackbench::Apps do
     assert_equal File.join(Rackbench::Apps.builtin("io-wait").dir, "setup.rb"), Rackbench::Apps.builtin("io-wait").setup
   end
 
+  it "checks the mix's session and no other app's" do
+    assert_equal "Signed in as author7", Rackbench::Apps.builtin("mix").expect_session_body
+    assert_equal ["mix"], apps.select(&:expect_session_body).map(&:name)
+  end
+
+  it "refuses an expect_session_body that is not one line of text" do
+    [nil, "", "a\nb", 3].each do |bad|
+      error = assert_raises(Rackbench::ConfigError) do
+        Rackbench::Apps.send(:normalize, { "expect_session_body" => bad }, "/tmp", "apps/x/app.yml")
+      end
+      assert_equal "apps/x/app.yml: expect_session_body must be one line of text, got #{bad.inspect}", error.message
+    end
+  end
+
   it "allows errors its deliberate 5% and nobody else more than the runner's default" do
     assert_equal 0.1, Rackbench::Apps.builtin("errors").max_error_rate
     assert_equal ["errors"], apps.select(&:max_error_rate).map(&:name)
@@ -61,12 +75,17 @@ describe Rackbench::Apps do
     assert_match(/unknown app 'rails-hallo'; built-in apps: cpu, download/, error.message)
   end
 
-  it "keeps the mix's request list well formed: a login first, then weighted reads and replies" do
+  it "keeps the mix's request list well formed: a form login first, then weighted reads and replies" do
     text = File.read(Rackbench::Apps.builtin("mix").requests)
-    entries = text.scan(/^--- (.*)\n([A-Z]+) (\S+)/)
-    assert_equal ["first name=login", "POST", "/login"], entries.first
-    assert(entries.drop(1).all? { |attrs, _, _| attrs.match?(/\Aweight=\d+ name=\S+\z/) })
-    assert_includes entries.map { |_, method, path| "#{method} #{path}" }, "POST /posts/42/replies"
+    entries = text.scan(/^--- (.*)\n((?:@.*\n)*)([A-Z]+) (\S+)/)
+    assert_equal [["first name=login-form", "@capture form_token form=authenticity_token\n", "GET", "/login"],
+                  ["first name=login", "@follow\n@capture csrf_token meta=csrf-token\n", "POST", "/login"]],
+                 entries.first(2)
+    assert_includes text, "authenticity_token={{form_token:url}}&user=author7"
+    assert(entries.drop(2).all? { |attrs, _, _, _| attrs.match?(/\Aweight=\d+ name=\S+\z/) })
+    replies = entries.select { |_, _, method, path| "#{method} #{path}".match?(%r{\APOST /posts/\d+/replies\z}) }
+    assert_equal 2, replies.size
+    assert_equal 2, text.scan("authenticity_token={{csrf_token:url}}&body=").size
   end
 end
 

@@ -293,6 +293,39 @@ describe "Rackbench::Experiment errors" do
     end
   end
 
+  describe "apps[].expect_session_body" do
+    it "is one line of text" do
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "expect_session_body" => "a\nb" }] },
+                          'apps[0].expect_session_body: must be one line of text, got "a\nb"')
+      assert_config_error({ "apps" => [{ "name" => "rack-hello", "expect_session_body" => 3 }] },
+                          "apps[0].expect_session_body: must be a string")
+    end
+  end
+
+  describe "load.headers and load.preset_cookies" do
+    it "are mappings of valid names and values, with a hint for a misspelt key" do
+      assert_config_error({ "load" => { "header" => { "A" => "b" } } }, "load.header: unknown key (did you mean headers?)")
+      assert_config_error({ "load" => { "preset_cookie" => { "a" => "b" } } },
+                          "load.preset_cookie: unknown key (did you mean preset_cookies?)")
+      assert_config_error({ "load" => { "headers" => "X-A: b" } }, "load.headers: must be a mapping")
+      assert_config_error({ "load" => { "headers" => { "X A" => "b" } } }, "load.headers.X A: is not a valid header name")
+      assert_config_error({ "load" => { "headers" => { "Host" => "x" } } }, "load.headers.Host: cannot be set (the engine sets it)")
+      assert_config_error({ "load" => { "headers" => { "cookie" => "a=b" } } },
+                          "load.headers.cookie: cannot be set (use load.preset_cookies)")
+      assert_config_error({ "load" => { "headers" => { "X-A" => "b\r\nX-B: c" } } },
+                          "load.headers.X-A: must not contain line breaks or control characters")
+      assert_config_error({ "load" => { "headers" => { "X-A" => [1] } } }, "load.headers.X-A: must be a string, got [1]")
+      assert_config_error({ "load" => { "preset_cookies" => { "a b" => "c" } } },
+                          "load.preset_cookies.a b: is not a valid cookie name")
+      assert_config_error({ "load" => { "preset_cookies" => { "a" => "b; c=d" } } },
+                          "load.preset_cookies.a: must not contain ; or control characters")
+      assert_config_error({ "load" => { "preset_cookies" => { "a" => "b" * 5000 } } },
+                          "load.preset_cookies.a: is longer than 4096 bytes with its name")
+      assert_config_error({ "load" => { "preset_cookies" => { "a" => "b" }, "cookies" => false } },
+                          "load.preset_cookies: needs the cookie jar, but load.cookies is false")
+    end
+  end
+
   describe "exclude" do
     let(:sweep) { { "servers" => %w[puma webrick], "processes" => [1, 2], "load" => { "connections" => [8, 16] } } }
 

@@ -23,7 +23,7 @@ describe Rackbench::Experiment do
       assert_equal [1], experiment.threads
       assert_equal({ "connections" => [16], "threads" => [1], "duration" => [10.0], "warmup" => [5.0],
                      "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [nil],
-                     "cookies" => [nil] }, experiment.load)
+                     "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]] }, experiment.load)
       assert_equal({}, experiment.env)
       assert_equal [], experiment.exclude
     end
@@ -213,8 +213,11 @@ describe Rackbench::Experiment do
       base = Rackbench::Experiment.parse(STORED_BY_0_1).fingerprint
       variants = [
         STORED_BY_0_1.sub("timeout: 2s }", "timeout: 2s, cookies: false }"),
+        STORED_BY_0_1.sub("timeout: 2s }", "timeout: 2s, headers: { X-A: b } }"),
+        STORED_BY_0_1.sub("timeout: 2s }", "timeout: 2s, preset_cookies: { a: b } }"),
         STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, env: { A: b } },"),
-        "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n"
+        "#{STORED_BY_0_1}pass_env: [DATABASE_URL]\n",
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: rack-hello, expect_session_body: Signed in },")
       ]
       variants.each { |text| refute_equal base, Rackbench::Experiment.parse(text).fingerprint, text }
     end
@@ -228,6 +231,32 @@ describe Rackbench::Experiment do
       assert_equal({ "RAILS_ENV" => "staging" }, experiment.apps.first.env)
       assert_equal({}, experiment.apps.last.env)
       assert_equal [true, false], experiment.dimensions["load.cookies"]
+    end
+
+    it "reads an app's expect_session_body, for the user's app and over a built-in one" do
+      experiment = Rackbench::Experiment.parse(
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [{ name: mine, path: #{Rackbench::Apps.builtin("rack-hello").dir}, expect_session_body: Signed in as me }, " \
+                                                "{ name: mix, expect_session_body: Signed in as author8 }, rack-hello,")
+      )
+      mine, mix, hello = experiment.apps.first(3).map { |spec| Rackbench::App.resolve(spec) }
+      assert_equal ["Signed in as me", "Signed in as author8", nil], [mine, mix, hello].map(&:expect_session_body)
+      assert_equal "Signed in as author7", Rackbench::App.resolve(Rackbench::Experiment.parse(
+        STORED_BY_0_1.sub("apps: [rack-hello,", "apps: [mix, rack-hello,")
+      ).apps.find { |a| a.name == "mix" }).expect_session_body
+    end
+
+    it "reads load.headers and load.preset_cookies as the engine's lines, sorted, and passes them to every trial" do
+      experiment = Rackbench::Experiment.parse(
+        STORED_BY_0_1.sub("timeout: 2s }",
+                          "timeout: 2s, headers: { X-Tenant: acme, Accept: text/html }, preset_cookies: { theme: dark, consent: 1 } }")
+      )
+      assert_equal [["Accept: text/html", "X-Tenant: acme"]], experiment.load["headers"]
+      assert_equal [["consent=1", "theme=dark"]], experiment.load["preset_cookies"]
+      config = experiment.configurations.first
+      assert_equal ["Accept: text/html", "X-Tenant: acme"], config.load[:headers]
+      assert_equal ["consent=1", "theme=dark"], config.load[:cookie_presets]
+      plain = Rackbench::Experiment.parse(STORED_BY_0_1).configurations.first
+      assert_equal [[], []], plain.load.values_at(:headers, :cookie_presets)
     end
   end
 

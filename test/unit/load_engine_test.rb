@@ -30,12 +30,25 @@ describe Rackbench::LoadEngine do
     s = Rackbench::LoadSettings.build(
       url: "http://127.0.0.1:8080/p?q=1", connections: 50, threads: 2, duration_s: 10, warmup_s: 2.5,
       rate: 1000, keepalive: false, headers: ["Connection: close", "X-A: b c"], method: "POST", body: "a=1",
-      timeout_s: 0.25, cookies: true, seed: 7, raw_file: "/tmp/raw.csv", cpus: [1], allow_remote: true
+      timeout_s: 0.25, cookies: true, cookie_presets: ["sid=a/b=", "theme=dark"], seed: 7, raw_file: "/tmp/raw.csv",
+      cpus: [1], allow_remote: true
     )
     assert_equal [fake, "-c", "50", "-t", "2", "-d", "10s", "-w", "2500000us", "--timeout", "250000us",
                   "--seed", "7", "--rate", "1000", "--no-keepalive", "-H", "Connection: close", "-H", "X-A: b c",
-                  "-m", "POST", "--body", "a=1", "--cookies", "--raw", "/tmp/raw.csv", "--cpus", "1",
-                  "--allow-remote", "http://127.0.0.1:8080/p?q=1"], engine.argv(s)
+                  "-m", "POST", "--body", "a=1", "--cookies", "--cookie", "sid=a/b=", "--cookie", "theme=dark",
+                  "--raw", "/tmp/raw.csv", "--cpus", "1", "--allow-remote", "http://127.0.0.1:8080/p?q=1"], engine.argv(s)
+    plain = Rackbench::LoadSettings.build(url: "http://127.0.0.1:8080/")
+    refute_includes engine.argv(plain), "--cookie"
+    refute_includes engine.argv(plain), "-H"
+  end
+
+  it "refuses a cookie preset that is not name=value" do
+    ["novalue", "a b=c", "a=b; c=d", "=v", "a=b\n"].each do |bad|
+      error = assert_raises(Rackbench::UsageError) do
+        Rackbench::LoadSettings.build(url: "http://127.0.0.1:8080/", cookie_presets: [bad])
+      end
+      assert_match(/invalid cookie .* \(expected 'name=value'\)/, error.message)
+    end
   end
 
   it "returns the validated result and passes the argv through" do

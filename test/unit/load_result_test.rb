@@ -70,6 +70,42 @@ describe Rackbench::LoadResult do
     end
   end
 
+  describe "entries" do
+    let(:listed) { JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__))) }
+
+    it "offers a request list's per-entry results, adding up to the totals" do
+      r = Rackbench::LoadResult.new(listed)
+      assert_equal %w[login-form login home echo], r.entries.map { |e| e["name"] }
+      assert_equal r.requests, r.entries.sum { |e| e["requests"] }
+      r.status.each { |code, n| assert_equal n, r.entries.sum { |e| e["status"].fetch(code, 0) } }
+      r.errors.each { |kind, n| assert_equal n, r.entries.sum { |e| e["errors"][kind] } }
+      assert_equal r.warmup["requests"], r.entries.sum { |e| e["warmup"]["requests"] }
+    end
+
+    it "is nil for one URL and for results stored before entries and the capture and redirect kinds" do
+      assert_nil Rackbench::LoadResult.new(doc).entries
+      old = JSON.parse(JSON.generate(doc))
+      old.delete("entries")
+      [old["errors"], old["warmup"]["errors"]].each { |e| e.delete("capture"); e.delete("redirect") }
+      assert_nil Rackbench::LoadResult.new(old).entries
+    end
+
+    it "rejects entries that break the contract" do
+      [
+        [->(d) { d["entries"] = {} }, /entries is \{\}, expected Array or null/],
+        [->(d) { d["entries"][0] = 1 }, /entries\[0\] is not an object/],
+        [->(d) { d["entries"][1].delete("hops") }, /entries\[1\].hops is nil/],
+        [->(d) { d["entries"][2]["latency_us"].delete("p99") }, /entries\[2\].latency_us lacks p99/],
+        [->(d) { d["entries"][2]["requests"] += 1 }, /entries' requests add up to \d+, not requests \d+/]
+      ].each do |mutate, pattern|
+        broken = JSON.parse(JSON.generate(listed))
+        mutate.call(broken)
+        error = assert_raises(Rackbench::EngineError) { Rackbench::LoadResult.new(broken) }
+        assert_match pattern, error.message
+      end
+    end
+  end
+
   it "matches doc/output.md both ways: every key written is documented, every documented key written" do
     text = File.read(File.expand_path("../../doc/output.md", __dir__))
     engine_section = text[/^## The load engine's result.*?(?=^## )/m]
@@ -78,14 +114,16 @@ describe Rackbench::LoadResult do
       case value
       when Hash
         # status codes are data, not keys
-        return [] if %w[status warmup.status].include?(prefix)
+        return [] if %w[status warmup.status entries.status entries.warmup.status].include?(prefix)
 
         value.flat_map { |k, v| [prefix ? "#{prefix}.#{k}" : k] + keys.call(v, prefix ? "#{prefix}.#{k}" : k) }
       when Array then value.first.is_a?(Hash) ? keys.call(value.first, prefix) : []
       else []
       end
     end
-    written = keys.call(doc, nil)
+    # A request list's result carries entries (null in the single-URL one).
+    with_entries = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
+    written = (keys.call(doc, nil) + keys.call(with_entries, nil)).uniq
     assert_empty written - documented, "keys missing from doc/output.md"
     assert_empty documented - written, "documented keys the engine does not write"
   end
@@ -104,6 +142,18 @@ describe Rackbench::LoadSummary do
     assert_match(/Offered:\s+200.0 req\/s \(400 scheduled\), 0 unsent/, text)
     refute_match(/Unsent:/, text)
     refute_match(/WARNING/, text)
+  end
+
+  it "prints a row per request-list entry, and none for a single URL" do
+    listed = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
+    listed["entries"][1]["warmup"]["errors"]["capture"] = 2
+    listed["warmup"]["errors"]["capture"] = 2
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(listed)).to_s
+    assert_match(/^  Entries:\n    entry +requests +status +p50 \/ p99 +errors$/, text)
+    home = listed["entries"][2]
+    assert_match(/^    home +#{home["requests"]} +200x#{home["status"]["200"]} +\S+ \/ \S+ +-$/, text)
+    assert_match(/^    login \(first\) +0 +- +- +warmup errors 2$/, text)
+    refute_match(/Entries:/, Rackbench::LoadSummary.new(Rackbench::LoadResult.new(doc)).to_s)
   end
 
   it "says how many scheduled requests never went out" do

@@ -9,7 +9,7 @@ module Rackbench
     # human or printed as the engine's JSON document (--json).
     class LoadCommand < Command
       def run(argv)
-        options = { headers: [] }
+        options = { headers: [], cookie_presets: [] }
         json = false
         urls = parse(argv, options) { json = true }
         return CLI::EXIT_OK unless urls
@@ -62,6 +62,10 @@ module Rackbench
           p.on("--timeout D", "per-request timeout (default 2s)") { |v| o[:timeout_s] = duration(v, "--timeout") }
           p.on("--requests FILE", "request list (doc/requests.md)") { |v| o[:requests_file] = v }
           p.on("--cookies", "keep a cookie jar per connection") { o[:cookies] = true }
+          p.on("--cookie NAME=VALUE", "a cookie in every connection's jar from the start (repeatable)") do |v|
+            o[:cookie_presets] << v
+            o[:cookies] = true
+          end
           p.on("--seed N", "seed of the request mix (default 1)") { |v| o[:seed] = integer(v, "--seed") }
           p.on("--raw FILE", "write one CSV record per request") { |v| o[:raw_file] = v }
           p.on("--cpus LIST", "pin the engine's threads, e.g. 1 or 0-3") { |v| o[:cpus] = v }

@@ -36,9 +36,11 @@ module Rackbench
     #
     # +setup+ and +reset+ (the user's own app only; nil unless given) are
     # its Hooks: commands run once per Bundler environment before its first
-    # trial, and before each trial (doc/experiment.md).
+    # trial, and before each trial (doc/experiment.md). +expect_session_body+
+    # (a substring, or nil) is what +load_path+ shows once a request list's
+    # first entries have logged in (ServerProcess::SessionCheck).
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, :env, :setup, :reset, keyword_init: true)
+                         :expect_body, :env, :setup, :reset, :expect_session_body, keyword_init: true)
 
     # A command of the user's app (+setup+ or +reset+): the +command+ line
     # (String) and the deadline it must finish within, +timeout_s+.
@@ -49,12 +51,13 @@ module Rackbench
     class Entries
       RUBY_KEYS = %w[name ruby options env].freeze
       SERVER_KEYS = %w[name label options].freeze
-      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset].freeze
+      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset
+                    expect_session_body].freeze
       HOOK_KEYS = %w[command timeout].freeze
       # How long a hook may run when the file does not say: a setup may
       # create and migrate a database, a reset only restores one.
       HOOK_TIMEOUT_S = { "setup" => 600.0, "reset" => 120.0 }.freeze
-      EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body].freeze
+      EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body expect_session_body].freeze
       # What the user's own app gets when the file does not say.
       APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
       LABEL_TEXT = "label ([A-Za-z0-9._+-])"
@@ -275,8 +278,16 @@ module Rackbench
         case field
         when "health", "load_path" then http_path(value, key)
         when "expect_status" then @checker.integer!(value, key, min: 100, max: 599)
+        when "expect_session_body" then session_text(value, key)
         else @checker.string!(value, key)
         end
+      end
+
+      # One line of text: the session check matches it in a page's body.
+      def session_text(value, key)
+        text = @checker.string!(value, key)
+        @checker.fail!(key, "must be one line of text, got #{text.inspect}") if text.empty? || text.match?(/[\x00-\x1f]/)
+        text
       end
 
       def http_path(value, key)

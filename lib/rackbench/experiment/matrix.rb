@@ -133,6 +133,9 @@ module Rackbench
 
       # Checks across keys that only make sense per configuration.
       def check_config(config)
+        if config.load[:cookies] == false && !config.load[:cookie_presets].to_a.empty?
+          @checker.fail!("load.preset_cookies", "needs the cookie jar, but load.cookies is false")
+        end
         return config if config.load[:threads] <= config.load[:connections]
 
         @checker.fail!("load.threads", "#{config.load[:threads]} engine threads but only " \

@@ -18,12 +18,15 @@ module Rackbench
         "keepalive" => :keepalive,
         "requests" => :requests_file,
         "timeout" => :timeout_s,
-        "cookies" => :cookies
+        "cookies" => :cookies,
+        "headers" => :headers,
+        "preset_cookies" => :cookie_presets
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
-        "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil
+        "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
+        "headers" => [].freeze, "preset_cookies" => [].freeze
       }.freeze
 
       # load.timeout: auto (or null, or left out) has the timeout follow
@@ -33,7 +36,13 @@ module Rackbench
       # Keys added after the first release, left out of the fingerprint
       # while they have their default, so that an experiment stored by an
       # older rackbench is still recognised by --resume.
-      LATER_KEYS = { "cookies" => [nil] }.freeze
+      LATER_KEYS = { "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]] }.freeze
+
+      # Request headers load.headers may not set: the engine writes them
+      # (Host, Content-Length), a jar or preset_cookies carries cookies.
+      RESERVED_HEADERS = %w[host content-length transfer-encoding cookie].freeze
+      HEADER_NAME = /\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\z/
+      COOKIE_NAME = /\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\z/
 
       # The fewest connections the default gives.
       MIN_DEFAULT_CONNECTIONS = 16
@@ -78,6 +87,8 @@ module Rackbench
         when "rate" then rate(value, key)
         when "requests" then requests_file(value, key)
         when "cookies" then value.nil? ? nil : @checker.boolean!(value, key)
+        when "headers" then headers(value, key)
+        when "preset_cookies" then preset_cookies(value, key)
         end
       end
 
@@ -124,6 +135,41 @@ module Rackbench
         ok = value.is_a?(Numeric) && value.positive? && value.to_f.finite?
         @checker.fail!(key, "must be requests/s > 0 or null (closed loop), got #{value.inspect}") unless ok
         value.to_f
+      end
+
+      # load.headers: a mapping Name => value, sent with every request; kept
+      # as the engine's "Name: value" lines, sorted by name.
+      def headers(value, key)
+        @checker.mapping!(value, key).map do |name, v|
+          name_key = "#{key}.#{name}"
+          @checker.fail!(name_key, "is not a valid header name") unless name.to_s.match?(HEADER_NAME)
+          if RESERVED_HEADERS.include?(name.to_s.downcase)
+            hint = name.to_s.casecmp?("cookie") ? "use load.preset_cookies" : "the engine sets it"
+            @checker.fail!(name_key, "cannot be set (#{hint})")
+          end
+          text = scalar_text(v, name_key)
+          @checker.fail!(name_key, "must not contain line breaks or control characters") if text.match?(/[\x00-\x08\x0a-\x1f\x7f]/)
+          "#{name}: #{text}"
+        end.sort.freeze
+      end
+
+      # load.preset_cookies: a mapping name => value put in every connection
+      # slot's cookie jar at the start; kept as "name=value", sorted.
+      def preset_cookies(value, key)
+        @checker.mapping!(value, key).map do |name, v|
+          name_key = "#{key}.#{name}"
+          @checker.fail!(name_key, "is not a valid cookie name") unless name.to_s.match?(COOKIE_NAME)
+          text = scalar_text(v, name_key)
+          @checker.fail!(name_key, "must not contain ; or control characters") if text.match?(/[;\x00-\x1f\x7f]/)
+          @checker.fail!(name_key, "is longer than 4096 bytes with its name") if "#{name}=#{text}".bytesize > 4096
+          "#{name}=#{text}"
+        end.sort.freeze
+      end
+
+      def scalar_text(value, key)
+        return value.to_s if value.is_a?(String) || value.is_a?(Numeric) || value == true || value == false
+
+        @checker.fail!(key, "must be a string, got #{value.inspect[0, 40]}")
       end
 
       # Request list files are resolved against the experiment file's

@@ -46,6 +46,7 @@ module Rackbench
       args.push("--body", settings.body) if settings.body
       args.push("--requests", settings.requests_file) if settings.requests_file
       args << "--cookies" if settings.cookies
+      settings.cookie_presets.each { |c| args.push("--cookie", c) }
       args.push("--raw", settings.raw_file) if settings.raw_file
       args.push("--cpus", settings.cpu_list) if settings.cpus
       args << "--allow-remote" if settings.allow_remote

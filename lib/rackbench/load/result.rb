@@ -18,7 +18,18 @@ module Rackbench
       "warmup" => [Hash], "cpu" => [Hash], "memory" => [Hash]
     }.freeze
     LATENCY_KEYS = %w[min mean stdev max p50 p90 p99 p99_9].freeze
-    ERROR_KINDS = %w[connect read write timeout parse].freeze
+    # Every error kind the engine counts, in its order. capture and redirect
+    # came with request-list sessions (doc/requests.md): a document from an
+    # engine before them lacks both and is still valid.
+    ERROR_KINDS = %w[connect read write timeout parse capture redirect].freeze
+    REQUIRED_ERROR_KINDS = %w[connect read write timeout parse].freeze
+    # entries[] (a request list's per-entry results) => the classes its
+    # values may have; entries is absent from results stored before it.
+    ENTRY = {
+      "index" => [Integer], "name" => [String, NilClass], "first" => [true.class, false.class],
+      "weight" => [Integer], "requests" => [Integer], "hops" => [Integer], "status" => [Hash],
+      "errors" => [Hash], "latency_us" => [Hash], "histogram" => [Hash], "warmup" => [Hash]
+    }.freeze
     CPU_KEYS = %w[user_s system_s wall_s utilization us_per_request threads saturated].freeze
     # late (open loop only) => the classes its values may have
     LATE = {
@@ -49,6 +60,12 @@ module Rackbench
     def settings = data["settings"]
     def connections = data["connections"]
     def late = data["late"]
+
+    # A request list's per-entry results (doc/output.md, "entries"): an
+    # Array of Hashes in file order, each with its own requests, hops,
+    # status, errors, latency_us, histogram and warmup counts; nil for a
+    # single URL and for results from engines before per-entry results.
+    def entries = data["entries"]
     # The rate the engine asked of the server, requests/s over the measured
     # window (scheduled requests / duration_s); nil in closed loop.
     def offered_rps = data["offered_rps"]
@@ -130,9 +147,29 @@ module Rackbench
       end
       check_types(data, REQUIRED, nil)
       require_keys("latency_us", latency_us, LATENCY_KEYS)
-      require_keys("errors", errors, ERROR_KINDS)
+      require_keys("errors", errors, REQUIRED_ERROR_KINDS)
       require_keys("cpu", cpu, CPU_KEYS)
       validate_open_loop!
+      validate_entries!
+    end
+
+    # entries: optional (older engines), null for one URL, else an Array of
+    # per-entry results whose counts add up to the top-level ones.
+    def validate_entries!
+      return if entries.nil?
+      raise EngineError, "load engine result: entries is #{entries.inspect[0, 40]}, expected Array or null" unless entries.is_a?(Array)
+
+      entries.each_with_index do |entry, i|
+        raise EngineError, "load engine result: entries[#{i}] is not an object" unless entry.is_a?(Hash)
+
+        check_types(entry, ENTRY, "entries[#{i}].")
+        require_keys("entries[#{i}].latency_us", entry["latency_us"], LATENCY_KEYS)
+        require_keys("entries[#{i}].errors", entry["errors"], REQUIRED_ERROR_KINDS)
+      end
+      sum = entries.sum { |e| e["requests"] }
+      return if sum == requests
+
+      raise EngineError, "load engine result: entries' requests add up to #{sum}, not requests #{requests}"
     end
 
     # late and offered_rps are the open loop's: both present or both null.

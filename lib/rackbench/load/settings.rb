@@ -19,13 +19,15 @@ module Rackbench
   # :timeout_s :: per-request timeout (default: 2)
   # :requests_file :: request list file (default: nil)
   # :cookies :: per-connection cookie jar (default: false)
+  # :cookie_presets :: Array of "name=value" put in every connection's jar
+  #   from the start; the engine turns the jar on for them (default: [])
   # :seed :: seed of the request mix (default: 1)
   # :raw_file :: CSV of every request (default: nil)
   # :cpus :: CPU list to pin the engine to, e.g. "1" or [1] (default: nil)
   # :allow_remote :: permit a non-loopback target (default: false)
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
-    :body, :timeout_s, :requests_file, :cookies, :seed, :raw_file, :cpus, :allow_remote,
+    :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
     keyword_init: true
   )
 
@@ -34,8 +36,10 @@ module Rackbench
     DEFAULTS = {
       connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
-      cookies: false, seed: 1, raw_file: nil, cpus: nil, allow_remote: false
+      cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false
     }.freeze
+    # A cookie-pair as the engine's --cookie takes it (RFC 6265, leniently).
+    COOKIE_PAIR = /\A[^= ;,"\x00-\x1f\x7f]+=[^;\x00-\x1f\x7f]*\z/
 
     def self.build(**options)
       unknown = options.keys - members
@@ -57,6 +61,8 @@ module Rackbench
       check(headers.is_a?(Array) && headers.all? { |h| h.is_a?(String) && h.match?(/\A[^:\s]+:/) },
             "header", headers, "'Name: value'")
       check(method.is_a?(String) && method.match?(/\A[A-Z]+\z/), "method", method, "e.g. GET, POST")
+      check(cookie_presets.is_a?(Array) && cookie_presets.all? { |c| c.is_a?(String) && c.match?(COOKIE_PAIR) && c.bytesize <= 4096 },
+            "cookie", cookie_presets, "'name=value'")
       check(seed.is_a?(Integer) && seed >= 0, "seed", seed, "an integer >= 0")
       check(cpus.nil? || cpu_list.match?(/\A\d+(-\d+)?(,\d+(-\d+)?)*\z/), "cpus", cpus, "e.g. 1, 0-3, 1,3")
       if requests_file && (body || method != "GET")

@@ -15,6 +15,7 @@ module Rackbench
       lines.concat(measured_lines)
       lines << late_line if @result.late
       lines.concat(problem_lines)
+      lines.concat(entry_lines) if @result.entries
       lines << cpu_line
       lines << saturation_warning if @result.saturated?
       lines << "  Interrupted: the figures cover the part of the run before Ctrl-C." if @result.interrupted?
@@ -99,6 +100,27 @@ module Rackbench
       end
       lines << "  Warning:     #{@result.warning}" if @result.warning
       lines
+    end
+
+    # A request list's entries, one row each in file order: requests
+    # (redirect hops counted apart), statuses, errors, and the entry's own
+    # latency (first request to last response of its redirect chain).
+    def entry_lines
+      rows = @result.entries.map do |e|
+        name = e["name"] || "##{e["index"]}"
+        name = "#{name} (first)" if e["first"]
+        requests = e["hops"].positive? ? "#{e["requests"]} (#{e["hops"]} hops)" : e["requests"].to_s
+        status = e["status"].sort.map { |code, n| "#{code}x#{n}" }.join(" ")
+        errors = e["errors"].select { |_, n| n.positive? }.map { |kind, n| "#{kind} #{n}" }.join(" ")
+        lat = e["latency_us"]
+        latency = e["histogram"]["total"].zero? ? "-" : "#{Units.latency_us(lat["p50"])} / #{Units.latency_us(lat["p99"])}"
+        warmup_errors = e["warmup"]["errors"].values.sum
+        errors = [errors, ("warmup errors #{warmup_errors}" if warmup_errors.positive?)].compact.reject(&:empty?).join(", ")
+        [name, requests, status.empty? ? "-" : status, latency, errors.empty? ? "-" : errors]
+      end
+      table = [["entry", "requests", "status", "p50 / p99", "errors"], *rows]
+      widths = table.transpose.map { |column| column.map(&:length).max }
+      ["  Entries:", *table.map { |row| "    #{row.zip(widths).map { |cell, w| cell.ljust(w) }.join("  ").rstrip}" }]
     end
 
     def cpu_line

@@ -312,4 +312,5 @@ end
 # otherwise trigger Rackbench's autoload of this very file.
 require_relative "server_process/tree_stopper"
 require_relative "server_process/app_check"
+require_relative "server_process/session_check"
 require_relative "server_process/log_error"

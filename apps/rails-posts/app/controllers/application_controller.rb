@@ -1,29 +1,21 @@
 # frozen_string_literal: true
 
-require "openssl"
-
 class ApplicationController < ActionController::Base
-  # The login cookie: "<author id>.<HMAC>", 40-odd bytes. Not Rails' cookie
-  # session, whose encrypted value (200+ bytes) exceeds what the load
-  # engine's cookie jar keeps (128 bytes a cookie, doc/requests.md).
-  LOGIN_COOKIE = :rackbench_login
+  # Forgery protection is on, as Rails' defaults set it for every
+  # controller (load_defaults: default_protect_from_forgery): a POST must
+  # carry the session's authenticity token (a form's hidden field or the
+  # page's csrf-token meta tag), or it fails with 422. The session itself
+  # is Rails' encrypted cookie session (a few hundred bytes, within what
+  # the load engine's cookie jar keeps: 4096 bytes a cookie).
+  helper_method :current_author
 
   private
 
-  def login_token(author_id)
-    "#{author_id}.#{login_mac(author_id)}"
-  end
-
-  # The Author the login cookie names, or nil when it is absent or forged.
+  # The logged-in Author, or nil.
   def current_author
-    id, mac = cookies[LOGIN_COOKIE].to_s.split(".", 2)
-    return nil unless id && mac && ActiveSupport::SecurityUtils.secure_compare(mac, login_mac(id))
+    return @current_author if defined?(@current_author)
 
-    Author.find_by(id: id)
-  end
-
-  def login_mac(author_id)
-    OpenSSL::HMAC.hexdigest("SHA256", Rails.application.secret_key_base, "login:#{author_id}")[0, 32]
+    @current_author = session[:author_id] && Author.find_by(id: session[:author_id])
   end
 
   def bad_request(message)

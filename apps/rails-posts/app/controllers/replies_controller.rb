@@ -1,16 +1,13 @@
 # frozen_string_literal: true
 
 class RepliesController < ApplicationController
-  # See SessionsController: no CSRF token to replay; the login cookie is
-  # what authorizes a reply.
-  skip_forgery_protection
-
-  # POST /posts/:post_id/replies (body=...): adds a reply by the logged-in
-  # author and redirects to the post; 401 without a valid login cookie,
-  # 422 for an empty or too long body.
+  # POST /posts/:post_id/replies (authenticity_token=...&body=...): adds a
+  # reply by the logged-in author and redirects to the post; 422 without
+  # the session's token, 401 when not logged in, 422 for an empty or too
+  # long body.
   def create
     author = current_author
-    return render plain: "log in first (POST /login)\n", status: :unauthorized unless author
+    return render plain: "log in first (GET /login)\n", status: :unauthorized unless author
 
     post = Post.find(params[:post_id])
     reply = post.replies.new(author: author, body: params[:body].to_s)

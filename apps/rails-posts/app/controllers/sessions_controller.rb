@@ -1,21 +1,22 @@
 # frozen_string_literal: true
 
 class SessionsController < ApplicationController
-  # No CSRF token: the load engine replays fixed requests and cannot carry
-  # a per-session token, and the app serves no forms to take one from.
-  # The login cookie is SameSite=Lax, which keeps other sites' POSTs from
-  # carrying it; this is a benchmark fixture, not an app to deploy.
-  skip_forgery_protection
+  # GET /login: the login form, with the session's authenticity token in a
+  # hidden field (and in the layout's csrf-token meta tag).
+  def new; end
 
-  # POST /login (user=author1&password=secret): sets the login cookie and
-  # redirects to the list, as a browser's login form would; 401 otherwise.
+  # POST /login (authenticity_token=...&user=author1&password=secret): the
+  # token is checked first (422 without it or with another session's);
+  # then, as a real app does, a new session against session fixation, and
+  # a 303 to the list; 401 for a wrong user or password.
   def create
     author = Author.find_by(name: params[:user].to_s)
     unless author && ActiveSupport::SecurityUtils.secure_compare(params[:password].to_s, PostsDb::PASSWORD)
       return render plain: "unknown user or wrong password\n", status: :unauthorized
     end
 
-    cookies[LOGIN_COOKIE] = { value: login_token(author.id), httponly: true, same_site: :lax }
+    reset_session
+    session[:author_id] = author.id
     redirect_to posts_path, status: :see_other
   end
 end

@@ -50,11 +50,13 @@ module Rackbench
         # experiment file (load.requests) wins over the app's own (the mix
         # variant of rails-posts). A list keeps cookies per connection unless
         # load.cookies says false, as a browser would: a session that logs in
-        # first must stay logged in. A single URL gets no jar unless asked.
+        # first must stay logged in. A single URL gets no jar unless asked,
+        # or unless load.preset_cookies puts cookies in it.
         def self.requests(config, app)
           file = config.load[:requests_file] || app.requests
           cookies = config.load[:cookies]
-          { requests_file: file, cookies: cookies.nil? ? !file.nil? : cookies }
+          presets = config.load[:cookie_presets] || []
+          { requests_file: file, cookies: cookies.nil? ? !file.nil? || !presets.empty? : cookies }
         end
 
         private_class_method :requests

@@ -82,6 +82,7 @@ module Rackbench
           identity["hooks"] = hooks unless hooks.empty?
           server.check_app(path: @app.load_path, expect_status: @app.expect_status,
                            expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
+          check_session(config, port)
           Booted.new(server: server, boot_s: boot_s, identity: identity, app_logs: app_logs)
         rescue SetupError => e
           stop(server, app_logs)
@@ -100,6 +101,19 @@ module Rackbench
           server&.stop(grace_s: @stop_grace_s)
         ensure
           app_logs&.copy(@work_dir)
+        end
+
+        # With an expect_session_body and a request list (the experiment's
+        # load.requests or the app's own), the list's first entries must log
+        # in and the load path then show the session (SessionCheck).
+        def check_session(config, port)
+          file = config.load[:requests_file] || @app.requests
+          return unless @app.expect_session_body && file
+
+          ServerProcess::SessionCheck.verify!(url: "http://#{Servers::HOST}:#{port}#{@app.load_path}",
+                                              requests_file: file, expect_body: @app.expect_session_body,
+                                              headers: config.load[:headers] || [],
+                                              cookie_presets: config.load[:cookie_presets] || [])
         end
 
         def command(config, port)

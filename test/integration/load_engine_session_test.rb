@@ -1,0 +1,168 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "tmpdir"
+require_relative "../fixtures/session_server"
+
+# The load engine's browser-like sessions (doc/requests.md: captures,
+# variables, redirects, preset headers and cookies) against a server that
+# checks a per-session form token and counts what it saw.
+describe "load engine sessions" do
+  before { require_engine! }
+
+  def run_list(server, text, connections: 3, duration_s: 0.5, **options)
+    Dir.mktmpdir do |dir|
+      file = File.join(dir, "requests.txt")
+      File.write(file, text)
+      settings = Rackbench::LoadSettings.build(url: server.url, connections: connections, duration_s: duration_s,
+                                               requests_file: file, cookies: true, **options)
+      Rackbench::LoadEngine.new.run(settings)
+    end
+  end
+
+  def entry(result, name) = result.entries.find { |e| e["name"] == name }
+
+  # Per-entry counts add up exactly to the totals, measured and warmup.
+  def assert_entries_add_up(result)
+    assert_equal result.requests, result.entries.sum { |e| e["requests"] }
+    result.status.each { |code, n| assert_equal n, result.entries.sum { |e| e["status"].fetch(code, 0) }, code }
+    result.errors.each { |kind, n| assert_equal n, result.entries.sum { |e| e["errors"][kind] }, kind }
+    assert_equal result.warmup["requests"], result.entries.sum { |e| e["warmup"]["requests"] }
+    result.warmup["errors"].each { |kind, n| assert_equal n, result.entries.sum { |e| e["warmup"]["errors"][kind] } }
+  end
+
+  login = File.read(File.expand_path("../fixtures/requests/session_login.txt", __dir__))
+
+  it "logs every slot in through the form: token captured, URL-encoded, 303 followed to the signed-in page" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, login)
+      assert_equal 3, server.logins_ok
+      assert_equal 0, server.logins_rejected
+      form = entry(result, "login-form")
+      assert_equal({ "200" => 3 }, form["status"])
+      step = entry(result, "login")
+      assert_equal({ "303" => 3, "200" => 3 }, step["status"], "each login's 303 followed to a 200")
+      assert_equal [6, 3], step.values_at("requests", "hops")
+      assert_equal 3, step["histogram"]["total"], "one latency per login, its redirect included"
+      assert_equal 3, server.requests_by_path["GET /home"] - entry(result, "home")["requests"]
+      # home captured the user from the page: echo, which needs it, was
+      # only held back before the first home page of its slot.
+      assert_operator entry(result, "home")["requests"], :>, 20
+      assert_equal 0, entry(result, "home")["errors"]["capture"]
+      assert_equal server.requests_by_path["GET /echo"], entry(result, "echo")["requests"]
+      assert_operator entry(result, "echo")["errors"]["capture"], :<=, 3
+      refute(result.status.keys.any? { |code| %w[422 403].include?(code) })
+      assert_entries_add_up(result)
+    end
+  end
+
+  it "gets 422 on the login without the token capture, and counts a capture that finds nothing" do
+    Rackbench::Test::SessionServer.open do |server|
+      no_token = login.sub("@capture token form=authenticity_token\n", "")
+                      .sub("authenticity_token={{token:url}}&", "authenticity_token=&")
+      result = run_list(server, no_token)
+      assert_equal 0, server.logins_ok
+      assert_equal 3, server.logins_rejected
+      assert_equal({ "422" => 3 }, entry(result, "login")["status"])
+      assert_equal 0, entry(result, "login")["hops"]
+      # Not signed in: home's capture of the user finds nothing on any page.
+      home = entry(result, "home")
+      assert_empty home["status"]
+      assert_equal server.requests_by_path["GET /home"], home["errors"]["capture"]
+      # echo needs the user's name: never sent, every one a capture error.
+      assert_equal 0, server.requests_by_path["GET /echo"]
+      assert_operator entry(result, "echo")["errors"]["capture"], :>, 0
+      assert_equal 0, entry(result, "echo")["requests"]
+      assert_entries_add_up(result)
+    end
+  end
+
+  it "follows relative redirects, refuses other origins and stops after five hops" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, <<~LIST, connections: 2)
+        --- name=away
+        @follow
+        GET /away
+
+        --- name=loop
+        @follow
+        GET /loop
+
+        --- name=relative
+        @follow
+        GET /relative/a
+
+        --- name=plain
+        GET /away
+      LIST
+      away = entry(result, "away")
+      assert_operator away["errors"]["redirect"], :>, 0
+      assert_equal [0, {}], away.values_at("requests", "status")
+      loop_entry = entry(result, "loop")
+      chains = loop_entry["errors"]["redirect"]
+      assert_operator chains, :>, 0
+      # Each chain: the first 302 and the 302s of four hops counted, the
+      # fifth hop's 302 (a sixth redirect) an error; five hops sent. The
+      # drain finishes every chain started.
+      assert_equal 5 * chains, loop_entry["requests"]
+      assert_equal 5 * chains, loop_entry["hops"]
+      assert_equal 6 * chains, server.requests_by_path["GET /loop"]
+      relative = entry(result, "relative")
+      assert_equal relative["hops"], relative["status"]["200"]
+      assert_equal relative["status"]["302"], relative["status"]["200"]
+      assert_equal server.requests_by_path["GET /relative/b"], relative["status"]["200"]
+      # Without @follow a redirect is an ordinary response.
+      plain = entry(result, "plain")
+      assert_equal({ "302" => plain["requests"] }, plain["status"])
+      assert_equal 0, plain["errors"].values.sum
+      assert_entries_add_up(result)
+    end
+  end
+
+  it "accounts for every scheduled request in open loop, hops sent beyond the schedule" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, "--- name=relative\n@follow\nGET /relative/a\n\n--- name=home\nGET /home\n",
+                        connections: 2, duration_s: 0.5, rate: 200)
+      hops = result.entries.sum { |e| e["hops"] }
+      assert_operator hops, :>, 10
+      assert_equal result.late["scheduled"], result.requests + result.error_count + result.unsent - hops
+    end
+  end
+
+  it "sends preset headers and cookies with every request, and nothing when none are set" do
+    Rackbench::Test::SessionServer.open do |server|
+      echo = "---\nGET /echo\n"
+      run_list(server, echo, connections: 2, duration_s: 0.3, headers: ["X-Tenant: acme"],
+                             cookie_presets: ["theme=dark", "consent=yes"])
+      seen = server.echoes
+      refute_empty seen
+      assert(seen.all? { |h| h["x-tenant"] == "acme" })
+      assert(seen.all? { |h| h["cookie"] == "theme=dark; consent=yes" })
+    end
+    Rackbench::Test::SessionServer.open do |server|
+      run_list(server, "---\nGET /echo\n", connections: 2, duration_s: 0.3)
+      seen = server.echoes
+      refute_empty seen
+      assert(seen.none? { |h| h.key?("x-tenant") || h.key?("cookie") })
+    end
+  end
+
+  it "keeps a preset cookie beside the ones the server sets" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, "--- first\nGET /login\n\n---\nGET /echo\n", connections: 1, duration_s: 0.3,
+                                                                              cookie_presets: ["theme=dark"])
+      assert_operator result.requests, :>, 2
+      assert(server.echoes.all? { |h| h["cookie"] == "theme=dark; sid=1" }, server.echoes.first.inspect)
+    end
+  end
+
+  it "has no entries for a single URL" do
+    Rackbench::Test::SessionServer.open do |server|
+      settings = Rackbench::LoadSettings.build(url: "#{server.url}home", connections: 1, duration_s: 0.2)
+      result = Rackbench::LoadEngine.new.run(settings)
+      assert_nil result.entries
+      assert_operator result.requests, :>, 0
+      assert_equal({ "capture" => 0, "redirect" => 0 }, result.errors.slice("capture", "redirect"))
+    end
+  end
+end
