@@ -101,6 +101,7 @@ module Rackbench
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
         booted = launch(trial, app, variant, adapter, bundle, env).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
+        Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
         begin
           LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @context.layout,
                       seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
@@ -120,7 +121,8 @@ module Rackbench
         expectation = lambda do
           Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
-                                      server_version: bundle.gem_versions[adapter.server_gem])
+                                      server_version: bundle.gem_versions[adapter.server_gem],
+                                      threads: trial.config.threads)
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
@@ -134,8 +136,9 @@ module Rackbench
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
+                                   Identity::LATE_VAR => "1",
                                    **@context.marker_env },
-                      also_check: watched_env)
+                      also_check: watched_env, threads: config.threads, processes: config.processes)
       end
 
       # Every variable a ruby variant, an app or the experiment's env sets
