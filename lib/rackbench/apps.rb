@@ -22,9 +22,10 @@ module Rackbench
   # :requests :: absolute path of the request list the load engine replays (with a cookie jar), or nil
   # :base :: for a variant, the name of the app whose directory it uses; else nil
   # :env :: the app's own variables for its server (Hash of String => String; default: {})
+  # :bundle_without :: the experiment's Gemfile groups to leave out, or nil (BundleEnv::Groups decides)
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
                    :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
-                   keyword_init: true)
+                   :bundle_without, keyword_init: true)
 
   # Reopened so that its methods live in the struct.
   class App
@@ -35,7 +36,7 @@ module Rackbench
     def self.resolve(spec)
       base = spec.builtin ? Apps.builtin(spec.name).to_h : { name: spec.name, builtin: false }
       overrides = spec.to_h.compact.slice(:name, :health, :load_path, :expect_status, :expect_content_type,
-                                          :expect_body)
+                                          :expect_body, :bundle_without)
       overrides[:dir] = spec.path if spec.path
       overrides[:env] = (base[:env] || {}).merge(spec.env || {})
       new(health: "/", load_path: "/", expect_status: 200, **base.merge(overrides))

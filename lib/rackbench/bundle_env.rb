@@ -3,6 +3,7 @@
 require "digest"
 require "fileutils"
 require "json"
+require "yaml"
 
 module Rackbench
   # One Bundler environment per (app, ruby, server gems): a generated
@@ -24,6 +25,7 @@ module Rackbench
   class BundleEnv
     autoload :Failure, File.expand_path("bundle_env/failure", __dir__)
     autoload :Gemfile, File.expand_path("bundle_env/gemfile", __dir__)
+    autoload :Groups, File.expand_path("bundle_env/groups", __dir__)
     autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
 
     LAUNCHER = File.expand_path("bundle_env/launcher.rb", __dir__)
@@ -47,7 +49,7 @@ module Rackbench
       File.join(File.expand_path(cache), "bundles")
     end
 
-    attr_reader :app_dir, :gemfile_extra, :install, :root
+    attr_reader :app_dir, :gemfile_extra, :install, :root, :groups
 
     # :app_dir :: the app's directory (its Gemfile and Gemfile.lock, when present, are used)
     # :gemfile_extra :: Gemfile lines the server needs, e.g. ['gem "puma", ">= 6"'] (default: [])
@@ -55,9 +57,11 @@ module Rackbench
     # :root :: cache directory (default: BundleEnv.default_root)
     # :parent_env :: environment bundler commands start from, minus leaks (default: ENV)
     # :install_timeout_s :: deadline for `bundle install` (default: 1800)
+    # :groups :: the Gemfile groups to install and load, a Groups (default: Groups.all, every group)
     def initialize(app_dir:, install:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
-                   install_timeout_s: INSTALL_TIMEOUT_S)
+                   install_timeout_s: INSTALL_TIMEOUT_S, groups: Groups.all)
       @app_dir = File.expand_path(app_dir)
+      @groups = groups
       @gemfile_extra = gemfile_extra.map { |line| line.to_s.dup.freeze }.freeze
       @install = install
       @root = File.expand_path(root)
@@ -67,7 +71,8 @@ module Rackbench
     end
 
     # Short digest of what decides the environment's content: the app's
-    # location, Gemfile and Gemfile.lock, the extra lines, and the ruby.
+    # location, Gemfile and Gemfile.lock, the extra lines, the ruby, and
+    # the groups (when any is left out or added).
     def digest
       @digest ||= Digest::SHA256.hexdigest(JSON.generate(digest_inputs))[0, 16]
     end
@@ -222,9 +227,14 @@ module Rackbench
       lock.flush
     end
 
+    # The groups are added only when they choose something, so that an
+    # environment of every group keeps the digest it had before groups were
+    # honoured (and its installed cache).
     def digest_inputs
-      [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,
-       install.path, install.engine, install.version]
+      inputs = [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,
+                install.path, install.engine, install.version]
+      inputs << { "without" => groups.without, "with" => groups.with } unless groups.none?
+      inputs
     end
 
     def app_name
@@ -253,8 +263,22 @@ module Rackbench
       app_gemfile = File.join(app_dir, "Gemfile")
       content = Gemfile.render(app_gemfile: File.file?(app_gemfile) ? app_gemfile : nil, extra: gemfile_extra)
       write_atomically(gemfile_path, content) unless read_file(gemfile_path) == content
+      write_config
       app_lock = read_app_file("Gemfile.lock")
       write_atomically(lockfile_path, Gemfile.seed_lock(app_lock)) if app_lock && !File.exist?(lockfile_path)
+    end
+
+    # The environment's own .bundle/config (BUNDLE_APP_CONFIG): the groups,
+    # in Bundler's format, read by install, check and the server's
+    # bundler/setup alike.
+    def write_config
+      path = File.join(app_config_dir, "config")
+      existing = read_file(path)
+      settings = existing ? (YAML.safe_load(existing) || {}) : {}
+      wanted = settings.reject { |key, _| %w[BUNDLE_WITHOUT BUNDLE_WITH].include?(key) }.merge(groups.settings)
+      return if wanted == settings && (existing || wanted.empty?)
+
+      write_atomically(path, YAML.dump(wanted))
     end
 
     def installed?(log)

@@ -230,11 +230,13 @@ module Rackbench
     # experiment stored by an older rackbench keeps its fingerprint.
     def canonical
       later_load = Settings::LATER_KEYS
+      # App keys added later, left out while they have their default.
+      later_app = { "env" => {}, "bundle_without" => nil }
       data = {
         "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
         "rubies" => sort(rubies.map { |r| Canonical.sorted(r) }),
         "servers" => sort(servers.map { |s| Canonical.sorted(s) }),
-        "apps" => sort(apps.map { |a| Canonical.sorted(a).reject { |k, v| k == "env" && v.empty? } }),
+        "apps" => sort(apps.map { |a| Canonical.sorted(a).reject { |k, v| later_app.key?(k) && later_app[k] == v } }),
         "processes" => processes.sort, "threads" => threads.sort,
         "load" => load.reject { |k, v| later_load[k] == v }.transform_values { |values| sort(values) },
         "env" => env.transform_values { |values| sort(values) },

@@ -32,15 +32,21 @@ module Rackbench
     # unless the experiment file overrides it: the app's own manifest
     # (apps/NAME/app.yml, Rackbench::Apps.builtin) supplies the rest, e.g.
     #   Apps.builtin(spec.name).to_h.merge(spec.to_h.compact)
+    #
+    # +bundle_without+ is the Gemfile groups the app's Bundler environment
+    # leaves out (a frozen Array of names, [] for every group), or nil when
+    # the file does not say (see BundleEnv::Groups for what applies then).
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, :env, keyword_init: true)
+                         :expect_body, :env, :bundle_without, keyword_init: true)
 
     # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
     # benchmarked. Each returns an Array of frozen specs with unique labels.
     class Entries
       RUBY_KEYS = %w[name ruby options env].freeze
       SERVER_KEYS = %w[name label options].freeze
-      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env].freeze
+      APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env bundle_without].freeze
+      # A Gemfile group name, as `group :development` writes it.
+      GROUP_NAME = /\A[A-Za-z_][A-Za-z0-9_]*\z/.freeze
       EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body].freeze
       # What the user's own app gets when the file does not say.
       APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
@@ -200,7 +206,8 @@ module Rackbench
       # A built-in app by name; a mapping without +path+ may override its
       # paths and expectations.
       def builtin_app(name, item, key)
-        AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key), **expectations(item, key, {}))
+        AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key),
+                    bundle_without: bundle_without(item, key), **expectations(item, key, {}))
       end
 
       def user_app(name, item, key)
@@ -211,7 +218,20 @@ module Rackbench
           @checker.fail!("#{key}.path", "#{path.inspect} has no config.ru (#{dir})")
         end
         AppSpec.new(name: name, builtin: false, path: dir, env: app_env(item, key),
-                    **expectations(item, key, APP_DEFAULTS))
+                    bundle_without: bundle_without(item, key), **expectations(item, key, APP_DEFAULTS))
+      end
+
+      # A list of group names ([] allowed: every group), or nil when not
+      # given.
+      def bundle_without(item, key)
+        value = item["bundle_without"]
+        return nil if value.nil?
+
+        field = "#{key}.bundle_without"
+        @checker.fail!(field, "must be a list of Gemfile group names, e.g. [development, test]") unless value.is_a?(Array)
+        value.each_with_index.map do |group, i|
+          @checker.pattern!(group.is_a?(Symbol) ? group.to_s : group, "#{field}[#{i}]", GROUP_NAME, "Gemfile group name")
+        end.uniq.freeze
       end
 
       def app_env(item, key)

@@ -35,7 +35,8 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), max_error_rate: MAX_ERROR_RATE)
         super(context)
-        @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env)
+        @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
+                                              parent_env: context.parent_env)
         @engine = engine
         @launcher = launcher
         @sampler = sampler

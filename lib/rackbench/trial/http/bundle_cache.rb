@@ -14,10 +14,12 @@ module Rackbench
         # :root :: cache directory of the environments (default: BundleEnv.default_root)
         # :out :: where to say that an install is starting (it can take minutes)
         # :marker_env :: variables marking the installs as the run's processes (Watchdog.marker_env; default: {})
-        def initialize(root: nil, out: $stdout, marker_env: {})
+        # :parent_env :: the shell's environment, for its BUNDLE_WITHOUT/BUNDLE_WITH (BundleEnv::Groups; default: ENV)
+        def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV)
           @root = root
           @out = out
           @marker_env = marker_env
+          @parent_env = parent_env
           @entries = {}
         end
 
@@ -25,7 +27,7 @@ module Rackbench
         # Rubies::Install) and adapter; raises SetupError when it cannot be
         # installed.
         def fetch(app, install, adapter, log_dir:)
-          key = [app.dir, install.path, install.description, adapter.name]
+          key = [app.dir, app.builtin, app.bundle_without, install.path, install.description, adapter.name]
           entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir))
           raise entry if entry.is_a?(SetupError)
 
@@ -35,7 +37,9 @@ module Rackbench
         private
 
         def install_bundle(app, ruby, adapter, log_dir)
-          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) }
+          groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
+                                             bundle_without: app.bundle_without, parent_env: @parent_env)
+          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine), groups: groups }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
           log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
