@@ -104,8 +104,19 @@ module RackbenchIdentity
       "jit" => jit,
       "env" => reported_env,
       "server_gem" => server_gem,
-      "preloaded" => preloaded
+      "preloaded" => preloaded,
+      "bundle_without" => bundle_without
     }
+  end
+
+  # The Gemfile groups Bundler leaves out in this process (its `without`
+  # setting, sorted names), or nil when Bundler is not loaded.
+  def bundle_without
+    return nil unless defined?(Bundler) && Bundler.respond_to?(:settings)
+
+    Array(Bundler.settings[:without]).map(&:to_s).sort
+  rescue StandardError
+    nil
   end
 
   # The JIT that compiles this process's code: "yjit", "mjit", "rjit",

@@ -123,7 +123,7 @@ module Rackbench
           Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
                                       server_version: bundle.gem_versions[adapter.server_gem],
-                                      threads: trial.config.threads)
+                                      threads: trial.config.threads, bundle_without: bundle.groups&.without)
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),

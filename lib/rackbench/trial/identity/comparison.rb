@@ -37,7 +37,7 @@ module Rackbench
           report = process[:report]
           who = process[:pid] == @main_pid ? "main process #{process[:pid]}" : "process #{process[:pid]}"
           [ruby_difference(report), jit_difference(report), *env_differences(report), gem_difference(report),
-           *preload_differences(report)].compact.map { |text| "#{who}: #{text}" }
+           *preload_differences(report), groups_difference(report)].compact.map { |text| "#{who}: #{text}" }
         end
 
         def ruby_difference(report)
@@ -101,6 +101,22 @@ module Rackbench
           "runs #{@expected.server_gem} #{got}, the bundle locks #{@expected.server_version}"
         end
 
+        # The groups Bundler leaves out inside the server are the bundle's.
+        def groups_difference(report)
+          want = @expected.bundle_without
+          return nil if want.nil?
+
+          got = report["bundle_without"]
+          return "Bundler is not loaded, the bundle leaves out #{groups(want)}" if got.nil?
+          return nil if got.sort == want.sort
+
+          "Bundler leaves out #{groups(got)}, the bundle leaves out #{groups(want)}"
+        end
+
+        def groups(names)
+          names.empty? ? "no group" : "groups #{names.sort.join(", ")}"
+        end
+
         def preload_differences(report)
           Array(report["preloaded"]).reject { |lib| lib["mapped"] }.map do |lib|
             "LD_PRELOAD names #{lib["name"]}, which is not loaded"
@@ -114,7 +130,7 @@ module Rackbench
             "description" => main["description"], "engine" => main["engine"],
             "engine_version" => main["engine_version"], "exe" => main["exe"], "libruby" => main["libruby"],
             "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
-            "preloaded" => main["preloaded"],
+            "preloaded" => main["preloaded"], "bundle_without" => main["bundle_without"],
             # The smallest ActiveRecord pool any process configured; nil when
             # none loaded ActiveRecord::Base (or none was asked).
             "active_record_pool" => pools.min,
