@@ -27,6 +27,8 @@ module Rackbench
     autoload :Gemfile, File.expand_path("bundle_env/gemfile", __dir__)
     autoload :Groups, File.expand_path("bundle_env/groups", __dir__)
     autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
+    autoload :Progress, File.expand_path("bundle_env/progress", __dir__)
+    autoload :InstallLock, File.expand_path("bundle_env/install_lock", __dir__)
 
     LAUNCHER = File.expand_path("bundle_env/launcher.rb", __dir__)
     # Part of the digest: bump it when the generated layout changes, so old
@@ -173,23 +175,24 @@ module Rackbench
     #
     # :log :: file that receives Bundler's output (default: log_path)
     # :before_install :: called with this BundleEnv just before a real install starts, e.g. to print a notice (default: nil)
-    # :waiting :: called with the holder's pid (or nil) and the seconds waited so far when another process holds
-    #             the install lock: at once, then every LOCK_NOTICE_INTERVAL_S, so a wait never looks like a hang
-    #             (default: nil)
+    # :waiting :: called with the holder (a LockHolder: pid, since when, its log) and the seconds waited so far when
+    #             another process holds the install lock: at once, then every LOCK_NOTICE_INTERVAL_S, so a wait
+    #             never looks like a hang (default: nil)
     # :extra_env :: variables added to Bundler's environment, e.g. the run's marker (Watchdog.marker_env; default: {})
-    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {})
+    # :progress :: a Progress fed Bundler's output while `bundle install` runs (default: nil)
+    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {}, progress: nil)
       return :reused if @ready
 
       @extra_env = extra_env
       FileUtils.mkdir_p([dir, app_config_dir, install_path])
       outcome = File.open(lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-        acquire(lock, waiting)
+        InstallLock.acquire(lock, waiting: waiting, log: log)
         write_files
         if installed?(log)
           :reused
         else
           before_install&.call(self)
-          install!(log)
+          install!(log, progress)
           :installed
         end
       end
@@ -204,28 +207,6 @@ module Rackbench
     end
 
     private
-
-    # Takes the install lock, telling waiting who holds it while it waits;
-    # then writes this process's pid into the lock file for the next one.
-    def acquire(lock, waiting)
-      unless lock.flock(File::LOCK_EX | File::LOCK_NB)
-        holder = lock.read.to_s[/\A\d+/]&.to_i
-        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        next_notice = 0.0
-        until lock.flock(File::LOCK_EX | File::LOCK_NB)
-          waited = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
-          if waited >= next_notice
-            waiting&.call(holder, waited)
-            next_notice += LOCK_NOTICE_INTERVAL_S
-          end
-          sleep LOCK_POLL_INTERVAL_S
-        end
-      end
-      lock.truncate(0)
-      lock.rewind
-      lock.write("#{Process.pid}\n")
-      lock.flush
-    end
 
     # The groups are added only when they choose something, so that an
     # environment of every group keeps the digest it had before groups were
@@ -287,10 +268,22 @@ module Rackbench
       run(["check"], log: log, timeout_s: CHECK_TIMEOUT_S).success?
     end
 
-    def install!(log)
+    def install!(log, progress)
       install_bundler!(log) unless bundler_bin
-      result = run(["install"], log: log, timeout_s: @install_timeout_s)
+      progress&.start(total: locked_gem_count)
+      bundle_install = -> { run(["install"], log: log, timeout_s: @install_timeout_s) }
+      result = progress ? progress.follow(log, &bundle_install) : bundle_install.call
+      progress&.finish(ok: result.success?)
       raise SetupError, failure("bundle install", result, log) unless result.success?
+    end
+
+    # How many gems the install starts from (the lockfile seeded from the
+    # app's, Bundler included), or nil when there is no lockfile yet.
+    def locked_gem_count
+      return nil unless File.exist?(lockfile_path)
+
+      versions = Lockfile.gem_versions(File.read(lockfile_path))
+      versions.size + (versions.key?("bundler") ? 0 : 1)
     end
 
     # For a ruby without Bundler: install one into gem_dir with the ruby's

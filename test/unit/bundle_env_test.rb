@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "fileutils"
+require "stringio"
 require "rackbench/rubies"
 require "rackbench/bundle_env"
 
@@ -294,23 +295,52 @@ module BundleEnvSpec
     it "says who holds the install lock while it waits, instead of looking hung, and writes its own pid when it has it" do
       env = fake_env
       FileUtils.mkdir_p(File.dirname(env.lock_path))
-      File.write(env.lock_path, "4242\n")
+      File.write(env.lock_path, "4242\n1795000000\n/results/logs/bundle-other.log\n")
       holder = File.open(env.lock_path, File::RDWR)
       holder.flock(File::LOCK_EX) # another run installing (flock: a second open file description contends)
       waits = Queue.new
-      installer = Thread.new { env.ensure_installed!(waiting: ->(pid, waited_s) { waits << [pid, waited_s] }) }
+      log = File.join(@tmp, "mine.log")
+      installer = Thread.new do
+        env.ensure_installed!(log: log, waiting: ->(who, waited_s) { waits << [who, waited_s] })
+      end
 
-      pid, waited_s = waits.pop
-      assert_equal 4242, pid
+      who, waited_s = waits.pop
+      assert_equal 4242, who.pid
+      assert_equal Time.at(1_795_000_000), who.since
+      assert_equal "/results/logs/bundle-other.log", who.log
       assert_operator waited_s, :<, BundleEnv::LOCK_NOTICE_INTERVAL_S
       assert installer.alive?, "it waits for the lock"
       assert_empty calls, "nothing installs while another process holds the lock"
       holder.flock(File::LOCK_UN)
       assert_equal :installed, installer.value
       assert_equal 1, calls.size
-      assert_equal "#{Process.pid}\n", File.read(env.lock_path)
+      pid, since, written_log = File.read(env.lock_path).lines.map(&:chomp)
+      assert_equal [Process.pid.to_s, log], [pid, written_log]
+      assert_in_delta Time.now.to_i, since.to_i, 60
     ensure
       holder&.close
+    end
+
+    it "reads a lock file an older rackbench wrote (the pid only)" do
+      holder = BundleEnv::InstallLock::Holder.parse("4242\n")
+      assert_equal [4242, nil, nil], [holder.pid, holder.since, holder.log]
+      assert_equal [nil, nil, nil], BundleEnv::InstallLock::Holder.parse("").to_a
+    end
+
+    it "feeds Bundler's output to a progress while it installs, and ends it with the outcome" do
+      env = fake_env
+      out = StringIO.new
+      progress = BundleEnv::Progress.new(out: out, label: "app", interval_s: 1000)
+      env.ensure_installed!(progress: progress)
+      assert_match(/\Aapp: 2 gems ready in \d+ s \(1 installed, 1 already there\)\n\z/, out.string)
+
+      failing = fake_env("FAKE_FAIL" => "1")
+      FileUtils.rm_f(failing.lockfile_path)
+      out = StringIO.new
+      assert_raises(Rackbench::SetupError) do
+        failing.ensure_installed!(progress: BundleEnv::Progress.new(out: out, label: "app", interval_s: 1000))
+      end
+      assert_match(/\Aapp: install failed after \d+ s, at gem 0\n\z/, out.string)
     end
 
     it "raises SetupError with Bundler's meaningful line and the log's path when the install fails" do

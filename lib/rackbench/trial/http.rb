@@ -165,6 +165,7 @@ module Rackbench
 end
 
 require_relative "http/reading"
+require_relative "http/lock_notice"
 require_relative "http/bundle_cache"
 require_relative "identity"
 require_relative "http/server_launch"

@@ -36,6 +36,12 @@ module Rackbench
 
         private
 
+        # Redraw progress in place only on a terminal, and never under CI
+        # (whose logs keep every carriage return).
+        def tty?
+          @out.respond_to?(:tty?) && @out.tty? && !@parent_env.key?("CI")
+        end
+
         def install_bundle(app, ruby, adapter, log_dir)
           groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
                                              bundle_without: app.bundle_without, parent_env: @parent_env)
@@ -43,13 +49,13 @@ module Rackbench
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
           log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
-          bundle.ensure_installed!(log: log, extra_env: @marker_env, before_install: lambda do |_|
-            @out.puts "Installing gems for #{app.name} on #{ruby.name} with #{adapter.name} (log: #{log})"
-          end, waiting: lambda do |holder, waited_s|
-            who = holder ? "pid #{holder}" : "another process"
-            @out.puts(waited_s < BundleEnv::LOCK_NOTICE_INTERVAL_S ? "Waiting for #{who}, which is installing gems for #{ruby.name} (lock #{bundle.lock_path})" \
-                                     : "Still waiting for #{who} to finish installing gems (#{waited_s.round} s)")
-          end)
+          label = "#{app.name} + #{adapter.name} on #{ruby.name}"
+          bundle.ensure_installed!(
+            log: log, extra_env: @marker_env,
+            before_install: ->(_) { @out.puts "Installing gems for #{label} (log: #{log})" },
+            waiting: ->(holder, waited_s) { @out.puts LockNotice.text(holder, waited_s, ruby: ruby.name, lock: bundle.lock_path) },
+            progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?)
+          )
           bundle
         rescue SetupError => e
           SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")
