@@ -14,7 +14,8 @@ module Rackbench
         # :root :: cache directory of the environments (default: BundleEnv.default_root)
         # :out :: where to say that an install is starting (it can take minutes)
         # :marker_env :: variables marking the installs as the run's processes (Watchdog.marker_env; default: {})
-        # :parent_env :: the shell's environment, for its BUNDLE_WITHOUT/BUNDLE_WITH (BundleEnv::Groups; default: ENV)
+        # :parent_env :: the shell's environment: Bundler's commands start from it (cleaned, see BundleEnv#env),
+        #                and its BUNDLE_WITHOUT/BUNDLE_WITH are read (BundleEnv::Groups) (default: ENV)
         def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV)
           @root = root
           @out = out
@@ -45,7 +46,8 @@ module Rackbench
         def install_bundle(app, ruby, adapter, log_dir)
           groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
                                              bundle_without: app.bundle_without, parent_env: @parent_env)
-          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine), groups: groups }
+          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine), groups: groups,
+                      parent_env: @parent_env }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
           log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
