@@ -29,6 +29,7 @@ module Rackbench
     autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
     autoload :Progress, File.expand_path("bundle_env/progress", __dir__)
     autoload :InstallLock, File.expand_path("bundle_env/install_lock", __dir__)
+    autoload :Siblings, File.expand_path("bundle_env/siblings", __dir__)
 
     LAUNCHER = File.expand_path("bundle_env/launcher.rb", __dir__)
     # Part of the digest: bump it when the generated layout changes, so old
@@ -239,14 +240,21 @@ module Rackbench
     end
 
     # Writes the Gemfile when its content changed, and seeds a new
-    # lockfile from the app's own, so the app's locked versions are kept.
+    # lockfile from the app's own, so the app's locked versions are kept;
+    # for an app without one, from the lockfile of another environment of
+    # the same app and gem directory (Siblings), so that the environments
+    # of one ruby resolve the same versions and reuse the gems one of them
+    # installed (and compiled) instead of each resolving the newest.
     def write_files
       app_gemfile = File.join(app_dir, "Gemfile")
       content = Gemfile.render(app_gemfile: File.file?(app_gemfile) ? app_gemfile : nil, extra: gemfile_extra)
       write_atomically(gemfile_path, content) unless read_file(gemfile_path) == content
       write_config
-      app_lock = read_app_file("Gemfile.lock")
-      write_atomically(lockfile_path, Gemfile.seed_lock(app_lock)) if app_lock && !File.exist?(lockfile_path)
+      Siblings.mark(self)
+      return if File.exist?(lockfile_path)
+
+      seed = read_app_file("Gemfile.lock") || Siblings.newest_lock(self)
+      write_atomically(lockfile_path, Gemfile.seed_lock(seed)) if seed
     end
 
     # The environment's own .bundle/config (BUNDLE_APP_CONFIG): the groups,
