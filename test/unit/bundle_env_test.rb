@@ -374,6 +374,42 @@ module BundleEnvSpec
       assert_equal({ "rack" => "2.2.8" }, env.gem_versions)
     end
 
+    it "seeds a new environment of an app without a lockfile from another environment of its gem directory" do
+      first = fake_env
+      first.ensure_installed!
+      File.write(first.lockfile_path, File.read(first.lockfile_path).sub("rack (3.0.8)", "rack (2.2.8)"))
+      ruby = File.join(@tmp, "ruby")
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls }
+
+      unicorn = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                           extra: ['gem "unicorn"'], parent_env: parent)
+      unicorn.ensure_installed!
+      assert_equal "2.2.8", unicorn.gem_versions["rack"], "the sibling's version, not a fresh resolution"
+
+      other_abi = bundle_env(install(path: ruby, version: "3.2.2", abi: "3.2.0", bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                             extra: ['gem "unicorn"'], parent_env: parent)
+      other_abi.ensure_installed!
+      assert_equal "3.0.8", other_abi.gem_versions["rack"], "another gem directory is no sibling"
+
+      other_app = File.join(@tmp, "other app")
+      FileUtils.mkdir_p(other_app)
+      FileUtils.cp(File.join(@app, "Gemfile"), other_app)
+      stranger = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")), app: other_app,
+                                                                                                      parent_env: parent)
+      stranger.ensure_installed!
+      assert_equal "3.0.8", stranger.gem_versions["rack"], "another app's environment is no sibling"
+    end
+
+    it "prefers the app's own lockfile over a sibling's" do
+      first = fake_env
+      first.ensure_installed!
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n  specs:\n    rack (2.0.1)\n")
+      relocked = fake_env
+      relocked.ensure_installed!
+      refute_equal first.dir, relocked.dir
+      assert_equal "2.0.1", relocked.gem_versions["rack"]
+    end
+
     it "reports a cache it cannot write, or a ruby it cannot start, in one line" do
       File.write(File.join(@tmp, "file"), "")
       unwritable = BundleEnv.new(app_dir: @app, install: install, root: File.join(@tmp, "file/cache"))
