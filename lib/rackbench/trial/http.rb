@@ -65,11 +65,14 @@ module Rackbench
                            "#{them} from pass_env"
       end
 
+      # The CPU layout, and a user's database pool fixed below the threads
+      # (PoolCheck).
       def announce
         layout = @context.layout
-        return [] unless layout.pinned?
+        lines = PoolCheck.warnings(source.apps, source.threads.max)
+        return lines unless layout.pinned?
 
-        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}"]
+        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}", *lines]
       end
 
       # Runs trial (an Experiment::Plan::Trial); returns its Record.
@@ -166,6 +169,7 @@ end
 
 require_relative "http/reading"
 require_relative "http/lock_notice"
+require_relative "http/pool_check"
 require_relative "http/bundle_cache"
 require_relative "identity"
 require_relative "http/server_launch"
