@@ -65,6 +65,8 @@ module RackbenchIdentity
 
     ask = File.join(dir, ASK_FILE)
     Thread.new do
+      # Puma lists the threads an app starts while it boots unless marked so.
+      Thread.current[:fork_safe] = true
       sleep WATCH_INTERVAL_S until File.exist?(ask)
       write(File.join(dir, "#{Process.pid}.late.json"), late)
     end
