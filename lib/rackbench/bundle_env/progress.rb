@@ -4,8 +4,11 @@ module Rackbench
   class BundleEnv
     # Says how a `bundle install` is going while it runs, from Bundler's own
     # output lines as they come ("Fetching X 1.0", "Installing X 1.0 with
-    # native extensions", "Using X 1.0"): the gem it is at, of how many
-    # when the environment's lockfile said so up front, and the time spent.
+    # native extensions", "Using X 1.0"): the gem it is at, of about how
+    # many when a lockfile said so up front, and the time spent. "About":
+    # the lockfile an install starts from lists the gems of every group
+    # (Bundler skips those left out) and, seeded from a sibling, another
+    # server's gems, but not this server's; the final line has the count.
     # A first install of a big Gemfile takes minutes; silence would look
     # like a hang.
     #
@@ -132,7 +135,7 @@ module Rackbench
       end
 
       def position
-        @total ? "#{done} of #{[@total, done].max}" : done.to_s
+        @total ? "#{done} of about #{[@total, done].max}" : done.to_s
       end
 
       def gems(count)
