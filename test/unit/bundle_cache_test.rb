@@ -74,7 +74,8 @@ describe Rackbench::Trial::Http::BundleCache do
     assert_same first, bundles.fetch(app, install, FakeAdapter.new("puma"), log_dir: @tmp)
     refute_same first, bundles.fetch(app, install, FakeAdapter.new("unicorn"), log_dir: @tmp)
     refute_same first, bundles.fetch(app(bundle_without: %w[test]), install, FakeAdapter.new("puma"), log_dir: @tmp)
-    assert_equal %w[install install install], File.readlines(@calls).map { |line| line.split.first }
+    # (A `check` before the later installs: they start from the first one's lockfile.)
+    assert_equal 3, File.readlines(@calls).count { |line| line.start_with?("install ") }
   end
 
   it "prints line by line where the output is no terminal, or under CI" do
