@@ -41,6 +41,11 @@ module Rackbench
     LOCK_NOTICE_INTERVAL_S = 30.0
     LOCK_POLL_INTERVAL_S = 0.2
     CHECK_TIMEOUT_S = 120.0
+    # Bundler's words when locked versions cannot satisfy the Gemfile
+    # (2.3: "Bundler could not find compatible versions for gem ..."; 2.4+:
+    # "Could not find compatible versions").
+    RESOLUTION_CONFLICT = /could not find compatible versions/i.freeze
+    RESOLVE_AFRESH_NOTE = "the lockfile seeded from another environment does not fit this Gemfile: resolving afresh"
     # Runs `gem install` with this ruby's RubyGems, whatever `gem` is on PATH.
     GEM_COMMAND = 'require "rubygems/gem_runner"; require "rubygems/exceptions"; ' \
                   "begin; Gem::GemRunner.new.run(ARGV.dup); rescue Gem::SystemExitException => e; exit(e.exit_code); end"
@@ -253,7 +258,7 @@ module Rackbench
       Siblings.mark(self)
       return if File.exist?(lockfile_path)
 
-      seed = read_app_file("Gemfile.lock") || Siblings.newest_lock(self)
+      seed = read_app_file("Gemfile.lock") || Siblings.seed(self)
       write_atomically(lockfile_path, Gemfile.seed_lock(seed)) if seed
     end
 
@@ -279,10 +284,29 @@ module Rackbench
     def install!(log, progress)
       install_bundler!(log) unless bundler_bin
       progress&.start(total: locked_gem_count)
-      bundle_install = -> { run(["install"], log: log, timeout_s: @install_timeout_s) }
-      result = progress ? progress.follow(log, &bundle_install) : bundle_install.call
+      result = bundle_install(log, progress)
+      if !result.success? && resolve_afresh?(result, log)
+        File.delete(lockfile_path)
+        File.open(log, "a") { |f| f.puts("== #{RESOLVE_AFRESH_NOTE}") }
+        result = bundle_install(log, progress)
+      end
       progress&.finish(ok: result.success?)
       raise SetupError, failure("bundle install", result, log) unless result.success?
+    end
+
+    def bundle_install(log, progress)
+      command = -> { run(["install"], log: log, timeout_s: @install_timeout_s) }
+      progress ? progress.follow(log, &command) : command.call
+    end
+
+    # A lockfile seeded from a sibling (the app has none of its own) is a
+    # preference, not the app's choice: when its versions cannot satisfy
+    # this Gemfile (a server that needs Rack 2 where the sibling's locked
+    # gems need Rack 3), Bundler refuses to resolve rather than unlock
+    # them; the environment then resolves afresh, as without a sibling.
+    def resolve_afresh?(result, log)
+      !result.timed_out && read_app_file("Gemfile.lock").nil? && File.exist?(lockfile_path) &&
+        tail(log).match?(RESOLUTION_CONFLICT)
     end
 
     # How many gems the install starts from (the lockfile seeded from the

@@ -21,7 +21,9 @@ describe "Bundler environments of one ruby share installed gems (integration)" d
     @tmp = Dir.mktmpdir("rackbench-sharing-int")
     @app = File.join(@tmp, "app")
     FileUtils.mkdir_p(@app)
-    File.write(File.join(@app, "Gemfile"), "source \"https://rubygems.org\"\ngem \"bcrypt\"\n")
+    # rack-session: locked against Rack 3 in Puma's environment, Rack 2 in
+    # Unicorn's (whose lines pin rack < 3).
+    File.write(File.join(@app, "Gemfile"), "source \"https://rubygems.org\"\ngem \"bcrypt\"\ngem \"rack-session\"\n")
     File.write(File.join(@app, "config.ru"), "run ->(_env) { [200, {}, [\"ok\"]] }\n")
   end
 
@@ -29,9 +31,8 @@ describe "Bundler environments of one ruby share installed gems (integration)" d
 
   let(:install) { Rackbench::Rubies.resolve({ ruby: "ruby" }, installs: Rackbench::Rubies.discover(home: @tmp)).install }
 
-  def bundle(server)
-    Rackbench::BundleEnv.new(app_dir: @app, install: install, root: File.join(@tmp, "cache"),
-                             gemfile_extra: Rackbench::Servers.fetch(server).gem_lines("ruby"),
+  def bundle(server, extra: Rackbench::Servers.fetch(server).gem_lines("ruby"))
+    Rackbench::BundleEnv.new(app_dir: @app, install: install, root: File.join(@tmp, "cache"), gemfile_extra: extra,
                              parent_env: ENV.to_h.reject { |name, _| name.start_with?("BUNDLE") })
   end
 
@@ -54,14 +55,23 @@ describe "Bundler environments of one ruby share installed gems (integration)" d
     assert_equal ["Using bcrypt #{OLDER_BCRYPT}"], bcrypt_lines(unicorn), "compiled once per ruby"
     assert_equal OLDER_BCRYPT, unicorn.gem_versions["bcrypt"]
     assert unicorn.gem_versions.key?("unicorn")
+    assert_operator Gem::Version.new(unicorn.gem_versions["rack"]), :<, Gem::Version.new("3")
+    assert_operator Gem::Version.new(puma.gem_versions["rack"]), :>=, Gem::Version.new("3")
+
+    # Seeded from Unicorn's (the newest): bcrypt is carried over, Rack 2
+    # and rack-session locked against it are Unicorn's and stay there.
+    webrick = bundle("webrick")
+    assert_equal :installed, webrick.ensure_installed!
+    assert_equal ["Using bcrypt #{OLDER_BCRYPT}"], bcrypt_lines(webrick)
+    assert_operator Gem::Version.new(webrick.gem_versions["rack"]), :>=, Gem::Version.new("3")
 
     # The other side: with no sibling to learn from, an environment
     # resolves the newest bcrypt and compiles it.
     Dir.glob(File.join(@tmp, "cache", "*", Rackbench::BundleEnv::Siblings::MARK_FILE)).each { |f| File.delete(f) }
-    webrick = bundle("webrick")
-    assert_equal :installed, webrick.ensure_installed!
-    newest = webrick.gem_versions["bcrypt"]
+    alone = bundle(nil, extra: ['gem "rackup"'])
+    assert_equal :installed, alone.ensure_installed!
+    newest = alone.gem_versions["bcrypt"]
     refute_equal OLDER_BCRYPT, newest, "the mirror has a newer bcrypt"
-    assert_equal ["Installing bcrypt #{newest} with native extensions"], bcrypt_lines(webrick)
+    assert_equal ["Installing bcrypt #{newest} with native extensions"], bcrypt_lines(alone)
   end
 end

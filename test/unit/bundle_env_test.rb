@@ -245,6 +245,22 @@ module BundleEnvSpec
       assert_equal expected.keys, Rackbench::BundleEnv::Lockfile.gem_versions(LOCK).keys
     end
 
+    it "finds the gems that depend on given ones, and drops them from a lockfile" do
+      lockfile = Rackbench::BundleEnv::Lockfile
+      assert_equal({ "nio4r" => [], "nokogiri" => [], "probe" => ["rack"], "puma" => ["nio4r"], "rack" => [],
+                     "y" => [] }, lockfile.dependencies(LOCK).transform_values(&:uniq).sort.to_h)
+      assert_equal %w[rack probe], lockfile.dependents(LOCK, %w[rack])
+      assert_equal %w[nio4r puma], lockfile.dependents(LOCK, %w[nio4r])
+
+      text = lockfile.without(LOCK, %w[rack probe puma])
+      assert_equal %w[bundler nio4r nokogiri y], lockfile.gem_versions(text).keys
+      refute_includes text, "probe!"
+      refute_includes text, "puma (>= 6)"
+      assert_includes text, "    nio4r (2.7.5-java)\n"
+      assert_includes text, "PLATFORMS\n  universal-java-17\n"
+      assert_includes text, "  rack (3.0.8) sha256=abc", "only spec sections lose their entries"
+    end
+
     it "prefers a locked bundler gem over BUNDLED WITH" do
       lock = "GEM\n  specs:\n    bundler (2.3.0)\n\nBUNDLED WITH\n   2.4.22\n"
 
@@ -398,6 +414,60 @@ module BundleEnvSpec
                                                                                                       parent_env: parent)
       stranger.ensure_installed!
       assert_equal "3.0.8", stranger.gem_versions["rack"], "another app's environment is no sibling"
+    end
+
+    it "resolves afresh when a sibling's lockfile cannot satisfy the Gemfile, never when the app's own cannot" do
+      fake_env.ensure_installed!
+      ruby = File.join(@tmp, "ruby")
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls, "FAKE_CONFLICT" => "1" }
+      unicorn = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                           extra: ['gem "unicorn"'], parent_env: parent)
+
+      assert_equal :installed, unicorn.ensure_installed!
+
+      assert_equal %w[install check install install], calls.map { |c| c.split.first }
+      log = File.read(unicorn.log_path)
+      assert_operator log.index("could not find compatible versions"), :<, log.index(BundleEnv::RESOLVE_AFRESH_NOTE)
+      assert_equal "3.0.8", unicorn.gem_versions["rack"]
+
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n  specs:\n    rack (3.1.0)\n")
+      own = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                       extra: ['gem "unicorn"'], parent_env: parent)
+      error = assert_raises(Rackbench::SetupError) { own.ensure_installed! }
+      assert_match(/Bundler could not find compatible versions for gem "rack"/, error.message)
+      refute_includes File.read(own.log_path), BundleEnv::RESOLVE_AFRESH_NOTE
+      assert_equal 1, calls.count { |c| c.start_with?("install ") && c.include?(own.gemfile_path) }
+    end
+
+    it "never carries a server's gems, or the gems that depend on them, from a sibling" do
+      unicorn = bundle_env(install(path: File.join(@tmp, "ruby"), bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                           extra: ['gem "unicorn"', 'gem "rack", "< 3"'],
+                           parent_env: { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls })
+      FileUtils.cp(File.join(FIXTURES, "fake_bundler_ruby"), File.join(@tmp, "ruby"))
+      unicorn.ensure_installed!
+      File.write(unicorn.lockfile_path, <<~LOCK)
+        GEM
+          remote: https://rubygems.org/
+          specs:
+            bcrypt (3.1.20)
+            kgio (2.11.4)
+            rack (2.2.25)
+            rack-session (1.0.2)
+              rack (< 3)
+            unicorn (6.1.0)
+              kgio (~> 2.6)
+
+        DEPENDENCIES
+          bcrypt
+          rack (< 3)
+          unicorn
+      LOCK
+
+      puma = fake_env
+      puma.ensure_installed!
+
+      assert_equal({ "bcrypt" => "3.1.20", "kgio" => "2.11.4" }, puma.gem_versions,
+                   "Rack 2, what depends on it and Unicorn's own stay Unicorn's")
     end
 
     it "prefers the app's own lockfile over a sibling's" do

@@ -15,6 +15,13 @@ module Rackbench
     # although an older one is installed. Seeded from a sibling's lockfile,
     # Bundler keeps its versions wherever the new Gemfile allows (its
     # conservative resolution), and uses the gems already installed.
+    #
+    # Not carried over: the gems a server's lines name (of either
+    # environment: puma, unicorn, and rack, which Unicorn's lines pin below
+    # 3) and every gem that depends on one of them. Those are the server's
+    # choice, not the app's: otherwise Puma's environment, seeded from
+    # Unicorn's, would keep Rack 2 and everything locked against it, and
+    # what a trial runs would depend on the order environments were made.
     module Siblings
       MARK_FILE = "rackbench-env.json"
 
@@ -23,33 +30,37 @@ module Rackbench
         path = File.join(env.dir, MARK_FILE)
         return if File.exist?(path)
 
-        File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path))
+        File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
+                                       "gemfile_extra" => env.gemfile_extra))
       end
 
-      # The text of the newest lockfile of another environment of env's app
-      # and gem directory, or nil when there is none.
-      def self.newest_lock(env)
-        locks = Dir.glob(File.join(env.root, "*", MARK_FILE)).filter_map do |mark|
+      # The seed for env's lockfile: the newest lockfile of another
+      # environment of env's app and gem directory, without the servers'
+      # gems and their dependents; nil when there is none.
+      def self.seed(env)
+        newest = Dir.glob(File.join(env.root, "*", MARK_FILE)).filter_map do |mark|
           dir = File.dirname(mark)
-          next if dir == env.dir || !same?(mark, env)
-
+          data = dir == env.dir ? nil : sibling_data(mark, env)
           lock = File.join(dir, "Gemfile.lock")
-          [File.mtime(lock), lock] if File.file?(lock)
-        end
-        newest = locks.max_by(&:first)
-        newest && File.read(newest.last)
+          [File.mtime(lock), lock, data] if data && File.file?(lock)
+        end.max_by(&:first)
+        return nil unless newest
+
+        text = File.read(newest[1])
+        servers = (env.gemfile_extra + Array(newest[2]["gemfile_extra"])).filter_map { |line| line[Gemfile::GEM_NAME, 1] }
+        Lockfile.without(text, Lockfile.dependents(text, servers))
       rescue SystemCallError
         nil # a sibling removed meanwhile: resolve afresh
       end
 
-      def self.same?(mark, env)
+      def self.sibling_data(mark, env)
         data = JSON.parse(File.read(mark))
-        data["app_dir"] == env.app_dir && data["install_path"] == env.install_path
+        data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path
       rescue JSON::ParserError, SystemCallError
-        false
+        nil
       end
 
-      private_class_method :same?
+      private_class_method :sibling_data
     end
   end
 end
