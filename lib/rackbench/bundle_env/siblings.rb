@@ -47,7 +47,8 @@ module Rackbench
         return nil unless newest
 
         text = File.read(newest[1])
-        servers = (env.gemfile_extra + Array(newest[2]["gemfile_extra"])).filter_map { |line| line[Gemfile::GEM_NAME, 1] }
+        lines = env.gemfile_extra + Array(newest[2]["gemfile_extra"])
+        servers = lines.filter_map { |line| line[Gemfile::GEM_NAME, 1] }
         Lockfile.without(text, Lockfile.dependents(text, servers))
       rescue SystemCallError
         nil # a sibling removed meanwhile: resolve afresh

@@ -228,9 +228,11 @@ module Rackbench
         return nil if value.nil?
 
         field = "#{key}.bundle_without"
-        @checker.fail!(field, "must be a list of Gemfile group names, e.g. [development, test]") unless value.is_a?(Array)
+        unless value.is_a?(Array)
+          @checker.fail!(field, "must be a list of Gemfile group names, e.g. [development, test]")
+        end
         value.each_with_index.map do |group, i|
-          @checker.pattern!(group.is_a?(Symbol) ? group.to_s : group, "#{field}[#{i}]", GROUP_NAME, "Gemfile group name")
+          @checker.pattern!(group, "#{field}[#{i}]", GROUP_NAME, "Gemfile group name")
         end.uniq.freeze
       end
 

@@ -55,7 +55,9 @@ module Rackbench
           bundle.ensure_installed!(
             log: log, extra_env: @marker_env,
             before_install: ->(_) { @out.puts "Installing gems for #{label} (log: #{log})" },
-            waiting: ->(holder, waited_s) { @out.puts LockNotice.text(holder, waited_s, ruby: ruby.name, lock: bundle.lock_path) },
+            waiting: lambda do |holder, waited_s|
+              @out.puts LockNotice.text(holder, waited_s, ruby: ruby.name, lock: bundle.lock_path)
+            end,
             progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?)
           )
           bundle
