@@ -26,9 +26,10 @@ module Rackbench
   # :env :: the app's own variables for its server (Hash of String => String; default: {})
   # :setup_hook, :reset_hook :: the user's app's commands (Experiment::Hook), run once per Bundler
   #                             environment and before each trial (Trial::Http::AppHooks), or nil
+  # :bundle_without :: the experiment's Gemfile groups to leave out, or nil (BundleEnv::Groups decides)
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
                    :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
-                   :setup_hook, :reset_hook, :expect_session_body, keyword_init: true)
+                   :setup_hook, :reset_hook, :expect_session_body, :bundle_without, keyword_init: true)
 
   # Reopened so that its methods live in the struct.
   class App
@@ -39,7 +40,7 @@ module Rackbench
     def self.resolve(spec)
       base = spec.builtin ? Apps.builtin(spec.name).to_h : { name: spec.name, builtin: false }
       overrides = spec.to_h.compact.slice(:name, :health, :load_path, :expect_status, :expect_content_type,
-                                          :expect_body, :expect_session_body)
+                                          :expect_body, :expect_session_body, :bundle_without)
       overrides[:dir] = spec.path if spec.path
       overrides[:env] = (base[:env] || {}).merge(spec.env || {})
       overrides[:setup_hook] = spec.setup

@@ -3,6 +3,7 @@
 require "digest"
 require "fileutils"
 require "json"
+require "yaml"
 
 module Rackbench
   # One Bundler environment per (app, ruby, server gems): a generated
@@ -24,7 +25,11 @@ module Rackbench
   class BundleEnv
     autoload :Failure, File.expand_path("bundle_env/failure", __dir__)
     autoload :Gemfile, File.expand_path("bundle_env/gemfile", __dir__)
+    autoload :Groups, File.expand_path("bundle_env/groups", __dir__)
     autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
+    autoload :Progress, File.expand_path("bundle_env/progress", __dir__)
+    autoload :InstallLock, File.expand_path("bundle_env/install_lock", __dir__)
+    autoload :Siblings, File.expand_path("bundle_env/siblings", __dir__)
 
     LAUNCHER = File.expand_path("bundle_env/launcher.rb", __dir__)
     # Part of the digest: bump it when the generated layout changes, so old
@@ -36,6 +41,11 @@ module Rackbench
     LOCK_NOTICE_INTERVAL_S = 30.0
     LOCK_POLL_INTERVAL_S = 0.2
     CHECK_TIMEOUT_S = 120.0
+    # Bundler's words when locked versions cannot satisfy the Gemfile
+    # (2.3: "Bundler could not find compatible versions for gem ..."; 2.4+:
+    # "Could not find compatible versions").
+    RESOLUTION_CONFLICT = /could not find compatible versions/i.freeze
+    RESOLVE_AFRESH_NOTE = "the lockfile seeded from another environment does not fit this Gemfile: resolving afresh"
     # Runs `gem install` with this ruby's RubyGems, whatever `gem` is on PATH.
     GEM_COMMAND = 'require "rubygems/gem_runner"; require "rubygems/exceptions"; ' \
                   "begin; Gem::GemRunner.new.run(ARGV.dup); rescue Gem::SystemExitException => e; exit(e.exit_code); end"
@@ -47,7 +57,7 @@ module Rackbench
       File.join(File.expand_path(cache), "bundles")
     end
 
-    attr_reader :app_dir, :gemfile_extra, :install, :root
+    attr_reader :app_dir, :gemfile_extra, :install, :root, :groups
 
     # :app_dir :: the app's directory (its Gemfile and Gemfile.lock, when present, are used)
     # :gemfile_extra :: Gemfile lines the server needs, e.g. ['gem "puma", ">= 6"'] (default: [])
@@ -55,9 +65,11 @@ module Rackbench
     # :root :: cache directory (default: BundleEnv.default_root)
     # :parent_env :: environment bundler commands start from, minus leaks (default: ENV)
     # :install_timeout_s :: deadline for `bundle install` (default: 1800)
+    # :groups :: the Gemfile groups to install and load, a Groups (default: Groups.all, every group)
     def initialize(app_dir:, install:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
-                   install_timeout_s: INSTALL_TIMEOUT_S)
+                   install_timeout_s: INSTALL_TIMEOUT_S, groups: Groups.all)
       @app_dir = File.expand_path(app_dir)
+      @groups = groups
       @gemfile_extra = gemfile_extra.map { |line| line.to_s.dup.freeze }.freeze
       @install = install
       @root = File.expand_path(root)
@@ -67,7 +79,8 @@ module Rackbench
     end
 
     # Short digest of what decides the environment's content: the app's
-    # location, Gemfile and Gemfile.lock, the extra lines, and the ruby.
+    # location, Gemfile and Gemfile.lock, the extra lines, the ruby, and
+    # the groups (when any is left out or added).
     def digest
       @digest ||= Digest::SHA256.hexdigest(JSON.generate(digest_inputs))[0, 16]
     end
@@ -168,23 +181,24 @@ module Rackbench
     #
     # :log :: file that receives Bundler's output (default: log_path)
     # :before_install :: called with this BundleEnv just before a real install starts, e.g. to print a notice (default: nil)
-    # :waiting :: called with the holder's pid (or nil) and the seconds waited so far when another process holds
-    #             the install lock: at once, then every LOCK_NOTICE_INTERVAL_S, so a wait never looks like a hang
-    #             (default: nil)
+    # :waiting :: called with the holder (a LockHolder: pid, since when, its log) and the seconds waited so far when
+    #             another process holds the install lock: at once, then every LOCK_NOTICE_INTERVAL_S, so a wait
+    #             never looks like a hang (default: nil)
     # :extra_env :: variables added to Bundler's environment, e.g. the run's marker (Watchdog.marker_env; default: {})
-    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {})
+    # :progress :: a Progress fed Bundler's output while `bundle install` runs (default: nil)
+    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {}, progress: nil)
       return :reused if @ready
 
       @extra_env = extra_env
       FileUtils.mkdir_p([dir, app_config_dir, install_path])
       outcome = File.open(lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-        acquire(lock, waiting)
+        InstallLock.acquire(lock, waiting: waiting, log: log)
         write_files
         if installed?(log)
           :reused
         else
           before_install&.call(self)
-          install!(log)
+          install!(log, progress)
           :installed
         end
       end
@@ -200,31 +214,14 @@ module Rackbench
 
     private
 
-    # Takes the install lock, telling waiting who holds it while it waits;
-    # then writes this process's pid into the lock file for the next one.
-    def acquire(lock, waiting)
-      unless lock.flock(File::LOCK_EX | File::LOCK_NB)
-        holder = lock.read.to_s[/\A\d+/]&.to_i
-        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        next_notice = 0.0
-        until lock.flock(File::LOCK_EX | File::LOCK_NB)
-          waited = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
-          if waited >= next_notice
-            waiting&.call(holder, waited)
-            next_notice += LOCK_NOTICE_INTERVAL_S
-          end
-          sleep LOCK_POLL_INTERVAL_S
-        end
-      end
-      lock.truncate(0)
-      lock.rewind
-      lock.write("#{Process.pid}\n")
-      lock.flush
-    end
-
+    # The groups are added only when they choose something, so that an
+    # environment of every group keeps the digest it had before groups were
+    # honoured (and its installed cache).
     def digest_inputs
-      [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,
-       install.path, install.engine, install.version]
+      inputs = [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,
+                install.path, install.engine, install.version]
+      inputs << { "without" => groups.without, "with" => groups.with } unless groups.none?
+      inputs
     end
 
     def app_name
@@ -248,13 +245,34 @@ module Rackbench
     end
 
     # Writes the Gemfile when its content changed, and seeds a new
-    # lockfile from the app's own, so the app's locked versions are kept.
+    # lockfile from the app's own, so the app's locked versions are kept;
+    # for an app without one, from the lockfile of another environment of
+    # the same app and gem directory (Siblings), so that the environments
+    # of one ruby resolve the same versions and reuse the gems one of them
+    # installed (and compiled) instead of each resolving the newest.
     def write_files
       app_gemfile = File.join(app_dir, "Gemfile")
       content = Gemfile.render(app_gemfile: File.file?(app_gemfile) ? app_gemfile : nil, extra: gemfile_extra)
       write_atomically(gemfile_path, content) unless read_file(gemfile_path) == content
-      app_lock = read_app_file("Gemfile.lock")
-      write_atomically(lockfile_path, Gemfile.seed_lock(app_lock)) if app_lock && !File.exist?(lockfile_path)
+      write_config
+      Siblings.mark(self)
+      return if File.exist?(lockfile_path)
+
+      seed = read_app_file("Gemfile.lock") || Siblings.seed(self)
+      write_atomically(lockfile_path, Gemfile.seed_lock(seed)) if seed
+    end
+
+    # The environment's own .bundle/config (BUNDLE_APP_CONFIG): the groups,
+    # in Bundler's format, read by install, check and the server's
+    # bundler/setup alike.
+    def write_config
+      path = File.join(app_config_dir, "config")
+      existing = read_file(path)
+      settings = existing ? (YAML.safe_load(existing) || {}) : {}
+      wanted = settings.reject { |key, _| %w[BUNDLE_WITHOUT BUNDLE_WITH].include?(key) }.merge(groups.settings)
+      return if wanted == settings && (existing || wanted.empty?)
+
+      write_atomically(path, YAML.dump(wanted))
     end
 
     def installed?(log)
@@ -263,10 +281,41 @@ module Rackbench
       run(["check"], log: log, timeout_s: CHECK_TIMEOUT_S).success?
     end
 
-    def install!(log)
+    def install!(log, progress)
       install_bundler!(log) unless bundler_bin
-      result = run(["install"], log: log, timeout_s: @install_timeout_s)
+      progress&.start(total: locked_gem_count)
+      result = bundle_install(log, progress)
+      if !result.success? && resolve_afresh?(result, log)
+        File.delete(lockfile_path)
+        File.open(log, "a") { |f| f.puts("== #{RESOLVE_AFRESH_NOTE}") }
+        result = bundle_install(log, progress)
+      end
+      progress&.finish(ok: result.success?)
       raise SetupError, failure("bundle install", result, log) unless result.success?
+    end
+
+    def bundle_install(log, progress)
+      command = -> { run(["install"], log: log, timeout_s: @install_timeout_s) }
+      progress ? progress.follow(log, &command) : command.call
+    end
+
+    # A lockfile seeded from a sibling (the app has none of its own) is a
+    # preference, not the app's choice: when its versions cannot satisfy
+    # this Gemfile (a server that needs Rack 2 where the sibling's locked
+    # gems need Rack 3), Bundler refuses to resolve rather than unlock
+    # them; the environment then resolves afresh, as without a sibling.
+    def resolve_afresh?(result, log)
+      !result.timed_out && read_app_file("Gemfile.lock").nil? && File.exist?(lockfile_path) &&
+        tail(log).match?(RESOLUTION_CONFLICT)
+    end
+
+    # How many gems the install starts from (the lockfile seeded from the
+    # app's, Bundler included), or nil when there is no lockfile yet.
+    def locked_gem_count
+      return nil unless File.exist?(lockfile_path)
+
+      versions = Lockfile.gem_versions(File.read(lockfile_path))
+      versions.size + (versions.key?("bundler") ? 0 : 1)
     end
 
     # For a ruby without Bundler: install one into gem_dir with the ruby's

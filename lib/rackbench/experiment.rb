@@ -224,7 +224,7 @@ module Rackbench
     end
 
     # App keys added after the first release: in the fingerprint only when given.
-    LATER_APP_KEYS = %w[setup reset expect_session_body].freeze
+    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without].freeze
 
     def canonical_app(app)
       Canonical.sorted(app).reject { |k, v| k == "env" ? v.empty? : LATER_APP_KEYS.include?(k) && v.nil? }
@@ -237,6 +237,7 @@ module Rackbench
     # experiment stored by an older rackbench keeps its fingerprint.
     def canonical
       later_load = Settings::LATER_KEYS
+      # App keys added later, left out while they have their default.
       data = {
         "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
         "rubies" => sort(rubies.map { |r| Canonical.sorted(r) }),

@@ -42,16 +42,24 @@ describe Rackbench::Trial::Identity::Check do
     Rackbench::Rubies::Variant.new(install: install, name: options.empty? ? "plain" : "jit", options: options, env: env)
   end
 
-  def server_env(ruby_env: {}, experiment_env: {})
+  def server_env(ruby_env: {}, experiment_env: {}, late: false)
     Rackbench::Trial::ServerEnv.new(
       parent: ENV, bundle: Struct.new(:bundle_variables).new({}), ruby_env: ruby_env, experiment_env: experiment_env,
-      trial_env: { "RACKBENCH_TRIAL_DIR" => @dir, Identity::SERVER_GEM_VAR => "minitest" }
+      trial_env: { "RACKBENCH_TRIAL_DIR" => @dir, Identity::SERVER_GEM_VAR => "minitest",
+                   **(late ? { Identity::LATE_VAR => "1" } : {}) }
     )
   end
 
-  def expectation(variant, env, server_gem: nil, server_version: nil)
+  def expectation(variant, env, server_gem: nil, server_version: nil, threads: nil, bundle_without: nil)
     Identity::Expectation.build(variant: variant, probe: Identity::Expectation.probe(variant, env), env: env,
-                                server_gem: server_gem, server_version: server_version)
+                                server_gem: server_gem, server_version: server_version, threads: threads,
+                                bundle_without: bundle_without)
+  end
+
+  # What an app that loaded ActiveRecord has: a Base whose pool has size
+  # connections (the agent asks nothing else of it).
+  def active_record(size)
+    "module ActiveRecord; class Base; def self.connection_pool = Struct.new(:size).new(#{size}); end; end; "
   end
 
   # Starts a "server": ruby with the agent loaded first (as the launcher
@@ -165,6 +173,70 @@ describe Rackbench::Trial::Identity::Check do
     wait_until(timeout_s: 30, message: "the worker") { Rackbench::ProcessTree.pids(server.pid).size == 2 }
     error = assert_raises(Rackbench::IdentityMismatch) { check(server, expectation(variant, env)).verify! }
     assert_match(/process \d+ runs .* but reported no identity/, error.message)
+  end
+
+  it "asks every watching process, once ready, for ActiveRecord's pool, and flags one below the threads" do
+    env = server_env(late: true)
+    server = start(variant.command, env, "#{active_record(3)} fork { sleep }; sleep", reports: 2)
+
+    record = check(server, expectation(variant, env, threads: 4)).verify!
+
+    assert_equal 3, record["active_record_pool"]
+    assert_equal [3, 3], record["processes"].map { |p| p["active_record_pool"] }
+    assert_empty record["mismatches"], "a small pool is legal"
+    assert_equal ["ActiveRecord's pool is 3 connections, below the 4 threads per process: threads wait for a " \
+                  "connection (set the pool from RAILS_MAX_THREADS in config/database.yml)"], record["warnings"]
+    assert File.exist?(File.join(Identity.directory(@dir), Identity::ASK_FILE))
+  end
+
+  it "flags nothing for a pool as large as the threads, an app without ActiveRecord, or one not loaded yet" do
+    env = server_env(late: true)
+    record = check(start(variant.command, env, "#{active_record(4)} sleep"), expectation(variant, env, threads: 4)).verify!
+    assert_equal 4, record["active_record_pool"]
+    assert_empty record["warnings"]
+
+    FileUtils.rm_rf(Dir.glob(File.join(Identity.directory(@dir), "*")))
+    record = check(start(variant.command, env, "sleep"), expectation(variant, env, threads: 4)).verify!
+    assert_nil record["active_record_pool"]
+    assert_empty record["warnings"]
+    assert_equal 1, Identity.late_reports(Identity.directory(@dir)).size, "it answered, without a pool"
+
+    # Registered for autoload, not loaded: the agent must not load it (the
+    # path does not exist, so loading it would kill the answer).
+    FileUtils.rm_rf(Dir.glob(File.join(Identity.directory(@dir), "*")))
+    lazy = "module ActiveRecord; autoload :Base, '/nonexistent/active_record/base'; end; sleep"
+    record = check(start(variant.command, env, lazy), expectation(variant, env, threads: 4)).verify!
+    assert_nil record["active_record_pool"]
+    assert_equal 1, Identity.late_reports(Identity.directory(@dir)).size
+  end
+
+  it "asks nothing of a process started without the late variable (a benchmark script)" do
+    env = server_env
+    record = check(start(variant.command, env, "#{active_record(1)} sleep"), expectation(variant, env, threads: 4)).verify!
+    assert_nil record["active_record_pool"]
+    assert_empty record["warnings"]
+    refute File.exist?(File.join(Identity.directory(@dir), Identity::ASK_FILE))
+  end
+
+  it "checks the groups Bundler leaves out inside the server against the bundle's" do
+    env = server_env
+    bundler = "require 'bundler'; load #{Identity::AGENT.inspect}; sleep"
+    record = check(start(variant.command, env, bundler, agent_first: false),
+                   expectation(variant, env, bundle_without: [])).verify!
+    assert_equal [], record["bundle_without"]
+
+    FileUtils.rm_rf(Dir.glob(File.join(Identity.directory(@dir), "*")))
+    error = assert_raises(Rackbench::IdentityMismatch) do
+      check(start(variant.command, env, bundler, agent_first: false),
+            expectation(variant, env, bundle_without: %w[development test])).verify!
+    end
+    assert_match(/Bundler leaves out no group, the bundle leaves out groups development, test/, error.message)
+
+    FileUtils.rm_rf(Dir.glob(File.join(Identity.directory(@dir), "*")))
+    error = assert_raises(Rackbench::IdentityMismatch) do
+      check(start(variant.command, env, "sleep"), expectation(variant, env, bundle_without: %w[test])).verify!
+    end
+    assert_match(/Bundler is not loaded, the bundle leaves out groups test/, error.message)
   end
 
   it "records a program the app started with the same ruby as no server process" do

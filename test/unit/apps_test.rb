@@ -26,6 +26,16 @@ describe Rackbench::Apps do
     end
   end
 
+  it "carries an app entry's bundle_without to the App, nil when the entry has none" do
+    spec = Rackbench::Experiment::AppSpec
+    mine = spec.new(name: "mine", builtin: false, path: "/src/mine", env: {}, bundle_without: %w[test])
+    assert_equal %w[test], Rackbench::App.resolve(mine).bundle_without
+    assert_nil Rackbench::App.resolve(spec.new(name: "mine", builtin: false, path: "/src/mine", env: {})).bundle_without
+    builtin = spec.new(name: "rack-hello", builtin: true, env: {}, bundle_without: [])
+    assert_equal [], Rackbench::App.resolve(builtin).bundle_without
+    assert_nil Rackbench::Apps.builtin("rack-hello").bundle_without
+  end
+
   it "never uses the load path as the health path of an app that counts or waits" do
     %w[errors io-wait cpu download].each { |name| refute_equal Rackbench::Apps.builtin(name).load_path, Rackbench::Apps.builtin(name).health }
   end

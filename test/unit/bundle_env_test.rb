@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "fileutils"
+require "stringio"
 require "rackbench/rubies"
 require "rackbench/bundle_env"
 
@@ -244,6 +245,22 @@ module BundleEnvSpec
       assert_equal expected.keys, Rackbench::BundleEnv::Lockfile.gem_versions(LOCK).keys
     end
 
+    it "finds the gems that depend on given ones, and drops them from a lockfile" do
+      lockfile = Rackbench::BundleEnv::Lockfile
+      assert_equal({ "nio4r" => [], "nokogiri" => [], "probe" => ["rack"], "puma" => ["nio4r"], "rack" => [],
+                     "y" => [] }, lockfile.dependencies(LOCK).transform_values(&:uniq).sort.to_h)
+      assert_equal %w[rack probe], lockfile.dependents(LOCK, %w[rack])
+      assert_equal %w[nio4r puma], lockfile.dependents(LOCK, %w[nio4r])
+
+      text = lockfile.without(LOCK, %w[rack probe puma])
+      assert_equal %w[bundler nio4r nokogiri y], lockfile.gem_versions(text).keys
+      refute_includes text, "probe!"
+      refute_includes text, "puma (>= 6)"
+      assert_includes text, "    nio4r (2.7.5-java)\n"
+      assert_includes text, "PLATFORMS\n  universal-java-17\n"
+      assert_includes text, "  rack (3.0.8) sha256=abc", "only spec sections lose their entries"
+    end
+
     it "prefers a locked bundler gem over BUNDLED WITH" do
       lock = "GEM\n  specs:\n    bundler (2.3.0)\n\nBUNDLED WITH\n   2.4.22\n"
 
@@ -294,23 +311,52 @@ module BundleEnvSpec
     it "says who holds the install lock while it waits, instead of looking hung, and writes its own pid when it has it" do
       env = fake_env
       FileUtils.mkdir_p(File.dirname(env.lock_path))
-      File.write(env.lock_path, "4242\n")
+      File.write(env.lock_path, "4242\n1795000000\n/results/logs/bundle-other.log\n")
       holder = File.open(env.lock_path, File::RDWR)
       holder.flock(File::LOCK_EX) # another run installing (flock: a second open file description contends)
       waits = Queue.new
-      installer = Thread.new { env.ensure_installed!(waiting: ->(pid, waited_s) { waits << [pid, waited_s] }) }
+      log = File.join(@tmp, "mine.log")
+      installer = Thread.new do
+        env.ensure_installed!(log: log, waiting: ->(who, waited_s) { waits << [who, waited_s] })
+      end
 
-      pid, waited_s = waits.pop
-      assert_equal 4242, pid
+      who, waited_s = waits.pop
+      assert_equal 4242, who.pid
+      assert_equal Time.at(1_795_000_000), who.since
+      assert_equal "/results/logs/bundle-other.log", who.log
       assert_operator waited_s, :<, BundleEnv::LOCK_NOTICE_INTERVAL_S
       assert installer.alive?, "it waits for the lock"
       assert_empty calls, "nothing installs while another process holds the lock"
       holder.flock(File::LOCK_UN)
       assert_equal :installed, installer.value
       assert_equal 1, calls.size
-      assert_equal "#{Process.pid}\n", File.read(env.lock_path)
+      pid, since, written_log = File.read(env.lock_path).lines.map(&:chomp)
+      assert_equal [Process.pid.to_s, log], [pid, written_log]
+      assert_in_delta Time.now.to_i, since.to_i, 60
     ensure
       holder&.close
+    end
+
+    it "reads a lock file an older rackbench wrote (the pid only)" do
+      holder = BundleEnv::InstallLock::Holder.parse("4242\n")
+      assert_equal [4242, nil, nil], [holder.pid, holder.since, holder.log]
+      assert_equal [nil, nil, nil], BundleEnv::InstallLock::Holder.parse("").to_a
+    end
+
+    it "feeds Bundler's output to a progress while it installs, and ends it with the outcome" do
+      env = fake_env
+      out = StringIO.new
+      progress = BundleEnv::Progress.new(out: out, label: "app", interval_s: 1000)
+      env.ensure_installed!(progress: progress)
+      assert_match(/\Aapp: 2 gems ready in \d+ s \(1 installed, 1 already there\)\n\z/, out.string)
+
+      failing = fake_env("FAKE_FAIL" => "1")
+      FileUtils.rm_f(failing.lockfile_path)
+      out = StringIO.new
+      assert_raises(Rackbench::SetupError) do
+        failing.ensure_installed!(progress: BundleEnv::Progress.new(out: out, label: "app", interval_s: 1000))
+      end
+      assert_match(/\Aapp: install failed after \d+ s, at gem 0\n\z/, out.string)
     end
 
     it "raises SetupError with Bundler's meaningful line and the log's path when the install fails" do
@@ -342,6 +388,96 @@ module BundleEnvSpec
       env.ensure_installed!
 
       assert_equal({ "rack" => "2.2.8" }, env.gem_versions)
+    end
+
+    it "seeds a new environment of an app without a lockfile from another environment of its gem directory" do
+      first = fake_env
+      first.ensure_installed!
+      File.write(first.lockfile_path, File.read(first.lockfile_path).sub("rack (3.0.8)", "rack (2.2.8)"))
+      ruby = File.join(@tmp, "ruby")
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls }
+
+      unicorn = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                           extra: ['gem "unicorn"'], parent_env: parent)
+      unicorn.ensure_installed!
+      assert_equal "2.2.8", unicorn.gem_versions["rack"], "the sibling's version, not a fresh resolution"
+
+      other_abi = bundle_env(install(path: ruby, version: "3.2.2", abi: "3.2.0", bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                             extra: ['gem "unicorn"'], parent_env: parent)
+      other_abi.ensure_installed!
+      assert_equal "3.0.8", other_abi.gem_versions["rack"], "another gem directory is no sibling"
+
+      other_app = File.join(@tmp, "other app")
+      FileUtils.mkdir_p(other_app)
+      FileUtils.cp(File.join(@app, "Gemfile"), other_app)
+      stranger = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")), app: other_app,
+                                                                                                      parent_env: parent)
+      stranger.ensure_installed!
+      assert_equal "3.0.8", stranger.gem_versions["rack"], "another app's environment is no sibling"
+    end
+
+    it "resolves afresh when a sibling's lockfile cannot satisfy the Gemfile, never when the app's own cannot" do
+      fake_env.ensure_installed!
+      ruby = File.join(@tmp, "ruby")
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls, "FAKE_CONFLICT" => "1" }
+      unicorn = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                           extra: ['gem "unicorn"'], parent_env: parent)
+
+      assert_equal :installed, unicorn.ensure_installed!
+
+      assert_equal %w[install check install install], calls.map { |c| c.split.first }
+      log = File.read(unicorn.log_path)
+      assert_operator log.index("could not find compatible versions"), :<, log.index(BundleEnv::RESOLVE_AFRESH_NOTE)
+      assert_equal "3.0.8", unicorn.gem_versions["rack"]
+
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n  specs:\n    rack (3.1.0)\n")
+      own = bundle_env(install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                       extra: ['gem "unicorn"'], parent_env: parent)
+      error = assert_raises(Rackbench::SetupError) { own.ensure_installed! }
+      assert_match(/Bundler could not find compatible versions for gem "rack"/, error.message)
+      refute_includes File.read(own.log_path), BundleEnv::RESOLVE_AFRESH_NOTE
+      assert_equal 1, calls.count { |c| c.start_with?("install ") && c.include?(own.gemfile_path) }
+    end
+
+    it "never carries a server's gems, or the gems that depend on them, from a sibling" do
+      unicorn = bundle_env(install(path: File.join(@tmp, "ruby"), bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                           extra: ['gem "unicorn"', 'gem "rack", "< 3"'],
+                           parent_env: { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls })
+      FileUtils.cp(File.join(FIXTURES, "fake_bundler_ruby"), File.join(@tmp, "ruby"))
+      unicorn.ensure_installed!
+      File.write(unicorn.lockfile_path, <<~LOCK)
+        GEM
+          remote: https://rubygems.org/
+          specs:
+            bcrypt (3.1.20)
+            kgio (2.11.4)
+            rack (2.2.25)
+            rack-session (1.0.2)
+              rack (< 3)
+            unicorn (6.1.0)
+              kgio (~> 2.6)
+
+        DEPENDENCIES
+          bcrypt
+          rack (< 3)
+          unicorn
+      LOCK
+
+      puma = fake_env
+      puma.ensure_installed!
+
+      assert_equal({ "bcrypt" => "3.1.20", "kgio" => "2.11.4" }, puma.gem_versions,
+                   "Rack 2, what depends on it and Unicorn's own stay Unicorn's")
+    end
+
+    it "prefers the app's own lockfile over a sibling's" do
+      first = fake_env
+      first.ensure_installed!
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n  specs:\n    rack (2.0.1)\n")
+      relocked = fake_env
+      relocked.ensure_installed!
+      refute_equal first.dir, relocked.dir
+      assert_equal "2.0.1", relocked.gem_versions["rack"]
     end
 
     it "reports a cache it cannot write, or a ruby it cannot start, in one line" do

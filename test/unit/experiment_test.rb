@@ -113,6 +113,30 @@ describe Rackbench::Experiment do
                    [app.builtin, app.path, app.health, app.load_path, app.expect_status, app.expect_content_type, app.expect_body]
     end
 
+    it "takes an app's bundle_without, [] included, and leaves it nil when not given" do
+      app = build_experiment("apps" => [{ "name" => "mine", "path" => "myapp", "bundle_without" => %w[test ci test] }]).apps.first
+      assert_equal %w[test ci], app.bundle_without
+      assert_predicate app.bundle_without, :frozen?
+      assert_equal [], build_experiment("apps" => [{ "name" => "mine", "path" => "myapp", "bundle_without" => [] }])
+        .apps.first.bundle_without
+      assert_nil build_experiment("apps" => [{ "name" => "mine", "path" => "myapp" }]).apps.first.bundle_without
+      assert_nil build_experiment().apps.first.bundle_without
+    end
+
+    it "refuses a bundle_without that is not a list of group names" do
+      assert_config_error({ "apps" => [{ "name" => "mine", "path" => "myapp", "bundle_without" => "test" }] },
+                          "apps[0].bundle_without: must be a list of Gemfile group names")
+      assert_config_error({ "apps" => [{ "name" => "mine", "path" => "myapp", "bundle_without" => ["a b"] }] },
+                          "apps[0].bundle_without[0]: \"a b\" is not a valid Gemfile group name")
+    end
+
+    it "changes the fingerprint with bundle_without only when given" do
+      base = { "name" => "mine", "path" => "myapp" }
+      plain = build_experiment("apps" => [base]).fingerprint
+      refute_equal plain, build_experiment("apps" => [base.merge("bundle_without" => [])]).fingerprint
+      refute_equal plain, build_experiment("apps" => [base.merge("bundle_without" => %w[test])]).fingerprint
+    end
+
     it "allows null among the values of rate: closed and open loop side by side" do
       experiment = build_experiment("load" => { "rate" => [nil, 500] })
       assert_equal [nil, 500.0], experiment.dimensions["load.rate"]

@@ -87,6 +87,48 @@ describe Rackbench::Trial::ServerEnv do
     assert_equal "trial", env.sources["RACKBENCH_TRIAL_DIR"]
   end
 
+  describe "threads and processes" do
+    it "sets RAILS_MAX_THREADS, RAILS_MIN_THREADS and WEB_CONCURRENCY from the trial, and checks them" do
+      env = build(threads: 4, processes: 2)
+      assert_equal %w[4 4 2], env.to_h.values_at("RAILS_MAX_THREADS", "RAILS_MIN_THREADS", "WEB_CONCURRENCY")
+      assert_equal "configuration", env.sources["RAILS_MAX_THREADS"]
+      assert_equal "configuration", env.sources["WEB_CONCURRENCY"]
+      assert_equal({ "RAILS_MAX_THREADS" => "4", "RAILS_MIN_THREADS" => "4", "WEB_CONCURRENCY" => "2" },
+                   env.checked.slice("RAILS_MAX_THREADS", "RAILS_MIN_THREADS", "WEB_CONCURRENCY"))
+      assert_includes env["RACKBENCH_IDENTITY_ENV"].split(","), "RAILS_MAX_THREADS"
+    end
+
+    it "follows 1 thread too" do
+      env = build(threads: 1, processes: 1)
+      assert_equal %w[1 1 1], env.to_h.values_at("RAILS_MAX_THREADS", "RAILS_MIN_THREADS", "WEB_CONCURRENCY")
+    end
+
+    it "sets none of them for a trial without threads and processes, nor takes them from the shell" do
+      env = ServerEnv.new(parent: SHELL.merge("RAILS_MAX_THREADS" => "9", "WEB_CONCURRENCY" => "3"), bundle: bundle)
+      %w[RAILS_MAX_THREADS RAILS_MIN_THREADS WEB_CONCURRENCY].each do |name|
+        refute env.to_h.key?(name), name
+        refute env.checked.key?(name), name
+      end
+    end
+
+    it "lets the experiment, a ruby variant or the app win, and checks the value that won" do
+      env = build(threads: 4, processes: 2, experiment_env: { "RAILS_MAX_THREADS" => "7" },
+                  ruby_env: { "WEB_CONCURRENCY" => "5" }, app_env: { "RAILS_MIN_THREADS" => "1" })
+      assert_equal %w[7 1 5], env.to_h.values_at("RAILS_MAX_THREADS", "RAILS_MIN_THREADS", "WEB_CONCURRENCY")
+      assert_equal "experiment", env.sources["RAILS_MAX_THREADS"]
+      assert_equal "7", env.checked["RAILS_MAX_THREADS"]
+      assert_equal "5", env.checked["WEB_CONCURRENCY"]
+      assert_equal "1", env.checked["RAILS_MIN_THREADS"]
+    end
+
+    it "lets a ruby variant unset one" do
+      env = build(threads: 4, processes: 1, ruby_env: { "WEB_CONCURRENCY" => nil })
+      refute env.to_h.key?("WEB_CONCURRENCY")
+      assert env.checked.key?("WEB_CONCURRENCY")
+      assert_nil env.checked["WEB_CONCURRENCY"]
+    end
+  end
+
   it "is frozen" do
     assert_predicate build, :frozen?
     assert_predicate build.checked, :frozen?

@@ -22,6 +22,11 @@ module RackbenchIdentity
   ENV_LIST = "RACKBENCH_IDENTITY_ENV".freeze
   SERVER_GEM = "RACKBENCH_SERVER_GEM".freeze
   EXEC_MARK = "RACKBENCH_EXECED_BY".freeze
+  # Set by the runner for a server (not for a benchmark script): start the
+  # watcher that answers the runner's late question (see #watch).
+  LATE = "RACKBENCH_IDENTITY_LATE".freeze
+  ASK_FILE = "ask".freeze
+  WATCH_INTERVAL_S = 0.05
 
   module_function
 
@@ -35,12 +40,58 @@ module RackbenchIdentity
     dir = directory
     return unless dir
 
-    path = File.join(dir, "#{Process.pid}.json")
+    watching = watch(dir)
+    write(File.join(dir, "#{Process.pid}.json"), describe(event).merge("watching" => watching))
+  end
+
+  def write(path, data)
     tmp = "#{path}.#{Process.pid}.tmp"
-    File.open(tmp, "w") { |file| file.write(json(describe(event))) }
+    File.open(tmp, "w") { |file| file.write(json(data)) }
     File.rename(tmp, path) # whole or absent: the runner never reads half a report
   rescue StandardError => e
     warn "rackbench identity: cannot write #{path}: #{e.class}: #{e.message}"
+  end
+
+  # What only a booted app knows (the database pool its framework really
+  # configured) cannot be reported at exec or fork, before the app is
+  # loaded. So, in a server, a watcher thread waits for the runner's
+  # question (the file "ask" in the identity directory, written once the
+  # server is ready and before anything is measured), answers with
+  # <pid>.late.json and ends. Until then it only sleeps and looks for a
+  # file; it is gone before the measured window. Returns whether a watcher
+  # runs (the runner waits for an answer only from those).
+  def watch(dir)
+    return false unless ENV[LATE] == "1" && defined?(Thread)
+
+    ask = File.join(dir, ASK_FILE)
+    Thread.new do
+      # Puma lists the threads an app starts while it boots unless marked so.
+      Thread.current[:fork_safe] = true
+      sleep WATCH_INTERVAL_S until File.exist?(ask)
+      write(File.join(dir, "#{Process.pid}.late.json"), late)
+    end
+    true
+  rescue StandardError
+    false
+  end
+
+  def late
+    { "pid" => Process.pid, "active_record_pool" => active_record_pool }
+  end
+
+  # The size of ActiveRecord's connection pool for the app's database, when
+  # the app loaded ActiveRecord::Base; nil otherwise. Nothing is loaded
+  # here: a Base still registered for autoload counts as not loaded.
+  def active_record_pool
+    return nil unless Object.const_defined?(:ActiveRecord, false)
+
+    ar = Object.const_get(:ActiveRecord, false)
+    return nil unless ar.is_a?(Module) && ar.autoload?(:Base).nil? && ar.const_defined?(:Base, false)
+
+    base = ar.const_get(:Base, false)
+    base.respond_to?(:connection_pool) ? base.connection_pool.size : nil
+  rescue StandardError
+    nil # no database configured
   end
 
   def describe(event)
@@ -55,8 +106,19 @@ module RackbenchIdentity
       "jit" => jit,
       "env" => reported_env,
       "server_gem" => server_gem,
-      "preloaded" => preloaded
+      "preloaded" => preloaded,
+      "bundle_without" => bundle_without
     }
+  end
+
+  # The Gemfile groups Bundler leaves out in this process (its `without`
+  # setting, sorted names), or nil when Bundler is not loaded.
+  def bundle_without
+    return nil unless defined?(Bundler) && Bundler.respond_to?(:settings)
+
+    Array(Bundler.settings[:without]).map(&:to_s).sort
+  rescue StandardError
+    nil
   end
 
   # The JIT that compiles this process's code: "yjit", "mjit", "rjit",

@@ -32,6 +32,64 @@ module Rackbench
         end
         versions.sort.to_h
       end
+
+      DEPENDENCY = /\A {6}(?<name>[^ (]+)/.freeze
+      DEPENDENCIES_ENTRY = /\A {2}(?<name>[^ (!]+)/.freeze
+
+      # Hash of locked gem name => names of the gems it depends on (from
+      # the six-space lines below its spec).
+      def self.dependencies(text)
+        graph = {}
+        section = nil
+        current = nil
+        text.each_line do |line|
+          if line.match?(/\A[A-Z]/)
+            section = line.strip
+            current = nil
+          elsif SOURCE_SECTIONS.include?(section) && (match = SPEC.match(line))
+            current = (graph[match[:name]] ||= [])
+          elsif current && (match = DEPENDENCY.match(line))
+            current << match[:name]
+          end
+        end
+        graph
+      end
+
+      # The names in +roots+ and every locked gem whose dependencies reach
+      # one of them.
+      def self.dependents(text, roots)
+        graph = dependencies(text)
+        reached = roots.to_a.uniq
+        loop do
+          more = graph.keys.reject { |name| reached.include?(name) }
+                      .select { |name| graph[name].any? { |dep| reached.include?(dep) } }
+          return reached if more.empty?
+
+          reached.concat(more)
+        end
+      end
+
+      # The lockfile text without the specs (and DEPENDENCIES entries) of
+      # the gems named in +names+.
+      def self.without(text, names)
+        section = nil
+        dropping = false
+        kept = text.each_line.reject do |line|
+          if line.match?(/\A[A-Z]/)
+            section = line.strip
+            dropping = false
+          elsif SOURCE_SECTIONS.include?(section) && (match = SPEC.match(line))
+            dropping = names.include?(match[:name])
+          elsif SOURCE_SECTIONS.include?(section) && DEPENDENCY.match?(line)
+            dropping
+          elsif section == "DEPENDENCIES" && (match = DEPENDENCIES_ENTRY.match(line))
+            names.include?(match[:name])
+          else
+            false
+          end
+        end
+        kept.join
+      end
     end
   end
 end

@@ -39,8 +39,12 @@ module Rackbench
     # trial, and before each trial (doc/experiment.md). +expect_session_body+
     # (a substring, or nil) is what +load_path+ shows once a request list's
     # first entries have logged in (ServerProcess::SessionCheck).
+    # +bundle_without+ is the Gemfile groups the app's Bundler environment
+    # leaves out (a frozen Array of names, [] for every group), or nil when
+    # the file does not say (see BundleEnv::Groups for what applies then).
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, :env, :setup, :reset, :expect_session_body, keyword_init: true)
+                         :expect_body, :env, :setup, :reset, :expect_session_body, :bundle_without,
+                         keyword_init: true)
 
     # A command of the user's app (+setup+ or +reset+): the +command+ line
     # (String) and the deadline it must finish within, +timeout_s+.
@@ -52,11 +56,13 @@ module Rackbench
       RUBY_KEYS = %w[name ruby options env].freeze
       SERVER_KEYS = %w[name label options].freeze
       APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset
-                    expect_session_body].freeze
+                    expect_session_body bundle_without].freeze
       HOOK_KEYS = %w[command timeout].freeze
       # How long a hook may run when the file does not say: a setup may
       # create and migrate a database, a reset only restores one.
       HOOK_TIMEOUT_S = { "setup" => 600.0, "reset" => 120.0 }.freeze
+      # A Gemfile group name, as `group :development` writes it.
+      GROUP_NAME = /\A[A-Za-z_][A-Za-z0-9_]*\z/.freeze
       EXPECTATIONS = %w[health load_path expect_status expect_content_type expect_body expect_session_body].freeze
       # What the user's own app gets when the file does not say.
       APP_DEFAULTS = { "health" => "/", "load_path" => "/", "expect_status" => 200 }.freeze
@@ -222,7 +228,8 @@ module Rackbench
           @checker.fail!("#{key}.#{hook}", "runs your own app's command: give the app a path (built-in apps seed " \
                                            "themselves)")
         end
-        AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key), **expectations(item, key, {}))
+        AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key),
+                    bundle_without: bundle_without(item, key), **expectations(item, key, {}))
       end
 
       def user_app(name, item, key)
@@ -235,7 +242,22 @@ module Rackbench
         AppSpec.new(name: name, builtin: false, path: dir, env: app_env(item, key),
                     setup: hook(item["setup"], "setup", "#{key}.setup"),
                     reset: hook(item["reset"], "reset", "#{key}.reset"),
-                    **expectations(item, key, APP_DEFAULTS))
+                    bundle_without: bundle_without(item, key), **expectations(item, key, APP_DEFAULTS))
+      end
+
+      # A list of group names ([] allowed: every group), or nil when not
+      # given.
+      def bundle_without(item, key)
+        value = item["bundle_without"]
+        return nil if value.nil?
+
+        field = "#{key}.bundle_without"
+        unless value.is_a?(Array)
+          @checker.fail!(field, "must be a list of Gemfile group names, e.g. [development, test]")
+        end
+        value.each_with_index.map do |group, i|
+          @checker.pattern!(group, "#{field}[#{i}]", GROUP_NAME, "Gemfile group name")
+        end.uniq.freeze
       end
 
       # A hook: a command line, or a mapping of command and timeout; nil

@@ -35,7 +35,8 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), max_error_rate: MAX_ERROR_RATE)
         super(context)
-        @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env)
+        @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
+                                              parent_env: context.parent_env)
         @engine = engine
         @launcher = launcher
         @sampler = sampler
@@ -68,11 +69,14 @@ module Rackbench
                            "#{them} from pass_env"
       end
 
+      # The CPU layout, and a user's database pool fixed below the threads
+      # (PoolCheck).
       def announce
         layout = @context.layout
-        return [] unless layout.pinned?
+        lines = PoolCheck.warnings(source.apps, source.threads.max)
+        return lines unless layout.pinned?
 
-        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}"]
+        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}", *lines]
       end
 
       # Runs trial (an Experiment::Plan::Trial); returns its Record.
@@ -105,6 +109,7 @@ module Rackbench
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
         booted = launch(trial, app, variant, adapter, bundle, env).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
+        Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
         begin
           LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @context.layout,
                       seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
@@ -125,7 +130,8 @@ module Rackbench
         expectation = lambda do
           Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
-                                      server_version: bundle.gem_versions[adapter.server_gem])
+                                      server_version: bundle.gem_versions[adapter.server_gem],
+                                      threads: trial.config.threads, bundle_without: bundle.groups&.without)
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
@@ -144,8 +150,9 @@ module Rackbench
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
+                                   Identity::LATE_VAR => "1",
                                    **@context.marker_env },
-                      also_check: watched_env)
+                      also_check: watched_env, threads: config.threads, processes: config.processes)
       end
 
       # Every variable a ruby variant, an app or the experiment's env sets
@@ -171,6 +178,8 @@ module Rackbench
 end
 
 require_relative "http/reading"
+require_relative "http/lock_notice"
+require_relative "http/pool_check"
 require_relative "http/bundle_cache"
 require_relative "identity"
 require_relative "http/app_hooks"

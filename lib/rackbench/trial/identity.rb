@@ -24,6 +24,12 @@ module Rackbench
       # Set by the agent in each server process's ENV once it has reported:
       # found in the environment block of a program it exec'd (see Check).
       EXEC_MARK = "RACKBENCH_EXECED_BY"
+      # Set for a server's processes: each runs a watcher that answers the
+      # runner's late question (the file ASK_FILE in the directory) with
+      # <pid>.late.json: what only a booted app knows (agent/identity.rb).
+      LATE_VAR = "RACKBENCH_IDENTITY_LATE"
+      ASK_FILE = "ask"
+      LATE_SUFFIX = ".late.json"
 
       # Where the processes of a trial whose directory is trial_dir report.
       def self.directory(trial_dir)
@@ -33,13 +39,23 @@ module Rackbench
       # pid => report, for the reports written so far into dir (a
       # directory as given by directory).
       def self.reports(dir)
-        Dir.glob(File.join(dir, "*.json")).each_with_object({}) do |path, reports|
+        read_reports(Dir.glob(File.join(dir, "*.json")).reject { |path| path.end_with?(LATE_SUFFIX) })
+      end
+
+      # pid => late answer (see LATE_VAR), for the answers written so far.
+      def self.late_reports(dir)
+        read_reports(Dir.glob(File.join(dir, "*#{LATE_SUFFIX}")))
+      end
+
+      def self.read_reports(paths)
+        paths.each_with_object({}) do |path, reports|
           report = JSON.parse(File.read(path))
           reports[report["pid"]] = report if report.is_a?(Hash) && report["pid"].is_a?(Integer)
         rescue JSON::ParserError, SystemCallError
           next # written whole by rename; a bad file is not a report
         end
       end
+      private_class_method :read_reports
     end
   end
 end

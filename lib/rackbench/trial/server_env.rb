@@ -14,6 +14,10 @@ module Rackbench
     #                 LANG, LANGUAGE, LC_*, TZ, TMPDIR from the shell
     #   bundle     :: BUNDLE_GEMFILE, BUNDLE_PATH, BUNDLE_APP_CONFIG, BUNDLE_FROZEN
     #   rackbench  :: RACK_ENV=production, RAILS_ENV=production
+    #   configuration :: RAILS_MAX_THREADS and RAILS_MIN_THREADS = the trial's
+    #                 threads, WEB_CONCURRENCY = its processes (when the
+    #                 trial has them), so that Rails' database pool and an
+    #                 app's own config/puma.rb follow the configuration
     #   server     :: what the adapter needs
     #   app        :: the app's env (app.yml or the experiment's app entry)
     #   ruby       :: the ruby variant's env (nil unsets)
@@ -34,6 +38,16 @@ module Rackbench
       MACHINE_PATTERN = /\ALC_[A-Z_]+\z/
       DEFAULTS = { "RACK_ENV" => "production", "RAILS_ENV" => "production" }.freeze
       PAIRED = %w[RACK_ENV RAILS_ENV].freeze
+      # The variables that follow the trial's threads and processes. Rails
+      # reads RAILS_MAX_THREADS for its database pool (the default
+      # database.yml: `pool: <%= ENV.fetch("RAILS_MAX_THREADS") { 5 } %>`)
+      # and, with RAILS_MIN_THREADS, for Puma's threads in the default
+      # config/puma.rb; MIN is set to the same value so that a pool never
+      # shrinks below the threads. WEB_CONCURRENCY is the conventional
+      # worker count. An app, a ruby variant or the experiment that sets one
+      # of them wins.
+      THREADS_VARS = %w[RAILS_MAX_THREADS RAILS_MIN_THREADS].freeze
+      PROCESSES_VAR = "WEB_CONCURRENCY"
       # Sources a user chose; the identity check verifies every variable
       # they set inside the running server.
       USER_SOURCES = %w[app ruby experiment].freeze
@@ -51,23 +65,41 @@ module Rackbench
       #                those any other variant, app or configuration of the
       #                experiment sets, so a trial proves it runs without
       #                them (default: [])
+      # :threads, :processes :: the trial's threads per process and
+      #                processes (Integer), or nil when the trial has none
+      #                (a benchmark script): see THREADS_VARS (default: nil)
       def initialize(parent:, bundle:, server_env: {}, app_env: {}, ruby_env: {}, experiment_env: {}, pass_env: [],
-                     trial_env: {}, also_check: [])
+                     trial_env: {}, also_check: [], threads: nil, processes: nil)
         @entries = {}
         @user_names = []
         machine(parent)
         layer(bundle ? bundle.bundle_variables : {}, "bundle")
         layer(DEFAULTS, "rackbench")
+        concurrency = self.class.concurrency_variables(threads: threads, processes: processes)
+        layer(concurrency, "configuration")
         layer(server_env, "server")
         user = { "app" => app_env, "ruby" => ruby_env, "experiment" => experiment_env }
         user.each { |source, vars| layer(vars, source) }
         pair_rack_and_rails(user)
         pass(parent, pass_env)
-        @checked = (PAIRED + @user_names + (also_check - pass_env)).uniq.to_h { |name| [name, self[name]] }.freeze
+        # The concurrency variables are checked (and so reported from inside
+        # the server) whenever the trial sets them, whoever won.
+        checked_names = PAIRED + concurrency.keys + @user_names + (also_check - pass_env)
+        @checked = checked_names.uniq.to_h { |name| [name, self[name]] }.freeze
         # The identity agent in every server process reports these names.
         layer(trial_env.merge(CHECKED_LIST_VAR => @checked.keys.join(",")), "trial")
         @entries.freeze
         freeze
+      end
+
+      # RAILS_MAX_THREADS, RAILS_MIN_THREADS and WEB_CONCURRENCY for a
+      # trial of threads and processes (String values); those whose count
+      # is nil are left out.
+      def self.concurrency_variables(threads:, processes:)
+        vars = {}
+        THREADS_VARS.each { |name| vars[name] = threads.to_s } if threads
+        vars[PROCESSES_VAR] = processes.to_s if processes
+        vars
       end
 
       # The variables as Process.spawn takes them with unsetenv_others:

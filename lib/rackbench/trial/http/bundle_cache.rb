@@ -14,10 +14,13 @@ module Rackbench
         # :root :: cache directory of the environments (default: BundleEnv.default_root)
         # :out :: where to say that an install is starting (it can take minutes)
         # :marker_env :: variables marking the installs as the run's processes (Watchdog.marker_env; default: {})
-        def initialize(root: nil, out: $stdout, marker_env: {})
+        # :parent_env :: the shell's environment: Bundler's commands start from it (cleaned, see BundleEnv#env),
+        #                and its BUNDLE_WITHOUT/BUNDLE_WITH are read (BundleEnv::Groups) (default: ENV)
+        def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV)
           @root = root
           @out = out
           @marker_env = marker_env
+          @parent_env = parent_env
           @entries = {}
         end
 
@@ -25,7 +28,7 @@ module Rackbench
         # Rubies::Install) and adapter; raises SetupError when it cannot be
         # installed.
         def fetch(app, install, adapter, log_dir:)
-          key = [app.dir, install.path, install.description, adapter.name]
+          key = [app.dir, app.builtin, app.bundle_without, install.path, install.description, adapter.name]
           entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir))
           raise entry if entry.is_a?(SetupError)
 
@@ -34,18 +37,29 @@ module Rackbench
 
         private
 
+        # Redraw progress in place only on a terminal, and never under CI
+        # (whose logs keep every carriage return).
+        def tty?
+          @out.respond_to?(:tty?) && @out.tty? && !@parent_env.key?("CI")
+        end
+
         def install_bundle(app, ruby, adapter, log_dir)
-          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) }
+          groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
+                                             bundle_without: app.bundle_without, parent_env: @parent_env)
+          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine), groups: groups,
+                      parent_env: @parent_env }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
           log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
-          bundle.ensure_installed!(log: log, extra_env: @marker_env, before_install: lambda do |_|
-            @out.puts "Installing gems for #{app.name} on #{ruby.name} with #{adapter.name} (log: #{log})"
-          end, waiting: lambda do |holder, waited_s|
-            who = holder ? "pid #{holder}" : "another process"
-            @out.puts(waited_s < BundleEnv::LOCK_NOTICE_INTERVAL_S ? "Waiting for #{who}, which is installing gems for #{ruby.name} (lock #{bundle.lock_path})" \
-                                     : "Still waiting for #{who} to finish installing gems (#{waited_s.round} s)")
-          end)
+          label = "#{app.name} + #{adapter.name} on #{ruby.name}"
+          bundle.ensure_installed!(
+            log: log, extra_env: @marker_env,
+            before_install: ->(_) { @out.puts "Installing gems for #{label} (log: #{log})" },
+            waiting: lambda do |holder, waited_s|
+              @out.puts LockNotice.text(holder, waited_s, ruby: ruby.name, lock: bundle.lock_path)
+            end,
+            progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?)
+          )
           bundle
         rescue SetupError => e
           SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")

@@ -45,11 +45,32 @@ module Rackbench
         # IdentityMismatch naming the first difference and how many more.
         def verify!
           @others = []
-          processes = collect
+          processes = with_late_answers(collect)
           Comparison.new(expectation: @expected, main_pid: @server.pid).verify!(processes, others: @others)
         end
 
         private
+
+        # Asks the watching processes (those whose report says "watching")
+        # for what only a booted app knows, and waits up to report_wait_s
+        # for their answers: each process entry gains :late (its answer, or
+        # nil when none came; a late answer only informs, it never fails the
+        # check).
+        def with_late_answers(processes)
+          watching = processes.select { |p| p[:source] == "reported" && p[:report]["watching"] }
+          return processes if watching.empty?
+
+          File.write(File.join(@dir, ASK_FILE), "")
+          deadline = now + @report_wait_s
+          answers = {}
+          loop do
+            answers = Identity.late_reports(@dir)
+            break if watching.all? { |p| answers.key?(p[:pid]) } || now >= deadline
+
+            sleep POLL_INTERVAL_S
+          end
+          processes.map { |p| p.merge(late: answers[p[:pid]]) }
+        end
 
         # The server's ruby processes, each with its report (or the report
         # of the ancestor it was forked from), waiting up to report_wait_s

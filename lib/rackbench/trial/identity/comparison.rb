@@ -37,7 +37,7 @@ module Rackbench
           report = process[:report]
           who = process[:pid] == @main_pid ? "main process #{process[:pid]}" : "process #{process[:pid]}"
           [ruby_difference(report), jit_difference(report), *env_differences(report), gem_difference(report),
-           *preload_differences(report)].compact.map { |text| "#{who}: #{text}" }
+           *preload_differences(report), groups_difference(report)].compact.map { |text| "#{who}: #{text}" }
         end
 
         def ruby_difference(report)
@@ -101,6 +101,22 @@ module Rackbench
           "runs #{@expected.server_gem} #{got}, the bundle locks #{@expected.server_version}"
         end
 
+        # The groups Bundler leaves out inside the server are the bundle's.
+        def groups_difference(report)
+          want = @expected.bundle_without
+          return nil if want.nil?
+
+          got = report["bundle_without"]
+          return "Bundler is not loaded, the bundle leaves out #{groups(want)}" if got.nil?
+          return nil if got.sort == want.sort
+
+          "Bundler leaves out #{groups(got)}, the bundle leaves out #{groups(want)}"
+        end
+
+        def groups(names)
+          names.empty? ? "no group" : "groups #{names.sort.join(", ")}"
+        end
+
         def preload_differences(report)
           Array(report["preloaded"]).reject { |lib| lib["mapped"] }.map do |lib|
             "LD_PRELOAD names #{lib["name"]}, which is not loaded"
@@ -109,17 +125,35 @@ module Rackbench
 
         def record(processes, mismatches, others)
           main = processes.find { |p| p[:pid] == @main_pid }&.fetch(:report) || {}
+          pools = processes.filter_map { |p| p.dig(:late, "active_record_pool") }
           {
             "description" => main["description"], "engine" => main["engine"],
             "engine_version" => main["engine_version"], "exe" => main["exe"], "libruby" => main["libruby"],
             "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
-            "preloaded" => main["preloaded"],
+            "preloaded" => main["preloaded"], "bundle_without" => main["bundle_without"],
+            # The smallest ActiveRecord pool any process configured; nil when
+            # none loaded ActiveRecord::Base (or none was asked).
+            "active_record_pool" => pools.min,
             "processes" => processes.map do |p|
               { "pid" => p[:pid], "ppid" => p[:report]["ppid"], "source" => p[:source],
-                "event" => p[:report]["event"], "jit" => p[:report]["jit"] }
+                "event" => p[:report]["event"], "jit" => p[:report]["jit"],
+                "active_record_pool" => p.dig(:late, "active_record_pool") }
             end,
-            "others" => others, "expected" => @expected.to_h, "mismatches" => mismatches
+            "others" => others, "expected" => @expected.to_h, "mismatches" => mismatches,
+            "warnings" => warnings(pools)
           }
+        end
+
+        # A pool below the threads is legal (an app may use the database
+        # from few requests) but makes threads wait for a connection, and
+        # past the pool's checkout timeout fail: flagged, not failed.
+        def warnings(pools)
+          threads = @expected.threads
+          pool = pools.min
+          return [] unless threads && pool && pool < threads
+
+          ["ActiveRecord's pool is #{pool} connection#{"s" unless pool == 1}, below the #{threads} threads per " \
+           "process: threads wait for a connection (set the pool from RAILS_MAX_THREADS in config/database.yml)"]
         end
       end
     end

@@ -18,8 +18,14 @@ module Rackbench
       # the trial's variables, and its answer is what the server must match.
       # RUBY_DESCRIPTION itself changes with the JIT ("+YJIT"), so it is
       # compared as that run printed it.
+      #
+      # +threads+ (a server's threads per process, or nil) is no claim to
+      # prove but a bar to compare with: a database pool below it is
+      # flagged (Comparison). +bundle_without+ is the Gemfile groups the
+      # bundle leaves out (sorted names), which Bundler inside the server
+      # must report, or nil when not checked.
       Expectation = Struct.new(:label, :options, :description, :exe, :jit, :env, :server_gem, :server_version,
-                               keyword_init: true)
+                               :threads, :bundle_without, keyword_init: true)
 
       class Expectation
         PROBE_TIMEOUT_S = 60
@@ -48,9 +54,12 @@ module Rackbench
         # :probe :: what .probe returned for the variant and the trial's env
         # :env :: the ServerEnv (its #checked variables must hold)
         # :server_gem :: name of the server's gem, :server_version its locked version
-        def self.build(variant:, probe:, env:, server_gem:, server_version:)
+        # :threads :: the server's threads per process (default: nil)
+        # :bundle_without :: the groups the bundle leaves out, or nil (default: nil, not checked)
+        def self.build(variant:, probe:, env:, server_gem:, server_version:, threads: nil, bundle_without: nil)
           new(label: variant.name, options: variant.options, description: probe["description"], exe: probe["exe"],
-              jit: probe["jit"], env: env.checked, server_gem: server_gem, server_version: server_version).freeze
+              jit: probe["jit"], env: env.checked, server_gem: server_gem, server_version: server_version,
+              threads: threads, bundle_without: bundle_without).freeze
         end
 
         def to_h

@@ -1,0 +1,67 @@
+# frozen_string_literal: true
+
+require "json"
+
+module Rackbench
+  class BundleEnv
+    # The other environments of one app that install into the same gem
+    # directory (one ruby engine and ABI): those of its other servers,
+    # groups or rubies of that ABI. Each environment leaves a small
+    # description of itself (MARK_FILE) that says whose it is.
+    #
+    # An app without a Gemfile.lock would otherwise be resolved afresh by
+    # each environment: to the newest versions of the day, so an environment
+    # made after a release compiles that release's native gems again
+    # although an older one is installed. Seeded from a sibling's lockfile,
+    # Bundler keeps its versions wherever the new Gemfile allows (its
+    # conservative resolution), and uses the gems already installed.
+    #
+    # Not carried over: the gems a server's lines name (of either
+    # environment: puma, unicorn, and rack, which Unicorn's lines pin below
+    # 3) and every gem that depends on one of them. Those are the server's
+    # choice, not the app's: otherwise Puma's environment, seeded from
+    # Unicorn's, would keep Rack 2 and everything locked against it, and
+    # what a trial runs would depend on the order environments were made.
+    module Siblings
+      MARK_FILE = "rackbench-env.json"
+
+      # Writes env's description into its directory (once).
+      def self.mark(env)
+        path = File.join(env.dir, MARK_FILE)
+        return if File.exist?(path)
+
+        File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
+                                       "gemfile_extra" => env.gemfile_extra))
+      end
+
+      # The seed for env's lockfile: the newest lockfile of another
+      # environment of env's app and gem directory, without the servers'
+      # gems and their dependents; nil when there is none.
+      def self.seed(env)
+        newest = Dir.glob(File.join(env.root, "*", MARK_FILE)).filter_map do |mark|
+          dir = File.dirname(mark)
+          data = dir == env.dir ? nil : sibling_data(mark, env)
+          lock = File.join(dir, "Gemfile.lock")
+          [File.mtime(lock), lock, data] if data && File.file?(lock)
+        end.max_by(&:first)
+        return nil unless newest
+
+        text = File.read(newest[1])
+        lines = env.gemfile_extra + Array(newest[2]["gemfile_extra"])
+        servers = lines.filter_map { |line| line[Gemfile::GEM_NAME, 1] }
+        Lockfile.without(text, Lockfile.dependents(text, servers))
+      rescue SystemCallError
+        nil # a sibling removed meanwhile: resolve afresh
+      end
+
+      def self.sibling_data(mark, env)
+        data = JSON.parse(File.read(mark))
+        data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path
+      rescue JSON::ParserError, SystemCallError
+        nil
+      end
+
+      private_class_method :sibling_data
+    end
+  end
+end
