@@ -44,7 +44,7 @@ describe "per-page results of a real run (integration)" do
 
     trial = Rackbench::Store.open(results) { |store| store.trials.first }
     assert trial.ok?, trial.reason
-    skip "engine has no per-entry results yet" unless trial.result.key?("entries")
+    assert trial.result.key?("entries"), "the engine reports per-entry results"
 
     out, err, status = rackbench("report", "--results", results, "--json")
     assert status.success?, err
