@@ -86,7 +86,10 @@ describe "the built-in apps (integration)" do
       servers: [puma, webrick]
       apps: [#{Rackbench::Apps.names.join(", ")}]
       threads: 2
-      load: { connections: 2, duration: 1s, warmup: 0.3s }
+      # An explicit timeout: these trials check every app, not the
+      # calibration (test/integration/calibration_test.rb), which would add
+      # a run per configuration.
+      load: { connections: 2, duration: 1s, warmup: 0.3s, timeout: 10s }
     YAML
     assert_equal Rackbench::Apps.names.size * 2, trials.size
     failed = trials.reject { |t| t.status == "ok" }.map { |t| "#{t.app} on #{t.server}: #{t.reason}" }
@@ -121,13 +124,13 @@ describe "the built-in apps (integration)" do
   # apps: Agoo 2.15 crashes the VM under them (doc/apps.md).
   it "boots every app under every other server adapter and passes its check" do
     others = Rackbench::Servers.names.map(&:to_s) - %w[puma webrick]
-    rails = %w[rails-hello rails-posts mix]
+    rails = %w[rails-hello rails-posts mix long-list]
     trials = run_experiment(<<~YAML)
       name: apps-other-servers
       rubies: [ruby]
       servers: [#{others.join(", ")}]
       apps: [#{Rackbench::Apps.names.join(", ")}]
-      load: { connections: 1, duration: 0.3s, warmup: 0s }
+      load: { connections: 1, duration: 0.3s, warmup: 0s, timeout: 10s }
       exclude:
       #{rails.map { |app| "  - { server: agoo, app: #{app} }" }.join("\n")}
     YAML

@@ -39,7 +39,7 @@ describe Rackbench::Trial::Http::Calibration do
       engine = Fakes::Engine.new
       result = calibration.new(engine: engine, marker_env: { "M" => "1" }).measure(settings)
       sent = engine.settings.first
-      assert_equal [6, nil, 120.0, 0.5, 1.5, nil],
+      assert_equal [6, nil, 120.0, 0.25, 0.75, nil],
                    [sent.connections, sent.rate, sent.timeout_s, sent.warmup_s, sent.duration_s, sent.raw_file]
       assert_equal [{ "M" => "1" }], engine.envs
       assert_equal [6, 400, 5038.46, 2.0], [result.connections, result.requests, result.latency_max_us, result.timeout_s]
@@ -56,12 +56,12 @@ describe Rackbench::Trial::Http::Calibration do
     end
 
     it "measures again, longer, when the first window saw too few responses for the queue to fill" do
-      # 6 connections want 12 responses; 2 s saw 4 (1 in the warmup, 3 in
-      # the window): 2 per second, so 1.5 x 12 / 2 = 9 s.
+      # 6 connections want 12 responses; 1 s saw 4 (1 in the warmup, 3 in
+      # the window): 4 per second, so 1.5 x 12 / 4 = 4.5 s.
       few = result_with("requests" => 3, "warmup.requests" => 1)
       engine = engine_returning(few, result_with("latency_us.max" => 2_400_000.0))
       result = calibration.new(engine: engine).measure(settings)
-      assert_equal [[0.5, 1.5], [0.0, 9.0]], engine.settings.map { |s| [s.warmup_s, s.duration_s] }
+      assert_equal [[0.25, 0.75], [0.0, 4.5]], engine.settings.map { |s| [s.warmup_s, s.duration_s] }
       assert_equal [2_400_000.0, 24.0], [result.latency_max_us, result.timeout_s]
     end
 
