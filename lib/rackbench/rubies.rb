@@ -17,9 +17,11 @@ module Rackbench
     autoload :Resolver, File.expand_path("rubies/resolver", __dir__)
     autoload :Variant, File.expand_path("rubies/variant", __dir__)
 
-    # JRuby needs several seconds to start on a small machine; give a probe
-    # ample time before calling the ruby broken.
-    PROBE_TIMEOUT_S = 30.0
+    # JRuby needs several seconds to start on a small machine, and on a
+    # machine busy with other work describing a ruby has taken over 30 s:
+    # give a probe ample time before calling the ruby broken (one that
+    # cannot start at all fails at once).
+    PROBE_TIMEOUT_S = 120.0
 
     # Finds the rubies installed on this machine and describes each by
     # running it. Returns an Array of Install in discovery order: the
@@ -37,7 +39,7 @@ module Rackbench
     # :env :: environment to search (PATH, RBENV_ROOT, ...) and to run the probes with, minus variables that would leak into another ruby (default: ENV)
     # :home :: home directory holding ~/.rbenv, ~/.rubies, ... (default: Dir.home)
     # :extra_paths :: interpreters or install directories named explicitly (default: [])
-    # :probe_timeout_s :: how long one ruby may take to describe itself (default: 30)
+    # :probe_timeout_s :: how long one ruby may take to describe itself (default: 120)
     def self.discover(env: ENV, home: Dir.home, extra_paths: [], probe_timeout_s: PROBE_TIMEOUT_S)
       # PATH as it was before any `bundle exec` that runs rackbench.
       candidates = Locator.new(env: CleanEnv.clean(env), home: home).candidates(extra_paths: extra_paths)

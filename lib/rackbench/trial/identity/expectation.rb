@@ -28,7 +28,7 @@ module Rackbench
                                :threads, :bundle_without, keyword_init: true)
 
       class Expectation
-        PROBE_TIMEOUT_S = 60
+        PROBE_TIMEOUT_S = 120
 
         # Runs variant's command on the identity script with env (a
         # ServerEnv) and returns the report as a Hash. Raises SetupError
