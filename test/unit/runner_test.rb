@@ -358,6 +358,15 @@ describe Rackbench::Runner do
       assert(stored.all? { |r| r.load_settings["timeout_s"] == 8.2 })
     end
 
+    it "calibrates again for another experiment in the same results directory" do
+      runner(untimed).run
+      engine.settings.clear
+      more = experiment(nil, batches: 1, load: "{ duration: 0.1s, warmup: 0s, connections: 6 }", servers: "[puma]")
+      runner(more).run
+      calibrations = engine.settings.select { |s| s.timeout_s == 120.0 }
+      assert_equal [6, 6], calibrations.map(&:connections), "the same dimensions, another load: measured anew"
+    end
+
     it "does not calibrate a timeout the experiment sets" do
       runner(experiment(nil, load: "{ duration: 0.1s, warmup: 0s, connections: 4, timeout: 3s }")).run
       assert(engine.settings.all? { |s| s.timeout_s == 3.0 })

@@ -139,10 +139,14 @@ module Rackbench
         # from the results directory.
         class Cache
           # :results_dir :: where the calibrations are kept (see Store)
+          # :fingerprint :: the experiment's: a results directory may hold
+          #                 several experiments whose configurations have the
+          #                 same dimensions but another load
           # :calibration :: a Calibration (measures)
           # :out :: where each new calibration is announced
-          def initialize(results_dir:, calibration:, out:)
+          def initialize(results_dir:, fingerprint:, calibration:, out:)
             @store = Store.new(results_dir)
+            @fingerprint = fingerprint
             @calibration = calibration
             @out = out
             @results = {}
@@ -151,14 +155,22 @@ module Rackbench
           # The Result of config (its key and label), measured with settings
           # unless known; raises SetupError when it cannot be measured.
           def fetch(config, settings)
-            @results[config.key] ||= @store.fetch(config.key) || measure(config, settings)
+            key = "#{@fingerprint} #{config.key}"
+            @results[key] ||= stored(key, settings) || measure(key, config, settings)
           end
 
           private
 
-          def measure(config, settings)
+          # A stored result measured with the same connections (a guard: the
+          # key already names the experiment and the configuration).
+          def stored(key, settings)
+            result = @store.fetch(key)
+            result if result && result.connections == settings.connections
+          end
+
+          def measure(key, config, settings)
             result = @calibration.measure(settings)
-            @store.save(config.key, result)
+            @store.save(key, result)
             @out.puts "  calibrated #{config}: #{result.summary}"
             result
           end
