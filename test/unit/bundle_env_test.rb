@@ -320,11 +320,10 @@ module BundleEnvSpec
         env.ensure_installed!(log: log, waiting: ->(who, waited_s) { waits << [who, waited_s] })
       end
 
-      who, waited_s = waits.pop
+      who, _waited_s = waits.pop
       assert_equal 4242, who.pid
       assert_equal Time.at(1_795_000_000), who.since
       assert_equal "/results/logs/bundle-other.log", who.log
-      assert_operator waited_s, :<, BundleEnv::LOCK_NOTICE_INTERVAL_S
       assert installer.alive?, "it waits for the lock"
       assert_empty calls, "nothing installs while another process holds the lock"
       holder.flock(File::LOCK_UN)

@@ -347,6 +347,27 @@ describe Rackbench::Runner do
       assert_equal 8.2, record.load_settings["timeout_s"]
       assert_equal 812_345.0, record.load_settings.dig("calibration", "latency_max_us")
       assert_match(/calibrated .*processes=1.*slowest 812.3\dms at 4 connections .*timeout 8.2s/, out.string)
+      # Each calibration on a server of its own, so that every batch
+      # measures the same thing: 4 trials + 2 calibration boots, all stopped.
+      assert_equal 6, launcher.servers.size
+      assert_equal 6, launcher.servers.sum(&:stops)
+    end
+
+    it "names a server that died during the calibration, not the load" do
+      dying = Class.new(Fakes::Engine) do
+        attr_accessor :launcher
+
+        def run(settings, **options)
+          return super unless settings.timeout_s == 120.0
+
+          launcher.servers.last.alive = false
+          super.tap { |r| r.data["requests"] = 0 }
+        end
+      end.new(result: slow_result)
+      dying.launcher = launcher
+      runner(untimed(batches: 1), engine: dying).run
+      assert(stored.all? { |r| r.reason.match?(/killed by signal 9 \(SIGKILL\) during the calibration/) },
+             stored.map(&:reason).inspect)
     end
 
     it "keeps the calibration for a resumed run" do

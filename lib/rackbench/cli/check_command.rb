@@ -38,16 +38,26 @@ module Rackbench
       private
 
       # Logs and the servers' directories go to a directory of their own,
-      # removed when every check passed and kept (and named) otherwise.
+      # removed when every check passed and kept (and named) otherwise, also
+      # after Ctrl-C or an error. A directory that holds a run's results is
+      # refused: the check would write its logs over the stored trials'.
       def with_results_dir(given)
-        dir = given || Dir.mktmpdir("rackbench-check")
-        code, clean = yield dir
-        if clean && !given
-          FileUtils.rm_rf(dir)
-        else
-          @err.puts "rackbench: logs of the check in #{File.join(dir, "logs")}"
+        if given && File.exist?(File.join(given, Store::Connection::DB_FILE))
+          raise UsageError, "#{given} holds the results of a run: give check another --results directory"
         end
+
+        dir = given || Dir.mktmpdir("rackbench-check")
+        clean = false
+        code, clean = yield dir
         code
+      ensure
+        if dir
+          if clean && !given
+            FileUtils.rm_rf(dir)
+          else
+            @err.puts "rackbench: logs of the check in #{File.join(dir, "logs")}"
+          end
+        end
       end
 
       def examine(experiment, dir, json:)

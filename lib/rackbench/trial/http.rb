@@ -107,6 +107,7 @@ module Rackbench
         bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
         facts[:gem_versions] = bundle.gem_versions
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
+        calibrate_first(trial, app, variant, adapter, bundle, env)
         booted = launch(trial, app, variant, adapter, bundle, env).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
         Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
@@ -118,6 +119,33 @@ module Rackbench
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
           booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
+        end
+      end
+
+      # A configuration whose timeout is left to calibration, and not yet
+      # calibrated, is calibrated on a server of its own, booted and stopped
+      # before the trial's (Calibration). On the trial's server the
+      # calibration's load would come on top of the first batch's warmup,
+      # and a request mix that writes (replies posted) would change the data
+      # the app's reset just restored, for the first batch only: every batch
+      # must measure the same thing. The app's reset runs again before the
+      # trial's own boot.
+      def calibrate_first(trial, app, variant, adapter, bundle, env)
+        config = trial.config
+        return unless config.load[:timeout_s].nil?
+        return if @calibrations.known?(config)
+
+        booted = launch(trial, app, variant, adapter, bundle, env).boot
+        begin
+          settings = LoadRun.settings(trial: trial, app: app, port: booted.server.port, layout: @context.layout,
+                                      seed: source.seed)
+          @calibrations.fetch(config, settings)
+        rescue SetupError
+          raise if booted.server.alive?
+
+          raise SetupError, booted.server.failure("during the calibration")
+        ensure
+          booted.server.stop(grace_s: @context.stop_grace_s)
         end
       end
 

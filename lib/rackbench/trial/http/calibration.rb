@@ -23,8 +23,11 @@ module Rackbench
       # (Experiment::Settings#default_connections, two per server thread of
       # the largest configuration), so that their figures compare.
       #
-      # The result is kept in the results directory, so all batches of a
-      # configuration, also those of a --resume, use the same load.
+      # It runs on a server of its own, booted before the configuration's
+      # first trial and stopped (Http#calibrate_first), so that every batch
+      # measures the same thing. The result is kept in the results
+      # directory, so all batches of a configuration, also those of a
+      # --resume, use the same load.
       class Calibration
         # A response this many times slower than the slowest one measured
         # at calibration counts as lost. Ten times leaves room for a GC
@@ -155,17 +158,25 @@ module Rackbench
           # The Result of config (its key and label), measured with settings
           # unless known; raises SetupError when it cannot be measured.
           def fetch(config, settings)
-            key = "#{@fingerprint} #{config.key}"
-            @results[key] ||= stored(key, settings) || measure(key, config, settings)
+            key = key(config)
+            @results[key] ||= stored(key, settings.connections) || measure(key, config, settings)
+          end
+
+          # Whether config's calibration is known (in memory or stored).
+          def known?(config)
+            key = key(config)
+            !(@results[key] ||= stored(key, config.load[:connections])).nil?
           end
 
           private
 
+          def key(config) = "#{@fingerprint} #{config.key}"
+
           # A stored result measured with the same connections (a guard: the
           # key already names the experiment and the configuration).
-          def stored(key, settings)
+          def stored(key, connections)
             result = @store.fetch(key)
-            result if result && result.connections == settings.connections
+            result if result && result.connections == connections
           end
 
           def measure(key, config, settings)

@@ -83,7 +83,9 @@ module Rackbench
 
         # The settings with the timeout the calibration chose, and the
         # calibration (nil when the experiment set the timeout itself: an
-        # explicit setting always wins).
+        # explicit setting always wins). The calibration has run on a server
+        # of its own before this one booted (Http#calibrate_first); measured here
+        # only when called without it.
         def calibrated(settings)
           return [settings, nil] unless @trial.config.load[:timeout_s].nil?
 
