@@ -6,13 +6,15 @@ require "test_helper"
 # estimate is its plan's measured part plus the boot and stop measured for
 # its ruby, server and app, else the run's mean, else the plan's allowance.
 describe Rackbench::Runner::Estimate do
-  EstimateConfig = Struct.new(:dims, :estimated_s)
-  EstimateTrial = Struct.new(:config)
+  EstimateConfig = Struct.new(:dims, :estimated_s, :load)
+  EstimateTrial = Struct.new(:config, :batch)
 
   # A plan trial of ruby/server/app whose plan says 5 s: 1 s warmup + 1 s
-  # window + the 3 s allowance for boot and stop.
-  def trial(server, ruby: "ruby", app: "redmine", planned_s: 5.0)
-    EstimateTrial.new(EstimateConfig.new({ "ruby" => ruby, "server" => server, "app" => app }, planned_s))
+  # window + the 3 s allowance for boot and stop; batch 2 with a timeout
+  # set unless told (no calibration to pay).
+  def trial(server, ruby: "ruby", app: "redmine", planned_s: 5.0, batch: 2, timeout_s: 2.0)
+    EstimateTrial.new(EstimateConfig.new({ "ruby" => ruby, "server" => server, "app" => app }, planned_s,
+                                         { timeout_s: timeout_s }), batch)
   end
 
   def record(server, boot_s:, stop_s: 1.0, check_s: 0.5, ruby: "ruby", app: "redmine", hooks: nil)
@@ -65,5 +67,14 @@ describe Rackbench::Runner::Estimate do
                                           app: "micro-fibers")
     estimate.learn(script)
     assert_equal :plan, estimate.trial(trial("puma")).basis
+  end
+
+  it "adds a calibration's boot, stop and run to a configuration's first batch when its timeout is calibrated" do
+    estimate.learn(record("puma", boot_s: 8.0, stop_s: 1.0, check_s: 1.0))
+    plain = estimate.remaining([trial("puma", batch: 1)]).seconds
+    calibrated = estimate.remaining([trial("puma", batch: 1, timeout_s: nil)]).seconds
+    assert_in_delta 10.0 + 1.5, calibrated - plain, 1e-9, "boot + stop + check, then 0.25 + 0.75 + 0.5 s"
+    assert_equal plain, estimate.remaining([trial("puma", batch: 2, timeout_s: nil)]).seconds,
+                 "later batches use the first one's calibration"
   end
 end

@@ -46,7 +46,12 @@ module Rackbench
         waiter = Process.detach(pid)
         timed_out = waiter.join(timeout_s).nil?
         stop_group(pid, waiter) if timed_out
-        Result.new(status: waiter.value, output: drain && collect(drain, pid, drain_grace_s), timed_out: timed_out)
+        output = drain && collect(drain, pid, drain_grace_s)
+        # What the command left running in its group (a hook's `cmd &`)
+        # must not live on beside the servers measured next: with a pipe,
+        # collect has killed it already when it held the pipe open.
+        signal_group("TERM", pid) if log
+        Result.new(status: waiter.value, output: output, timed_out: timed_out)
       ensure
         # Only reached with the child alive when the caller was interrupted.
         stop_group(pid, waiter) if waiter&.alive?

@@ -65,14 +65,33 @@ module Rackbench
       end
 
       # A Guess of trials (the sum; the basis the least sure of theirs).
-      # For none: 0 s, measured.
+      # For none: 0 s, measured. A configuration whose timeout is left to
+      # calibration and whose first batch is still to run also pays the
+      # calibration: one more boot and stop on a server of its own
+      # (Trial::Http#calibrate_first) and its short run.
       def remaining(trials)
-        guesses = trials.map { |t| trial(t) }
+        guesses = trials.map { |t| trial(t) } + calibrations(trials)
         basis = guesses.map { |g| BASES.index(g.basis) }.max
         guess(guesses.sum(&:seconds), basis ? BASES[basis] : :measured)
       end
 
       private
+
+      # The calibration's run: its warmup and window, and the engine's
+      # start and end around them.
+      CALIBRATION_RUN_S = Trial::Http::Calibration::WARMUP_S + Trial::Http::Calibration::WINDOW_S + 0.5
+      private_constant :CALIBRATION_RUN_S
+
+      def calibrations(trials)
+        # A micro-benchmark's configurations have no load: nothing to calibrate.
+        calibrated = trials.select { |t| t.batch == 1 && t.config.load.is_a?(Hash) && t.config.load.key?(:timeout_s) }
+        calibrated.select { |t| t.config.load[:timeout_s].nil? }.map do |t|
+          whole = trial(t)
+          # The trial's estimate less its warmup and window: its boot and stop.
+          boot_and_stop_s = whole.seconds - (t.config.estimated_s - @plan_overhead_s)
+          guess(boot_and_stop_s + CALIBRATION_RUN_S, whole.basis)
+        end
+      end
 
       def guess(seconds, basis)
         Guess.new(seconds, basis, @notes.fetch(basis))
