@@ -6,7 +6,9 @@ require "test_helper"
 # estimate is its plan's measured part plus the boot and stop measured for
 # its ruby, server and app, else the run's mean, else the plan's allowance.
 describe Rackbench::Runner::Estimate do
-  EstimateConfig = Struct.new(:dims, :estimated_s, :load)
+  EstimateConfig = Struct.new(:dims, :estimated_s, :load) do
+    def calibrated_timeout? = load[:timeout_s].nil?
+  end
   EstimateTrial = Struct.new(:config, :batch)
 
   # A plan trial of ruby/server/app whose plan says 5 s: 1 s warmup + 1 s

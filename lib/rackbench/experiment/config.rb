@@ -38,6 +38,12 @@ module Rackbench
         load[:warmup_s] + load[:duration_s] + OVERHEAD_S
       end
 
+      # Whether its per-request timeout is left to calibration (load.timeout
+      # auto: Trial::Http::Calibration).
+      def calibrated_timeout?
+        load[:timeout_s].nil?
+      end
+
       # The server's total thread count (processes x threads).
       def server_threads
         processes * threads

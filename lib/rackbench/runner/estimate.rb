@@ -84,8 +84,10 @@ module Rackbench
 
       def calibrations(trials)
         # A micro-benchmark's configurations have no load: nothing to calibrate.
-        calibrated = trials.select { |t| t.batch == 1 && t.config.load.is_a?(Hash) && t.config.load.key?(:timeout_s) }
-        calibrated.select { |t| t.config.load[:timeout_s].nil? }.map do |t|
+        calibrated = trials.select do |t|
+          t.batch == 1 && t.config.respond_to?(:calibrated_timeout?) && t.config.calibrated_timeout?
+        end
+        calibrated.map do |t|
           whole = trial(t)
           # The trial's estimate less its warmup and window: its boot and stop.
           boot_and_stop_s = whole.seconds - (t.config.estimated_s - @plan_overhead_s)
