@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "cgi"
 require "json"
 require "net/http"
 require "open3"
@@ -193,18 +194,32 @@ describe "the built-in apps (integration)" do
       assert_equal 3, page.body.scan("<article").size
       assert_match(/#{Regexp.escape(PostsDb.title(42))}/o, http(server, Net::HTTP::Get.new("/posts/42")).body)
 
+      # Forgery protection as a real Rails app has it: a POST without the
+      # session's authenticity token is refused (422) before anything else.
       reply = Net::HTTP::Post.new("/posts/42/replies")
       reply.set_form_data("body" => "first!")
-      assert_equal "401", http(server, reply).code
+      assert_equal "422", http(server, reply).code
       login = Net::HTTP::Post.new("/login")
-      login.set_form_data("user" => "author7", "password" => "wrong")
-      assert_equal "401", http(server, login).code
       login.set_form_data("user" => "author7", "password" => PostsDb::PASSWORD)
+      assert_equal "422", http(server, login).code, "a login without the form's token"
+
+      form = http(server, Net::HTTP::Get.new("/login"))
+      anonymous = form["set-cookie"][/\A[^;]+/]
+      token = CGI.unescapeHTML(form.body[/name="authenticity_token" value="([^"]+)"/, 1])
+      login["Cookie"] = anonymous
+      login.set_form_data("authenticity_token" => token, "user" => "author7", "password" => "wrong")
+      assert_equal "401", http(server, login).code
+      login.set_form_data("authenticity_token" => token, "user" => "author7", "password" => PostsDb::PASSWORD)
       answer = http(server, login)
       assert_equal "303", answer.code
       cookie = answer["set-cookie"][/\A[^;]+/]
-      assert_operator cookie.bytesize, :<=, 128, "fits the engine's cookie jar"
-      reply["Cookie"] = cookie
+      assert_operator cookie.bytesize, :<=, 512, "fits the engine's cookie jar"
+      post_page = http(server, Net::HTTP::Get.new("/posts/42").tap { |r| r["Cookie"] = cookie })
+      assert_includes post_page.body, "Signed in as author7"
+      # The page put the new session's token in it: its cookie carries it.
+      reply["Cookie"] = post_page["set-cookie"]&.[](/\A[^;]+/) || cookie
+      page_token = CGI.unescapeHTML(post_page.body[/name="csrf-token" content="([^"]+)"/, 1])
+      reply.set_form_data("authenticity_token" => page_token, "body" => "first!")
       assert_equal "303", http(server, reply).code
       database = File.join(work, PostsDb::FILE_NAME)
       body = sql_value(database, "SELECT body FROM replies ORDER BY id DESC")
