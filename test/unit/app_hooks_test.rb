@@ -43,6 +43,9 @@ describe Rackbench::Trial::Http::AppHooks do
       argv = ->(command) { HOOKS_CLASS.argv(command, app_dir: app_dir, exec_prefix: prefix) }
       assert_equal prefix + ["#{app_dir}/bin/rails", "db:prepare"], argv.call("bin/rails db:prepare")
       assert_equal prefix + ["#{app_dir}/seed.rb"], argv.call("seed.rb")
+      assert_equal prefix + ["#{app_dir}/seed.rb", "x"], argv.call("ruby seed.rb x"), "the variant's ruby, not PATH's"
+      assert_equal prefix + ["#{app_dir}/seed.rb"], argv.call("bundle exec ruby seed.rb")
+      assert_equal %w[ruby -e 1], argv.call("ruby -e 1"), "no script to run through the launcher: as written"
       assert_equal prefix + %w[rake db:seed:replant], argv.call("bundle exec rake db:seed:replant")
       assert_equal %w[bin/restore], argv.call("bin/restore"), "a shell script is a program"
       assert_equal ["cp", "db/bench copy.sqlite3", "db/production.sqlite3"],

@@ -47,13 +47,18 @@ module Rackbench
         # The argv that runs +command+ (a String) for +app_dir+: through the
         # launcher (+exec_prefix+: the variant's ruby, its options and the
         # bundle) for `bundle exec NAME ...` and for a Ruby script file of the
-        # app; as a program otherwise.
+        # app (`bin/rails ...`, `setup.rb`, `ruby setup.rb`, `bundle exec ruby
+        # setup.rb`); as a program otherwise.
         def self.argv(command, app_dir:, exec_prefix:)
           words = Shellwords.split(command)
-          return exec_prefix + words.drop(2) if words.first(2) == %w[bundle exec] && words.size > 2
-
+          bundled = words.first(2) == %w[bundle exec] && words.size > 2
+          words = words.drop(2) if bundled
+          # `ruby setup.rb` (bundled or not) is the variant's ruby running
+          # the app's script, as users write it.
+          words = words.drop(1) if words.first == "ruby" && words.size > 1 && !words[1].start_with?("-")
           script = File.expand_path(words.first, app_dir)
           return exec_prefix + [script, *words.drop(1)] if !words.first.start_with?("/") && ruby_script?(script)
+          return exec_prefix + words if bundled
 
           words
         end
