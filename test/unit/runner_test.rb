@@ -346,7 +346,7 @@ describe Rackbench::Runner do
       record = stored.first
       assert_equal 8.2, record.load_settings["timeout_s"]
       assert_equal 812_345.0, record.load_settings.dig("calibration", "latency_max_us")
-      assert_match(/calibrated .*processes=1.*slowest 812.3\dms at 4 connections .*timeout 8.2s/, out.string)
+      assert_match(/ok 200.0 req\/s, p99 854.0us, timeout 8.2s calibrated/, out.string)
       # Each calibration on a server of its own, so that every batch
       # measures the same thing: 4 trials + 2 calibration boots, all stopped.
       assert_equal 6, launcher.servers.size
@@ -393,6 +393,7 @@ describe Rackbench::Runner do
       assert(engine.settings.all? { |s| s.timeout_s == 3.0 })
       assert(stored.all? { |r| r.load_settings["calibration"].nil? })
       refute_match(/calibrated/, out.string)
+      assert_match(/ok 200.0 req\/s, p99 854.0us \(/, out.string)
     end
 
     it "fails the trial with what to change when the app is too slow to calibrate" do

@@ -44,7 +44,7 @@ module Rackbench
         @probes = Identity::Probes.new(probe)
         @max_error_rate = max_error_rate
         @calibrations = Calibration::Cache.new(
-          results_dir: context.results_dir, fingerprint: context.source.fingerprint, out: context.out,
+          results_dir: context.results_dir, fingerprint: context.source.fingerprint,
           calibration: Calibration.new(engine: @engine, marker_env: context.marker_env)
         )
       end

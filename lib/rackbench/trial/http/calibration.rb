@@ -146,12 +146,14 @@ module Rackbench
           #                 several experiments whose configurations have the
           #                 same dimensions but another load
           # :calibration :: a Calibration (measures)
-          # :out :: where each new calibration is announced
-          def initialize(results_dir:, fingerprint:, calibration:, out:)
+          # :log :: where each new calibration is described, with what it
+          #         measured (default: none; a run's progress line names the
+          #         timeout instead, Http::Reading#summary)
+          def initialize(results_dir:, fingerprint:, calibration:, log: nil)
             @store = Store.new(results_dir)
             @fingerprint = fingerprint
             @calibration = calibration
-            @out = out
+            @log = log
             @results = {}
           end
 
@@ -182,7 +184,7 @@ module Rackbench
           def measure(key, config, settings)
             result = @calibration.measure(settings)
             @store.save(key, result)
-            @out.puts "  calibrated #{config}: #{result.summary}"
+            @log&.puts "calibrated #{config}: #{result.summary}"
             result
           end
         end

@@ -49,8 +49,13 @@ module Rackbench
           record.result && LoadResult::Counts.attempts(record.result)
         end
 
+        # "ok 74.1 req/s, p99 504.37ms, timeout 5.1s calibrated": the
+        # timeout is named when a calibration chose it.
         def summary(record)
-          format("ok %.1f req/s, p99 %s", record.rate.to_f, Units.latency_us(record.latency_us&.fetch("p99", nil)))
+          text = format("ok %.1f req/s, p99 %s", record.rate.to_f, Units.latency_us(record.latency_us&.fetch("p99", nil)))
+          timeout_s = record.load_settings.is_a?(Hash) && record.load_settings["calibration"] &&
+                      record.load_settings["timeout_s"]
+          timeout_s ? "#{text}, timeout #{Units.seconds(timeout_s, digits: 1)} calibrated" : text
         end
       end
     end
