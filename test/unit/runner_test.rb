@@ -127,6 +127,7 @@ describe Rackbench::Runner do
         next unless positions.include?(keywords[:trial].index)
 
         File.write(keywords[:log_path], "attempt one's log\n")
+        File.write(File.join(keywords[:work_dir], "reset.log"), "attempt one's reset\n")
         Rackbench::SetupError.new("server exited with status 1 before it was ready: flaky")
       end
       summary = runner(launcher: failing).run
@@ -155,6 +156,9 @@ describe Rackbench::Runner do
         assert_match(/flaky/, h.reason)
         assert_equal h.log_path, "#{latest[h.key].log_path.delete_suffix(".log")}.attempt-1.log"
         assert_equal "attempt one's log\n", File.read(h.log_path)
+        slug = File.basename(latest[h.key].log_path, ".log")
+        assert_equal "attempt one's reset\n", File.read(File.join(dir, "work", "#{slug}.attempt-1", "reset.log")),
+                     "the failure's trial directory is kept too"
       end
     end
 

@@ -79,14 +79,26 @@ module Rackbench
       # A copy already there is the failure's own, from a retry that was
       # interrupted (which overwrote the log, storing nothing): it is kept.
       # nil when the failure had no log.
+      #
+      # The trial's directory (work/NAME: the reset's log, the app's own
+      # logs, the identity reports) is copied the same way, to
+      # work/NAME.attempt-N, since the retry writes there too.
       def keep_log(earlier)
         path = earlier.log_path
         kept = path && "#{path.delete_suffix(".log")}.attempt-#{earlier.attempt}.log"
+        keep_work_dir(path, earlier.attempt) if path
         return kept if kept && File.file?(kept)
         return nil unless path && File.file?(path)
 
         FileUtils.cp(path, kept)
         kept
+      end
+
+      # logs/NAME.log's trial directory is work/NAME, beside logs/.
+      def keep_work_dir(log_path, attempt)
+        work = File.join(File.dirname(File.dirname(log_path)), "work", File.basename(log_path, ".log"))
+        kept = "#{work}.attempt-#{attempt}"
+        FileUtils.cp_r(work, kept) if File.directory?(work) && !File.exist?(kept)
       end
     end
   end
