@@ -80,7 +80,8 @@ describe Rackbench::Trial::Http::Calibration do
                    error.message)
       none = Fakes::Engine.new(result: result_with("requests" => 0, "errors.connect" => 5))
       error = assert_raises(Rackbench::SetupError) { calibration.new(engine: none).measure(settings) }
-      assert_match(/no response within 2 s at 6 connections \(errors: \{"connect"=>5\}\)/, error.message)
+      assert_match(/no response within 2 s at 6 connections \(errors: \{"connect"=>5\}\); the server does not answer/,
+                   error.message)
     end
   end
 

@@ -127,9 +127,13 @@ module Rackbench
           lost = result.errors.fetch("timeout", 0)
           if result.requests.zero?
             errors = result.errors.select { |_, n| n.positive? }
+            # Only a load that nothing answered in time is too much for the
+            # app; connection or protocol errors are another failure.
+            advice = (errors.keys - ["timeout"]).empty? ? "the app is too slow for this load: lower load.connections" \
+                                                         : "the server does not answer this load"
             raise SetupError, "calibration: no response within #{result.duration_s.round} s at " \
                               "#{settings.connections} connections (#{errors.empty? ? "no error either" : "errors: #{errors}"}); " \
-                              "the app is too slow for this load: lower load.connections"
+                              "#{advice}"
           end
           return unless lost.positive?
 
