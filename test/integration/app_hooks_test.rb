@@ -51,7 +51,7 @@ describe "your app's hooks, logs and retried failures (integration)" do
         #{hooks.map { |line| "    #{line}" }.join("\n")}
         processes: 1
         threads: 1
-        load: { connections: 1, duration: 0.3s, warmup: 0.1s }
+        load: { connections: 1, duration: 0.3s, warmup: 0.1s, timeout: 5s }
       YAML
     end
   end

@@ -35,7 +35,7 @@ describe "threads, processes and the database pool (integration)" do
       servers: [puma]
       apps: [rails-posts]
       threads: [1, 4]
-      load: { connections: 2, duration: 0.5s, warmup: 0.2s }
+      load: { connections: 2, duration: 0.5s, warmup: 0.2s, timeout: 5s }
     YAML
     assert_equal(%w[ok ok], trials.map(&:status), trials.map(&:reason).inspect)
     trials = by_threads(trials)
@@ -56,7 +56,7 @@ describe "threads, processes and the database pool (integration)" do
       apps: [rails-posts]
       threads: [4]
       env: { RAILS_MAX_THREADS: "7" }
-      load: { connections: 2, duration: 0.5s, warmup: 0.2s }
+      load: { connections: 2, duration: 0.5s, warmup: 0.2s, timeout: 5s }
     YAML
     identity = trials.first.identity
     assert_equal "ok", trials.first.status, trials.first.reason
@@ -74,7 +74,7 @@ describe "threads, processes and the database pool (integration)" do
       apps: [rails-posts]
       threads: [4]
       env: { RAILS_MAX_THREADS: "2" }
-      load: { connections: 2, duration: 0.5s, warmup: 0.2s }
+      load: { connections: 2, duration: 0.5s, warmup: 0.2s, timeout: 5s }
     YAML
     trial = trials.first
     assert_equal "ok", trial.status, trial.reason

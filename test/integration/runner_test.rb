@@ -26,7 +26,7 @@ describe "rackbench run (integration)" do
         apps: [rack-hello]
         processes: 1
         threads: [1, 2]
-        load: { connections: 2, duration: 0.5s, warmup: 0.2s }
+        load: { connections: 2, duration: 0.5s, warmup: 0.2s, timeout: 5s }
       YAML
     end
   end
@@ -145,7 +145,7 @@ describe "rackbench run (integration)" do
       apps: [rack-hello]
       processes: 1
       threads: 2
-      load: { connections: 2, duration: 1s, warmup: 1s }
+      load: { connections: 2, duration: 1s, warmup: 1s, timeout: 5s }
     YAML
     out, err, status = rackbench("run", experiment_file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
@@ -170,7 +170,7 @@ describe "rackbench run (integration)" do
       apps: [{ name: broken, path: broken-app }, rack-hello]
       processes: 1
       threads: [1, 2]
-      load: { connections: 2, duration: 0.3s, warmup: 0s }
+      load: { connections: 2, duration: 0.3s, warmup: 0s, timeout: 5s }
     YAML
     out, _err, status = rackbench("run", experiment_file, "--results", results)
     assert_equal 1, status.exitstatus
@@ -221,7 +221,7 @@ describe "rackbench run (integration)" do
       apps: [{ name: stubborn, path: #{app}, expect_body: stubborn }]
       processes: 1
       threads: 1
-      load: { connections: 1, duration: 1s, warmup: 0.2s }
+      load: { connections: 1, duration: 1s, warmup: 0.2s, timeout: 5s }
     YAML
     pid = Process.spawn(RbConfig.ruby, exe, "run", experiment_file, "--results", results,
                         out: File::NULL, err: File::NULL, pgroup: true)

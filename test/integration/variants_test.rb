@@ -32,7 +32,7 @@ describe "ruby variants (integration)" do
       threads: 1
       # Long enough for a first answer on a busy machine (YJIT compiles
       # as the first requests come): this test is about identity, not speed.
-      load: { connections: 2, duration: 0.5s, warmup: 0.5s }
+      load: { connections: 2, duration: 0.5s, warmup: 0.5s, timeout: 5s }
     YAML
   end
 
@@ -113,7 +113,7 @@ describe "rubies named by path in an experiment (integration)" do
       servers: [puma]
       apps: [rack-hello]
       processes: 2
-      load: { connections: 2, duration: 0.3s, warmup: 0.1s }
+      load: { connections: 2, duration: 0.3s, warmup: 0.1s, timeout: 5s }
     YAML
     results = File.join(dir, "results")
     out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
