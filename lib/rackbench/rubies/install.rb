@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../field_equality"
+
 module Rackbench
   module Rubies
     # One Ruby installation as found and described by Rubies.discover. A
@@ -26,6 +28,7 @@ module Rackbench
     # bundler_version, bundler_bin :: its own Bundler and the `bundle` script to run with it, or nil
     # error :: why it could not be described, or nil
     class Install
+      include FieldEquality
       FIELDS = %i[name path exe libruby engine version ruby_version abi_version description platform
                   jit source bundler_version bundler_bin error].freeze
 
@@ -77,19 +80,6 @@ module Rackbench
 
       def jit?(name)
         jit.include?(name.to_s)
-      end
-
-      def to_h
-        FIELDS.to_h { |field| [field, public_send(field)] }
-      end
-
-      def ==(other)
-        other.is_a?(Install) && other.to_h == to_h
-      end
-      alias eql? ==
-
-      def hash
-        to_h.hash
       end
 
       def inspect

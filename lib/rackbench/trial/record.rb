@@ -2,6 +2,7 @@
 
 require "json"
 require_relative "../deep_freeze"
+require_relative "../field_equality"
 
 module Rackbench
   module Trial
@@ -25,6 +26,7 @@ module Rackbench
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
     class Record
+      include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
                   load_settings layout log_path attempt].freeze
@@ -100,19 +102,6 @@ module Rackbench
       def with(**changes)
         documents = changes.slice(*DOCUMENTS).compact.to_h { |name, value| [name, document(key, name, value)] }
         Record.new(parsed: true, **to_h.merge(changes, documents))
-      end
-
-      def to_h
-        FIELDS.to_h { |name| [name, public_send(name)] }
-      end
-
-      def ==(other)
-        other.is_a?(Record) && other.to_h == to_h
-      end
-      alias eql? ==
-
-      def hash
-        to_h.hash
       end
 
       def inspect
