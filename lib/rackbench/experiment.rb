@@ -220,7 +220,7 @@ module Rackbench
 
     # The ruby entries as Rubies.resolve takes them.
     def ruby_specs
-      rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options, env: r.env } }
+      rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options, env: r.env, malloc: r.malloc } }
     end
 
     # App keys added after the first release: in the fingerprint only when given.
@@ -240,7 +240,8 @@ module Rackbench
       # App keys added later, left out while they have their default.
       data = {
         "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
-        "rubies" => sort(rubies.map { |r| Canonical.sorted(r) }),
+        # malloc (added later) only when given: older experiments keep their fingerprint.
+        "rubies" => sort(rubies.map { |r| Canonical.sorted(r).reject { |k, v| k == "malloc" && v.nil? } }),
         "servers" => sort(servers.map { |s| Canonical.sorted(s) }),
         "apps" => sort(apps.map { |a| canonical_app(a) }),
         "processes" => processes.sort, "threads" => threads.sort,

@@ -16,6 +16,7 @@ module Rackbench
     autoload :Prober, File.expand_path("rubies/prober", __dir__)
     autoload :Resolver, File.expand_path("rubies/resolver", __dir__)
     autoload :Variant, File.expand_path("rubies/variant", __dir__)
+    autoload :MallocLibrary, File.expand_path("rubies/malloc_library", __dir__)
 
     # JRuby needs several seconds to start on a small machine, and on a
     # machine busy with other work describing a ruby has taken over 30 s:

@@ -160,5 +160,20 @@ module Rackbench
 
     # The schema of an adapter that takes no options.
     NONE = Schema.new
+
+    # The key of the forking servers' option that compacts the heap before
+    # workers are forked (puma, unicorn, pitchfork).
+    GC_COMPACT_BEFORE_FORK = "gc_compact_before_fork"
+
+    # The option itself; +hook+ names the server's hook that runs
+    # GC.compact (text for doc/servers.md).
+    def gc_compact_before_fork(hook:, default: "false")
+      Option.new(key: GC_COMPACT_BEFORE_FORK, type: BOOLEAN, default: default,
+                 effect: "true: GC.compact in the process workers are forked from, just before it forks them, " \
+                         "so they share a compacted heap copy-on-write; every worker's identity proves it " \
+                         "(GC.compact count >= 1 inherited at its fork)",
+                 reaches: hook)
+    end
+    module_function :gc_compact_before_fork
   end
 end

@@ -107,8 +107,37 @@ module RackbenchIdentity
       "env" => reported_env,
       "server_gem" => server_gem,
       "preloaded" => preloaded,
+      "malloc" => malloc,
+      "gc_compact" => gc_compact,
       "bundle_without" => bundle_without
     }
+  end
+
+  # Allocators that replace glibc's malloc when mapped (LD_PRELOAD, or a
+  # ruby linked with one), by the start of the library's file name.
+  MALLOCS = { "jemalloc" => /\Alibjemalloc\b/, "tcmalloc" => /\Alibtcmalloc/, "mimalloc" => /\Alibmimalloc\b/ }.freeze
+
+  # The malloc this process really runs: the first replacement allocator
+  # mapped into it (/proc/self/maps), or glibc's when none is.
+  def malloc
+    MALLOCS.each do |name, pattern|
+      path = mapped_library(pattern)
+      return { "name" => name, "path" => path } if path
+    end
+    { "name" => "glibc", "path" => nil }
+  end
+
+  # Whether this ruby can compact its heap (GC.compact: CRuby 2.7+ on
+  # platforms with the needed memory protection), and how many times this
+  # process's heap was compacted so far: a worker forked after the
+  # server's before_fork compaction inherits its parent's count.
+  def gc_compact
+    supported = GC.respond_to?(:compact) && GC.respond_to?(:stat) && GC.stat.key?(:compact_count)
+    return { "supported" => false, "count" => nil } unless supported
+
+    { "supported" => true, "count" => GC.stat(:compact_count) }
+  rescue StandardError, NotImplementedError
+    { "supported" => false, "count" => nil }
   end
 
   # The Gemfile groups Bundler leaves out in this process (its `without`

@@ -10,7 +10,7 @@ module Rackbench
     # show it, with extra command-line +options+ (Array of String) and +env+
     # (Hash of String => String). Two entries may use the same install with
     # different options, e.g. "ruby" and "ruby-yjit".
-    RubySpec = Struct.new(:label, :ruby, :options, :env, keyword_init: true)
+    RubySpec = Struct.new(:label, :ruby, :options, :env, :malloc, keyword_init: true)
 
     # One entry of +servers+: the adapter +name+ (puma, webrick, ...), the
     # +label+ results show, and adapter-specific +options+ (Hash with String
@@ -53,7 +53,7 @@ module Rackbench
     # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
     # benchmarked. Each returns an Array of frozen specs with unique labels.
     class Entries
-      RUBY_KEYS = %w[name ruby options env].freeze
+      RUBY_KEYS = %w[name ruby options env malloc].freeze
       SERVER_KEYS = %w[name label options].freeze
       APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset
                     expect_session_body bundle_without].freeze
@@ -126,7 +126,14 @@ module Rackbench
         label = @checker.pattern!(item["name"], "#{key}.name", Checker::LABEL, LABEL_TEXT)
         RubySpec.new(label: label, ruby: install(item.fetch("ruby", label), "#{key}.ruby"),
                      options: ruby_options(item.fetch("options", []), "#{key}.options"),
-                     env: env(item.fetch("env", {}), "#{key}.env"))
+                     env: env(item.fetch("env", {}), "#{key}.env"),
+                     malloc: item.key?("malloc") ? malloc(item["malloc"], "#{key}.malloc") : nil)
+      end
+
+      # The malloc a variant runs (Rubies::Variant::MALLOCS); whether the
+      # library is installed is checked when the run starts.
+      def malloc(value, key)
+        @checker.one_of!(value, key, Rubies::Variant::MALLOCS, "malloc")
       end
 
       # A ruby is a name (ruby, jruby, 3.1.2) or an absolute path; a relative
@@ -181,6 +188,7 @@ module Rackbench
 
         options.each do |option, option_value|
           option_key = "#{key}.#{option}"
+          forking_only!(name, option, schema, option_key)
           @checker.fail!(option_key, "#{name} takes no options") if schema.empty?
           unless option.is_a?(String) && schema.keys.include?(option)
             hint = @checker.suggestion(option, schema.keys)
@@ -191,6 +199,16 @@ module Rackbench
           @checker.fail!(option_key, problem) if problem
         end
         options
+      end
+
+      # The GC compaction before fork is an option of the servers that fork
+      # workers through a hook rackbench configures: say so, and which.
+      def forking_only!(name, option, schema, key)
+        return unless option == ServerOptions::GC_COMPACT_BEFORE_FORK && !schema.key?(option)
+
+        forking = @known_servers.select { |server| @option_schemas.call(server)&.key?(option) }
+        @checker.fail!(key, "#{name} does not fork workers through a hook rackbench configures; " \
+                            "#{option} is an option of #{forking.join(", ")}")
       end
 
       def server_name(value, key)

@@ -25,7 +25,8 @@ module Rackbench
       def resolve(spec)
         spec = normalize(spec)
         install = find(spec[:ruby])
-        Variant.new(install: install, name: spec[:name], options: spec[:options] || [], env: spec[:env] || {})
+        Variant.new(install: install, name: spec[:name], options: spec[:options] || [], env: spec[:env] || {},
+                    malloc: spec[:malloc])
       end
 
       private

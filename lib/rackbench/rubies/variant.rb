@@ -15,8 +15,11 @@ module Rackbench
       # Option prefix => the JIT it needs (see Install#jit).
       JIT_OPTIONS = { "--yjit" => "yjit", "--mjit" => "mjit", "--rjit" => "rjit" }.freeze
       ENV_NAME = /\A[A-Za-z_][A-Za-z0-9_]*\z/.freeze
+      # The mallocs a variant may name (+malloc:+): glibc's own (nothing
+      # preloaded) or jemalloc, preloaded from the system's package.
+      MALLOCS = %w[glibc jemalloc].freeze
 
-      attr_reader :name, :install, :options, :env
+      attr_reader :name, :install, :options, :env, :malloc
 
       # Raises ConfigError for an option or variable the install cannot take.
       #
@@ -24,12 +27,17 @@ module Rackbench
       # :install :: a usable Install
       # :options :: interpreter options placed before the script, e.g. ["--yjit"] (default: [])
       # :env :: variables for the server process; a nil value unsets the variable (default: {})
-      def initialize(install:, name: nil, options: [], env: {})
+      # :malloc :: "jemalloc" (LD_PRELOAD of the system's libjemalloc, see MallocLibrary), "glibc", or nil:
+      #            whatever the ruby runs with; the identity check proves it in every server process (default: nil)
+      # :malloc_library :: finds the jemalloc library (default: MallocLibrary; tests pass a fake)
+      def initialize(install:, name: nil, options: [], env: {}, malloc: nil, malloc_library: MallocLibrary)
         @install = install
         @options = Array(options).map { |o| o.to_s.dup.freeze }.freeze
-        @env = env.to_h { |k, v| [k.to_s.dup.freeze, v.nil? ? nil : v.to_s.dup.freeze] }.freeze
-        @name = (name || default_name).to_s.dup.freeze
-        validate!
+        @malloc = malloc&.to_s&.dup&.freeze
+        given = env.to_h { |k, v| [k.to_s.dup.freeze, v.nil? ? nil : v.to_s.dup.freeze] }
+        @name = (name || default_name(given)).to_s.dup.freeze
+        validate!(given)
+        @env = with_malloc(given, malloc_library).freeze
         freeze
       end
 
@@ -46,7 +54,9 @@ module Rackbench
       end
 
       def to_h
-        { name: name, ruby: install.name, path: install.path, options: options, env: env, description: description }
+        hash = { name: name, ruby: install.name, path: install.path, options: options, env: env,
+                 description: description }
+        malloc ? hash.merge(malloc: malloc) : hash
       end
 
       def ==(other)
@@ -60,14 +70,35 @@ module Rackbench
 
       private
 
-      def default_name
-        [install.name, *options, *env.map { |k, v| "#{k}=#{v}" }].join(" ")
+      def default_name(env)
+        [install.name, *options, *env.map { |k, v| "#{k}=#{v}" }, *("malloc=#{malloc}" if malloc)].join(" ")
       end
 
-      def validate!
+      def validate!(env)
         options.each { |option| validate_option!(option) }
         env.each_key do |key|
           fail_config!("environment variable name #{key.inspect} is invalid (letters, digits and _)") unless key.match?(ENV_NAME)
+        end
+        return if malloc.nil?
+
+        fail_config!("malloc #{malloc.inspect} is not one of #{MALLOCS.join(", ")}") unless MALLOCS.include?(malloc)
+        if malloc == "glibc" && env["LD_PRELOAD"]
+          fail_config!("malloc glibc preloads nothing, but env sets LD_PRELOAD=#{env["LD_PRELOAD"]}")
+        end
+        fail_config!("malloc #{malloc} needs CRuby, #{about_install} is #{install.engine}") if install.engine != "ruby"
+      end
+
+      # jemalloc goes first in LD_PRELOAD, before any library the variant's
+      # env preloads itself; glibc unsets LD_PRELOAD (nothing may replace
+      # malloc). The library must exist now: ld.so would only warn and run
+      # the server with glibc's malloc.
+      def with_malloc(env, library)
+        case malloc
+        when "jemalloc"
+          path = library.jemalloc or fail_config!("malloc jemalloc: #{library.missing_text}")
+          env.merge("LD_PRELOAD" => [path, env["LD_PRELOAD"]].compact.join(" ").freeze)
+        when "glibc" then env.merge("LD_PRELOAD" => nil)
+        else env
         end
       end
 

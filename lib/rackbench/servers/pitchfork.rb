@@ -33,7 +33,11 @@ module Rackbench
                            "(the last count repeats), e.g. [50, 100, 1000]",
                    reaches: "`refork_after [N, ...]` (config)"),
         BACKLOG,
-        CHECK_CLIENT_CONNECTION
+        CHECK_CLIENT_CONNECTION,
+        ServerOptions.gc_compact_before_fork(
+          hook: "`before_fork` (config) runs GC.compact once in each mold, before it forks its first worker " \
+                "(a mold promoted by refork_after compacts its own heap)"
+        )
       )
 
       def name = "pitchfork"
@@ -54,6 +58,23 @@ module Rackbench
       # reforking is off).
       def worker_processes(processes)
         processes + 2
+      end
+
+      private
+
+      # Pitchfork calls before_fork with the server only, in the mold
+      # before each worker's fork (and in a worker before it forks a new
+      # mold: the pid guard compacts each process once).
+      def compact_hook
+        <<~RUBY.chomp
+          rackbench_compacted_pid = nil
+          before_fork do |_server|
+            unless rackbench_compacted_pid == Process.pid
+              GC.compact
+              rackbench_compacted_pid = Process.pid
+            end
+          end
+        RUBY
       end
     end
 

@@ -52,10 +52,12 @@ module Rackbench
                    reaches: "`persistent_timeout N` (config)"),
         Option.new(key: "backlog", type: ServerOptions.integer(min: 1), default: "1024",
                    effect: "the listen socket's backlog (the kernel caps it at net.core.somaxconn)",
-                   reaches: "`--bind tcp://127.0.0.1:PORT?backlog=N`")
+                   reaches: "`--bind tcp://127.0.0.1:PORT?backlog=N`"),
+        ServerOptions.gc_compact_before_fork(hook: "`before_fork { GC.compact }` (config): in the master, once, " \
+                                                   "before it forks the workers. Cluster mode only, not with fork_worker")
       )
       # Options that mean something only with workers to fork.
-      CLUSTER_ONLY = %w[preload fork_worker wait_for_less_busy_worker].freeze
+      CLUSTER_ONLY = %w[preload fork_worker wait_for_less_busy_worker gc_compact_before_fork].freeze
 
       def name = "puma"
 
@@ -117,6 +119,7 @@ module Rackbench
         when "preload" then "preload_app! #{value.inspect}"
         when "fork_worker" then fork_worker_line(value)
         when "backlog" then nil # part of --bind
+        when ServerOptions::GC_COMPACT_BEFORE_FORK then ("before_fork { GC.compact }" if value)
         else "#{key} #{value.inspect}" # the other keys are Puma's DSL method names
         end
       end
@@ -131,6 +134,13 @@ module Rackbench
 
       def own_limits(processes:, ruby_engine:, options:, **)
         return "puma on JRuby cannot fork workers: processes must be 1" if jruby?(ruby_engine) && processes > 1
+
+        # With fork_worker, workers 1..N are forked from worker 0, where
+        # Puma's before_fork (the master's hook) never runs.
+        if options["gc_compact_before_fork"] && options["fork_worker"]
+          return "puma: gc_compact_before_fork compacts the master before it forks, but with fork_worker the " \
+                 "workers are forked from worker 0: use one or the other"
+        end
 
         cluster_only = CLUSTER_ONLY & options.keys
         return if cluster?(processes) || cluster_only.empty?

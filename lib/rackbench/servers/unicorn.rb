@@ -25,6 +25,10 @@ module Rackbench
                 "connected and drops the request of one that left",
         reaches: "`check_client_connection true/false` (config)"
       )
+      GC_COMPACT = ServerOptions.gc_compact_before_fork(
+        hook: "`before_fork` (config) runs GC.compact once in the master, before it forks its first worker " \
+              "(a worker forked later, to replace one, comes from the same compacted heap)"
+      )
       OPTIONS = ServerOptions::Schema.new(
         Option.new(key: "preload_app", type: ServerOptions::BOOLEAN, default: "false",
                    effect: "true: the master loads the app once before forking the workers, which share its " \
@@ -34,7 +38,8 @@ module Rackbench
                    effect: "seconds a worker may spend on one request before the master kills it",
                    reaches: "`timeout N` (config)"),
         BACKLOG,
-        CHECK_CLIENT_CONNECTION
+        CHECK_CLIENT_CONNECTION,
+        GC_COMPACT
       )
 
       def name = "unicorn"
@@ -88,7 +93,28 @@ module Rackbench
       # The config line of one option (nil: it is part of another line).
       # The keys are the config DSL's method names.
       def option_line(key, value)
-        "#{key} #{value.inspect}" unless key == "backlog"
+        case key
+        when "backlog" then nil
+        when ServerOptions::GC_COMPACT_BEFORE_FORK then (compact_hook if value)
+        else "#{key} #{value.inspect}"
+        end
+      end
+
+      # Compacts once per forking process (the pid guards against a
+      # compaction between two forks, which would move the pages the first
+      # worker shares), and keeps Unicorn's default "spawning" log line,
+      # which this hook replaces.
+      def compact_hook
+        <<~RUBY.chomp
+          rackbench_compacted_pid = nil
+          before_fork do |server, worker|
+            server.logger.info("worker=\#{worker.nr} spawning...")
+            unless rackbench_compacted_pid == Process.pid
+              GC.compact
+              rackbench_compacted_pid = Process.pid
+            end
+          end
+        RUBY
       end
     end
 

@@ -159,7 +159,8 @@ module Rackbench
           Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
                                       server_version: bundle.gem_versions[adapter.server_gem],
-                                      threads: trial.config.threads, bundle_without: bundle.groups&.without)
+                                      threads: trial.config.threads, bundle_without: bundle.groups&.without,
+                                      gc_compact_before_fork: trial.config.server.options["gc_compact_before_fork"] == true)
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
@@ -192,7 +193,9 @@ module Rackbench
           apps = source.apps.flat_map do |spec|
             (spec.builtin ? Apps.builtin(spec.name).env.keys : []) + spec.env.to_h.keys
           end
-          (source.rubies.flat_map { |r| r.env.keys } + source.env.keys + apps).uniq
+          # A variant's malloc sets (or unsets) LD_PRELOAD.
+          rubies = source.rubies.flat_map { |r| r.env.keys + (r.malloc ? ["LD_PRELOAD"] : []) }
+          (rubies + source.env.keys + apps).uniq
         end
       end
 

@@ -60,6 +60,8 @@ module Rackbench
   end
 end
 
+require_relative "identity/maps"
+require_relative "identity/runtime_settings"
 require_relative "identity/expectation"
 require_relative "identity/comparison"
 require_relative "identity/check"

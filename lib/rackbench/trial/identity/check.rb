@@ -97,7 +97,12 @@ module Rackbench
           end
           entries.filter_map do |entry|
             report = reports[entry.pid]
-            next { pid: entry.pid, report: report, source: "reported" } if report
+            if report
+              # The runner's own reading of the process's maps (Comparison
+              # prefers it to the report's).
+              next { pid: entry.pid, report: report, source: "reported",
+                     maps_malloc: Maps.malloc(entry.pid, proc_dir: @proc_dir) }
+            end
 
             silent(entry, reports, table)
           end

@@ -22,6 +22,7 @@ module Rackbench
         # IdentityMismatch naming the first difference and how many more,
         # with the record.
         def verify!(processes, others: [])
+          @parents = processes.map { |process| process[:report]["ppid"] }
           mismatches = processes.flat_map { |process| differences(process) }
           unless mismatches.empty?
             more = mismatches.size > 1 ? " (and #{mismatches.size - 1} more)" : ""
@@ -37,7 +38,42 @@ module Rackbench
           report = process[:report]
           who = process[:pid] == @main_pid ? "main process #{process[:pid]}" : "process #{process[:pid]}"
           [ruby_difference(report), jit_difference(report), *env_differences(report), gem_difference(report),
-           *preload_differences(report), groups_difference(report)].compact.map { |text| "#{who}: #{text}" }
+           *preload_differences(report), groups_difference(report), malloc_difference(process),
+           compact_difference(process)].compact.map { |text| "#{who}: #{text}" }
+        end
+
+        # The allocator mapped in the process (read by Check from
+        # /proc/PID/maps when the server is alive, else the process's own
+        # report) is the one the variant names or its command runs with.
+        def malloc_difference(process)
+          want = @expected.malloc
+          got = malloc_of(process)
+          return nil if want.nil? || got.nil? || got["name"] == want
+
+          if want == "glibc"
+            "runs #{got["name"]} (#{got["path"]} is mapped), the variant '#{@expected.label}' runs glibc's malloc"
+          else
+            "runs #{got["name"]} (no lib#{want} mapped), the variant '#{@expected.label}' asks for #{want}"
+          end
+        end
+
+        def malloc_of(process)
+          process[:maps_malloc] || process[:report]["malloc"]
+        end
+
+        # With gc_compact_before_fork, every worker (a forked process that
+        # forked no reporting process itself: Puma's and Unicorn's workers,
+        # Pitchfork's, not its mold) was forked from a compacted heap: it
+        # reports a compaction count of at least 1, inherited at its fork.
+        def compact_difference(process)
+          return nil unless @expected.gc_compact_before_fork
+          return nil if process[:report]["event"] != "fork" || @parents.include?(process[:pid])
+
+          count = process[:report].dig("gc_compact", "count")
+          return nil if count.is_a?(Integer) && count >= 1
+
+          "forked from a heap never compacted (GC.compact count #{count.inspect}), the server option " \
+            "gc_compact_before_fork asks for a compaction before every fork"
         end
 
         def ruby_difference(report)
@@ -134,10 +170,13 @@ module Rackbench
             # The smallest ActiveRecord pool any process configured; nil when
             # none loaded ActiveRecord::Base (or none was asked).
             "active_record_pool" => pools.min,
+            "malloc" => processes.find { |p| p[:pid] == @main_pid }&.then { |p| malloc_of(p) },
             "processes" => processes.map do |p|
               { "pid" => p[:pid], "ppid" => p[:report]["ppid"], "source" => p[:source],
                 "event" => p[:report]["event"], "jit" => p[:report]["jit"],
-                "active_record_pool" => p.dig(:late, "active_record_pool") }
+                "active_record_pool" => p.dig(:late, "active_record_pool"),
+                "malloc" => malloc_of(p), "preloaded" => p[:report]["preloaded"],
+                "gc_compact_count" => p[:report].dig("gc_compact", "count") }
             end,
             "others" => others, "expected" => @expected.to_h, "mismatches" => mismatches,
             "warnings" => warnings(pools)

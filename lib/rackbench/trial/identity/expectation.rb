@@ -24,27 +24,41 @@ module Rackbench
       # flagged (Comparison). +bundle_without+ is the Gemfile groups the
       # bundle leaves out (sorted names), which Bundler inside the server
       # must report, or nil when not checked.
+      #
+      # +malloc+ is the allocator every process must map ("glibc",
+      # "jemalloc"; see agent/identity.rb): the variant's malloc, else what
+      # its own command runs with. +gc_compact_before_fork+ (true/false)
+      # asks every worker to come from a compacted heap. +gc_env+ is the
+      # RUBY_GC_* values the ruby took (RuntimeSettings), recorded.
       Expectation = Struct.new(:label, :options, :description, :exe, :jit, :env, :server_gem, :server_version,
-                               :threads, :bundle_without, keyword_init: true)
+                               :threads, :bundle_without, :malloc, :gc_compact_before_fork, :gc_env,
+                               keyword_init: true)
 
       class Expectation
         PROBE_TIMEOUT_S = 120
 
         # Runs variant's command on the identity script with env (a
-        # ServerEnv) and returns the report as a Hash. Raises SetupError
-        # when it cannot run.
-        def self.probe(variant, env)
+        # ServerEnv) and returns the report as a Hash, plus "gc_params"
+        # (RuntimeSettings.gc_params: the script runs with -w, so the ruby
+        # names the GC variables it reads) and, when MJIT is on,
+        # "mjit_problem" (nil when it compiles). Raises SetupError when it
+        # cannot run.
+        def self.probe(variant, env, run: Rubies::Child.method(:run))
           Dir.mktmpdir("rackbench-identity") do |dir|
             FileUtils.mkdir_p(File.join(dir, "identity"))
             vars = env.to_h.reject { |name, _| name.start_with?("RACKBENCH_", "BUNDLE_") }
             vars = vars.merge("RACKBENCH_TRIAL_DIR" => dir, ENV_LIST_VAR => "")
-            result = Rubies::Child.run([*variant.command, AGENT], env: vars, timeout_s: PROBE_TIMEOUT_S, chdir: dir)
+            result = run.call([*variant.command, "-w", AGENT], env: vars, timeout_s: PROBE_TIMEOUT_S, chdir: dir)
             report = Dir.glob(File.join(dir, "identity", "*.json")).first
             unless result.success? && report
               raise SetupError, "ruby '#{variant.name}' (#{variant.command.join(" ")}) cannot describe itself: " \
                                 "#{result.timed_out ? "timed out" : result.output.to_s.lines.last.to_s.strip}"
             end
-            JSON.parse(File.read(report))
+            described = JSON.parse(File.read(report)).merge("gc_params" => RuntimeSettings.gc_params(result.output))
+            next described unless described["jit"] == "mjit"
+
+            described.merge("mjit_problem" => RuntimeSettings.mjit_problem(variant.command, env: vars, chdir: dir,
+                                                                           run: run, timeout_s: PROBE_TIMEOUT_S))
           end
         end
 
@@ -56,10 +70,28 @@ module Rackbench
         # :server_gem :: name of the server's gem, :server_version its locked version
         # :threads :: the server's threads per process (default: nil)
         # :bundle_without :: the groups the bundle leaves out, or nil (default: nil, not checked)
-        def self.build(variant:, probe:, env:, server_gem:, server_version:, threads: nil, bundle_without: nil)
+        # :gc_compact_before_fork :: the server compacts the heap before forking workers (default: false)
+        #
+        # Raises SetupError, before the server boots, for a setting the
+        # variant's own command shows it cannot honour: a RUBY_GC_*
+        # variable the ruby did not take, MJIT that compiles nothing, a
+        # compaction asked of a ruby without GC.compact.
+        def self.build(variant:, probe:, env:, server_gem:, server_version:, threads: nil, bundle_without: nil,
+                       gc_compact_before_fork: false)
+          ruby = "ruby '#{variant.name}' (#{probe["description"].to_s.split(" (").first})"
+          params = probe["gc_params"] || {}
+          problems = RuntimeSettings.gc_problems(env.checked, params, ruby: ruby)
+          problems << probe["mjit_problem"] if probe["mjit_problem"]
+          if gc_compact_before_fork && !probe.dig("gc_compact", "supported")
+            problems << "server option gc_compact_before_fork needs GC.compact, which #{ruby} does not have"
+          end
+          raise SetupError, "#{problems.first}#{" (and #{problems.size - 1} more)" if problems.size > 1}" if problems.any?
+
           new(label: variant.name, options: variant.options, description: probe["description"], exe: probe["exe"],
               jit: probe["jit"], env: env.checked, server_gem: server_gem, server_version: server_version,
-              threads: threads, bundle_without: bundle_without).freeze
+              threads: threads, bundle_without: bundle_without,
+              malloc: variant.malloc || probe.dig("malloc", "name"), gc_compact_before_fork: gc_compact_before_fork,
+              gc_env: RuntimeSettings.gc_taken(env.checked, params)).freeze
         end
 
         def to_h
