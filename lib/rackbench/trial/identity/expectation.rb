@@ -36,6 +36,8 @@ module Rackbench
 
       class Expectation
         PROBE_TIMEOUT_S = 120
+        # Two methods compiled with a C compiler take about 1 s here.
+        MJIT_PROBE_TIMEOUT_S = 60
 
         # Runs variant's command on the identity script with env (a
         # ServerEnv) and returns the report as a Hash, plus "gc_params"
@@ -58,7 +60,7 @@ module Rackbench
             next described unless described["jit"] == "mjit"
 
             described.merge("mjit_problem" => RuntimeSettings.mjit_problem(variant.command, env: vars, chdir: dir,
-                                                                           run: run, timeout_s: PROBE_TIMEOUT_S))
+                                                                           run: run, timeout_s: MJIT_PROBE_TIMEOUT_S))
           end
         end
 
@@ -78,7 +80,7 @@ module Rackbench
         # compaction asked of a ruby without GC.compact.
         def self.build(variant:, probe:, env:, server_gem:, server_version:, threads: nil, bundle_without: nil,
                        gc_compact_before_fork: false)
-          ruby = "ruby '#{variant.name}' (#{probe["description"].to_s.split(" (").first})"
+          ruby = "ruby '#{variant.name}' (#{probe["description"].to_s[/\A\S+ \S+/]})"
           params = probe["gc_params"] || {}
           problems = RuntimeSettings.gc_problems(env.checked, params, ruby: ruby)
           problems << probe["mjit_problem"] if probe["mjit_problem"]

@@ -24,8 +24,9 @@ module Rackbench
         INVALID = /^invalid string for (#{GC_PREFIX}\w+): (.*)$/
         # Calls before MJIT compiles a method: 1, and --mjit-wait makes the
         # compilation synchronous, so a working compiler has compiled the
-        # probe's method before the script ends.
-        MJIT_CHECK = ["--mjit-wait", "--mjit-min-calls=1", "--mjit-verbose=1",
+        # probe's method before the script ends. Without RubyGems, whose
+        # every method would be compiled first (half a second each: minutes).
+        MJIT_CHECK = ["--disable-gems", "--mjit-wait", "--mjit-min-calls=1", "--mjit-verbose=1",
                       "-e", "def rackbench_mjit_probe = 1; 3.times { rackbench_mjit_probe }"].freeze
         MJIT_SUCCESS = /^JIT success .*rackbench_mjit_probe/
 
@@ -78,7 +79,7 @@ module Rackbench
           result = run.call([*command, *MJIT_CHECK], env: env, timeout_s: timeout_s, chdir: chdir)
           return nil if result.success? && result.output.to_s.match?(MJIT_SUCCESS)
 
-          last = result.timed_out ? "timed out" : result.output.to_s.lines.map(&:strip).reject(&:empty?).last
+          last = result.timed_out ? "no method compiled within #{timeout_s} s" : result.output.to_s.lines.map(&:strip).reject(&:empty?).last
           "MJIT is on but compiled nothing (MJIT runs the C compiler the ruby was built with, at run time): " \
             "#{last || "no output"}"
         end
