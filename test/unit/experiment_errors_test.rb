@@ -137,7 +137,7 @@ describe "Rackbench::Experiment errors" do
     it "refuses an option the adapter does not know, suggesting one and listing those it supports" do
       error = assert_config_error({ "servers" => [{ "name" => "unicorn", "options" => { "preload_ap" => true } }] })
       assert_equal "experiment.yml: servers[0].options.preload_ap: unknown option for unicorn (did you mean " \
-                   "preload_app?); supported: preload_app, timeout, backlog, check_client_connection", error.message
+                   "preload_app?); supported: preload_app, timeout, backlog, check_client_connection, gc_compact_before_fork", error.message
       error = assert_config_error({ "servers" => ["puma", { "name" => "puma", "label" => "p2",
                                                             "options" => { "preload_app" => true } }] })
       assert_match(/\Aexperiment\.yml: servers\[1\]\.options\.preload_app: unknown option for puma \(did you mean preload\?\); supported: preload, fork_worker, /,

@@ -194,6 +194,10 @@ describe "memory, GC and JIT variants" do
       assert_equal "identity check failed: process 13: forked from a heap never compacted (GC.compact count 0), " \
                    "the server option gc_compact_before_fork asks for a compaction before every fork", error.message
       assert verify!(expectation(malloc: "glibc"), tree), "not asked: not checked"
+      # Pitchfork's mold: forked before the compaction it ran itself, seen in its answer at readiness.
+      tree[3] = process(13, 11, "fork", compact_count: 0).merge(late: { "gc_compact_count" => 1 })
+      record = verify!(expectation(malloc: "glibc", compact: true), tree)
+      assert_equal [nil, nil, nil, 1], record["processes"].map { |p| p["gc_compact_count_at_ready"] }
     end
   end
 

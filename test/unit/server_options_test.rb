@@ -134,7 +134,7 @@ describe Rackbench::ServerOptions do
       code = Rackbench::CLI.run(["run", path, "--results", results], out: out, err: err)
       assert_equal Rackbench::CLI::EXIT_USAGE, code
       assert_equal "rackbench: #{path}: servers[0].options.preload_ap: unknown option for unicorn (did you mean " \
-                   "preload_app?); supported: preload_app, timeout, backlog, check_client_connection\n", err.string
+                   "preload_app?); supported: preload_app, timeout, backlog, check_client_connection, gc_compact_before_fork\n", err.string
       refute File.exist?(results), "nothing may run (or be stored) for an experiment with a wrong option"
     end
 

@@ -76,7 +76,7 @@ module RackbenchIdentity
   end
 
   def late
-    { "pid" => Process.pid, "active_record_pool" => active_record_pool }
+    { "pid" => Process.pid, "active_record_pool" => active_record_pool, "gc_compact_count" => gc_compact["count"] }
   end
 
   # The size of ActiveRecord's connection pool for the app's database, when
