@@ -151,7 +151,7 @@ describe "server options in commands" do
       assert_equal [[:worker_processes, 2], [:listen, "127.0.0.1:4567"]], pitchfork_calls({})
       error = assert_raises(Rackbench::ConfigError) { command("pitchfork", { "preload_app" => true }) }
       assert_equal "unknown option preload_app for pitchfork; supported: timeout, refork_after, backlog, " \
-                   "check_client_connection", error.message
+                   "check_client_connection, gc_compact_before_fork", error.message
     end
 
     it "runs in the trial's environment" do
