@@ -87,6 +87,18 @@ describe Rackbench::Runner do
     refute_includes columns, :latency_us
   end
 
+  it "marks the engine's window in each trial's directory, for the server's processes to watch" do
+    runner.run
+    env = launcher.launches.first.fetch(:env)
+    assert_equal "1", env["RACKBENCH_WINDOW"], "the launcher loads the window channel"
+    marks = launcher.launches.map { |launch| File.join(launch.fetch(:work_dir), "inside") }.uniq
+    assert_equal 6, marks.size
+    marks.each do |inside|
+      start_s, end_s = %w[window.start window.end].map { |name| Float(File.read(File.join(inside, name))) }
+      assert_operator start_s, :<=, end_s, "the runner's clock, start before end"
+    end
+  end
+
   it "runs batch by batch in the seeded order, the request mix seeded per batch" do
     runner.run
     assert_equal [1, 1, 1, 2, 2, 2], stored.sort_by(&:position).map(&:batch)

@@ -115,7 +115,8 @@ module Rackbench
           LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine, layout: @context.layout,
                       seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
                       marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
-                      machine: @machine.call, calibrations: @calibrations).run(facts)
+                      machine: @machine.call, calibrations: @calibrations,
+                      window: WindowMarks.new(work_dir(trial))).run(facts)
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
           booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
@@ -178,7 +179,7 @@ module Rackbench
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
-                                   Identity::LATE_VAR => "1",
+                                   Identity::LATE_VAR => "1", WindowMarks::ENV_VAR => "1",
                                    **@context.marker_env },
                       also_check: watched_env, threads: config.threads, processes: config.processes)
       end
@@ -214,5 +215,6 @@ require_relative "http/app_hooks"
 require_relative "http/app_logs"
 require_relative "http/server_launch"
 require_relative "http/calibration"
+require_relative "http/window_marks"
 require_relative "http/load_run"
 require_relative "http/examination"
