@@ -5,6 +5,7 @@ require "cgi"
 require "csv"
 require "json"
 require_relative "../support/report_store"
+require_relative "../support/inside_document"
 
 # The inside figures in every view of a report: the terminal section, the
 # JSON keys (each documented in doc/output.md), CSV, the HTML section with
@@ -24,17 +25,33 @@ describe "Report: inside the server" do
                 "cpu_system_s" => cpu_s * 0.25 } }
   end
 
-  def report(cpu: true)
-    Rackbench::Store.open(File.join(dir, cpu ? "with" : "without")) do |store|
+  # The counting agent's document of a batch (InsideDocument.forked over
+  # the engine's 400 responses in 2 s): b allocates twice as much and each
+  # of its workers holds 60 MB more; allocations grow 0.1% a batch.
+  def with_agent(dims, batch, engine)
+    doc = InsideDocument.forked.merge("window" => { "requests" => engine["requests"], "duration_s" => 2.0 })
+    factor = (dims["ruby"] == "b" ? 2 : 1) * (1 + 0.001 * batch)
+    doc["processes"].each do |p|
+      p["allocated_objects"] = (p["allocated_objects"] * factor).round
+      p["memory"]["window_end"]["pss_bytes"] += 60 * InsideDocument::MB if dims["ruby"] == "b" && p["role"] == "worker"
+    end
+    with_cpu(dims, batch, engine).merge(inside: doc)
+  end
+
+  # cpu :: the sampler's CPU time in the samples; agent :: the agent's
+  # documents too
+  def report(cpu: true, agent: false)
+    fields = agent ? method(:with_agent) : (method(:with_cpu) if cpu)
+    Rackbench::Store.open(File.join(dir, "#{cpu}-#{agent}")) do |store|
       ReportStore.fill(store, { ReportStore.dims(ruby: "a") => [1000, 1010, 990, 1005, 995],
-                                ReportStore.dims(ruby: "b") => [1500, 1400, 1600, 1450, 1550] },
-                       fields: cpu ? method(:with_cpu) : nil)
+                                ReportStore.dims(ruby: "b") => [1500, 1400, 1600, 1450, 1550] }, fields: fields)
       Rackbench::Report.new(store, resamples: 200)
     end
   end
 
   let(:with) { report }
   let(:without) { report(cpu: false) }
+  let(:agent) { report(agent: true) }
   let(:output_md) { File.read(File.expand_path("../../doc/output.md", __dir__)) }
 
   it "summarises CPU per request per configuration and compares it with the baseline's" do
@@ -50,6 +67,34 @@ describe "Report: inside the server" do
     assert_equal "\u221250% CPU per request", inside["against_baseline"]["headline"]
     assert_nil with.configs.first.to_h["inside"]["against_baseline"], "the baseline against itself"
     assert_equal "cpu_us_per_request", with.inside_noise["lower_noise"], "CPU's CV is far below requests/s's here"
+  end
+
+  it "reads the counting agent's documents stored with the trials" do
+    a, b = agent.configs.map { |c| c.to_h["inside"] }
+    assert_equal "counting", a["agent"]
+    # Allocations per second, each process over its own window: master
+    # 1,000/10 s = 100, workers 500,000/10 s and 400,000/8 s = 50,000 each;
+    # over the engine's 400 responses in 2 s (200/s): 500.5 per request,
+    # x1.003 in the median batch (3).
+    assert_in_delta 500.5 * 1.003, a["figures"]["allocations_per_request"]["median"], 0.01
+    assert_in_delta 2 * 500.5 * 1.003, b["figures"]["allocations_per_request"]["median"], 0.02
+    assert_in_delta 1000 * 4.0 / 200, a["figures"]["gc_per_1k_requests"]["median"], 1e-9
+    assert_equal 149 * InsideDocument::MB, a["figures"]["total_pss_bytes"]["median"]
+    assert_equal 269 * InsideDocument::MB, b["figures"]["total_pss_bytes"]["median"]
+    assert_equal 15, a["memory"].size, "3 processes x 5 batches"
+    assert_equal({ "batch" => 1, "pid" => 12, "role" => "worker", "warmup_end_pss_bytes" => 52 * InsideDocument::MB,
+                   "window_end_pss_bytes" => 118 * InsideDocument::MB }, b["memory"][2])
+    assert_equal "\u221250% CPU per request, +100% allocations per request, +120 MB PSS", b["against_baseline"]["headline"]
+    gc = b["against_baseline"]["figures"].find { |r| r["name"] == "gc_per_1k_requests" }
+    assert_equal "no difference detected", gc["verdict"]
+    text = agent.terminal_table
+    assert_match(/\| allocations per request +\| +502 \|/, text)
+    refute_includes text, "no counting agent"
+    html = Rackbench::HtmlReport.new(agent.to_h).render
+    assert_includes html, %(id="chart-inside-memory-0")
+    assert_includes html, %(id="chart-inside-memory-1")
+    compare = Rackbench::Report::Compare.configurations(agent, "ruby=a", "ruby=b")
+    assert_includes compare.terminal_table, "B against A (all): \u221250% CPU per request, +100% allocations per request, +120 MB PSS"
   end
 
   it "prints the inside section in the terminal only when a configuration has figures" do

@@ -42,8 +42,7 @@ module Rackbench
       # inside, cpu_user_s, cpu_system_s and requests): a Hash of NAMES to
       # Numeric or nil, or nil when every figure is nil.
       def of(record)
-        inside = record.respond_to?(:inside) ? record.inside : nil
-        compute(inside, cpu_user_s: record.cpu_user_s, cpu_system_s: record.cpu_system_s, requests: record.requests)
+        compute(record.inside, cpu_user_s: record.cpu_user_s, cpu_system_s: record.cpu_system_s, requests: record.requests)
       end
 
       # The figures from an +inside+ document (or nil) and the sampler's

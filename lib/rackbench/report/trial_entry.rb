@@ -27,9 +27,7 @@ module Rackbench
 
       # The counting agent's document (doc/output.md, store schema 5), or
       # nil: no agent ran, or a record stored before it existed.
-      def inside
-        @record.respond_to?(:inside) ? @record.inside : nil
-      end
+      def inside = @record.inside
 
       # The trial's derived inside figures (InsideFigures), or nil.
       def inside_figures
