@@ -135,8 +135,12 @@ module Rackbench
       EntriesCsv.new(self).render
     end
 
-    def write_html(path)
-      HtmlReport.new(to_h).write(path)
+    # Writes the HTML report to +path+ (HtmlReport#write).
+    # :profile_html :: the inside section's profile hook, a Proc given a
+    #                  configuration entry and returning its profile's HTML
+    #                  or nil (HtmlReport::InsideSection) (default: nil)
+    def write_html(path, profile_html: nil)
+      HtmlReport.new(to_h, profile_html: profile_html).write(path)
     end
 
     private

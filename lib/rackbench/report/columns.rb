@@ -138,9 +138,6 @@ module Rackbench
                    html: cell("PSS peak")),
         Column.new("rps_per_gb", unit: :rate, value: :rps_per_gb, csv: cell("rps_per_gb"),
                    html: cell(->(layout) { "#{layout.rate_unit} per GB" }, format: :rate_grouped)),
-        # Inside the server (InsideSummary#to_h): the views show it in a
-        # section of its own, a table per configuration; CSV flattens it.
-        Column.new("inside", value: :inside_h, csv: inside_cells),
         # Per entry of a request list (EntrySummary#to_h); the views show
         # them in sections of their own (a row per entry), not as cells.
         Column.new("entries", value: ->(c) { c.entries&.map(&:to_h) }),
@@ -150,6 +147,10 @@ module Rackbench
                      Array(flags).map { |f| Flags::MARKS.fetch(f["kind"], "?") }.uniq.join
                    }),
                    html: cell("flags", align: :left, markup: :flags)),
+        # Inside the server (InsideSummary#to_h): the views show it in a
+        # section of its own, a table per configuration; CSV flattens it
+        # after the columns 0.1 wrote, so theirs keep their places.
+        Column.new("inside", value: :inside_h, csv: inside_cells),
         Column.new("ran", value: :ran)
       ].freeze
 
