@@ -122,6 +122,11 @@ describe Rackbench::Report::InsideSummary do
       assert_equal "no ratio", row.verdict
       assert_nil row.ratio
       assert_in_delta 2.0, row.difference, 1e-9
+      assert_equal "+2.00 diff", Rackbench::Report::InsideCompare.against(row.name, row.to_h), "the views' cell"
+      growth = compare({ "worker_pss_growth_bytes" => [2e6, -1e6, 1e6, 3e6, 1e6] },
+                       { "worker_pss_growth_bytes" => [-4e6] * 5 }).rows.first
+      assert_equal "-5.0 MB diff", Rackbench::Report::InsideCompare.against(growth.name, growth.to_h)
+      assert_equal "-", Rackbench::Report::InsideCompare.against("cpu_us_per_request", nil), "the baseline itself"
       few = compare({ "cpu_us_per_request" => [100.0, 100.0] }, { "cpu_us_per_request" => [50.0, 50.0] })
       assert_equal "too few batches", few.rows.first.verdict
       assert_equal "too few batches to judge the inside figures", few.headline

@@ -66,10 +66,10 @@ module Rackbench
       end
 
       def figures(inside, index)
-        rows = Report::InsideTerminal.rows(inside).map do |name, figure, row|
+        rows = Report::InsideSummary.rows(inside).map do |name, figure, row|
           [Report::InsideSummary.label(name), Report::InsideSummary.format(name, figure["median"]),
            interval(name, figure["ci95"]), Units.percent(figure["cv"], digits: 1),
-           Array(figure["per_batch"]).size.to_s, Units.ratio(row&.fetch("ratio")),
+           Array(figure["per_batch"]).size.to_s, Report::InsideCompare.against(name, row),
            Units.interval(row&.fetch("ratio_ci95"), :ratio), row ? row["verdict"] : Units::NONE].map { |c| esc(c) }
         end
         html = [table(rows)]

@@ -67,7 +67,7 @@ module Rackbench
 
         rows = compared.rows.map do |r|
           [InsideSummary.label(r.name), InsideSummary.format(r.name, r.a), InsideSummary.format(r.name, r.b),
-           r.ratio ? Units.ratio(r.ratio) : "#{InsideSummary.format(r.name, r.difference)} diff",
+           InsideCompare.against(r.name, r.to_h),
            Units.interval(r.ratio_ci, :ratio, separator: "–"), r.verdict]
         end
         table = ::Terminal::Table.new(title: "Inside the server: #{pair.label}", headings: INSIDE_HEADINGS, rows: rows)

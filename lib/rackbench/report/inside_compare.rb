@@ -90,6 +90,18 @@ module Rackbench
         number.positive? ? "+#{number}" : "#{MINUS}#{number.abs}"
       end
 
+      # The "vs baseline" cell of a compared row (a Row#to_h Hash, or nil):
+      # the ratio, or the difference of medians where there is no ratio
+      # ("+0.20 diff").
+      def self.against(name, row)
+        return Units::NONE unless row
+        return Units.ratio(row["ratio"]) if row["ratio"]
+        return Units::NONE unless row["difference"]
+
+        sign = row["difference"].positive? ? "+" : ""
+        "#{sign}#{InsideSummary.format(name, row["difference"])} diff"
+      end
+
       private
 
       def row(name, fa, fb)

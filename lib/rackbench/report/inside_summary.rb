@@ -64,6 +64,16 @@ module Rackbench
         end
       end
 
+      # The rows of +inside+'s figures (configs.inside of a report document) that some batch has, in
+      # InsideSummary::FIGURES order: [name, figure Hash, compared Row Hash or nil].
+      def self.rows(inside)
+        compared = Array(inside.dig("against_baseline", "figures"))
+        InsideSummary::FIGURES.keys.filter_map do |name|
+          figure = inside.dig("figures", name)
+          figure && [name, figure, compared.find { |r| r["name"] == name }]
+        end
+      end
+
       attr_reader :figures
 
       # trials :: the configuration's ok TrialEntry objects, in batch order

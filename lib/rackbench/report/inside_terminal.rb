@@ -34,23 +34,13 @@ module Rackbench
         lines.join("\n")
       end
 
-      # The rows of +inside+'s figures that some batch has, in
-      # InsideSummary::FIGURES order: [name, figure Hash, compared Row Hash or nil].
-      def self.rows(inside)
-        compared = Array(inside.dig("against_baseline", "figures"))
-        InsideSummary::FIGURES.keys.filter_map do |name|
-          figure = inside.dig("figures", name)
-          figure && [name, figure, compared.find { |r| r["name"] == name }]
-        end
-      end
-
       private
 
       def table(label, inside)
-        rows = InsideTerminal.rows(inside).map do |name, figure, row|
+        rows = InsideSummary.rows(inside).map do |name, figure, row|
           [InsideSummary.label(name), InsideSummary.format(name, figure["median"]),
            interval(name, figure["ci95"]), Units.percent(figure["cv"], digits: 1), Array(figure["per_batch"]).size,
-           Units.ratio(row&.fetch("ratio")), Units.interval(row&.fetch("ratio_ci95"), :ratio, separator: "–"),
+           InsideCompare.against(name, row), Units.interval(row&.fetch("ratio_ci95"), :ratio, separator: "–"),
            row ? row["verdict"] : Units::NONE]
         end
         title = "#{label}#{" (no counting agent: CPU from the sampler only)" unless inside["agent"]}"
