@@ -64,8 +64,9 @@ module Rackbench
         end
       end
 
-      # The rows of +inside+'s figures (configs.inside of a report document) that some batch has, in
-      # InsideSummary::FIGURES order: [name, figure Hash, compared Row Hash or nil].
+      # The figures of +inside+ (configs.inside of a report document) that
+      # some batch has, in FIGURES order: [[name, figure Hash, its compared
+      # InsideCompare::Row Hash or nil], ...].
       def self.rows(inside)
         compared = Array(inside.dig("against_baseline", "figures"))
         InsideSummary::FIGURES.keys.filter_map do |name|
