@@ -35,6 +35,7 @@ describe "Report: inside the server" do
       p["allocated_objects"] = (p["allocated_objects"] * factor).round
       p["memory"]["window_end"]["pss_bytes"] += 60 * InsideDocument::MB if dims["ruby"] == "b" && p["role"] == "worker"
     end
+    doc["missing"] = [{ "pid" => 99, "reason" => "forked in C" }] if dims["ruby"] == "b" && batch == 1
     with_cpu(dims, batch, engine).merge(inside: doc)
   end
 
@@ -85,12 +86,15 @@ describe "Report: inside the server" do
     assert_equal({ "batch" => 1, "pid" => 12, "role" => "worker", "warmup_end_pss_bytes" => 52 * InsideDocument::MB,
                    "window_end_pss_bytes" => 118 * InsideDocument::MB }, b["memory"][2])
     assert_equal "\u221250% CPU per request, +100% allocations per request, +120 MB PSS", b["against_baseline"]["headline"]
+    assert_equal [0, 1], [a["missing_processes"], b["missing_processes"]]
     gc = b["against_baseline"]["figures"].find { |r| r["name"] == "gc_per_1k_requests" }
     assert_equal "no difference detected", gc["verdict"]
     text = agent.terminal_table
     assert_match(/\| allocations per request +\| +502 \|/, text)
     refute_includes text, "no counting agent"
+    assert_equal 1, text.scan("  1 process of the trees gave no counts: the sums leave them out").size
     html = Rackbench::HtmlReport.new(agent.to_h).render
+    assert_equal 1, html.scan("1 process(es) of the trees gave no counts").size
     assert_includes html, %(id="chart-inside-memory-0")
     assert_includes html, %(id="chart-inside-memory-1")
     compare = Rackbench::Report::Compare.configurations(agent, "ruby=a", "ruby=b")

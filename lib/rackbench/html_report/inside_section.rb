@@ -80,7 +80,9 @@ module Rackbench
           html << %(<p class="headline">Against #{esc(baseline)}: #{esc(against["headline"])}</p>)
         end
         missing = inside["missing_processes"].to_i
-        html << %(<p class="note">#{missing} process(es) of the trees gave no counts; the sums leave them out.</p>) if missing.positive?
+        if missing.positive?
+          html << %(<p class="note">#{missing} process(es) of the trees gave no counts; the sums leave them out.</p>)
+        end
         html << memory_chart(inside, index)
         html.compact
       end
