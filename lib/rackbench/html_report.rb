@@ -8,6 +8,7 @@ require_relative "html_report/charts"
 require_relative "html_report/tables"
 require_relative "html_report/style"
 require_relative "html_report/scripts"
+require_relative "html_report/inside_section"
 require_relative "html_report/page"
 
 module Rackbench
@@ -22,15 +23,20 @@ module Rackbench
     # document :: the report document (Report#to_h, or the JSON of
     #             `rackbench report --json` parsed): "rackbench-report"
     #             format_version 2. Raises Error for anything else.
-    def initialize(document)
+    # :profile_html :: the inside section's profile hook: a Proc given a
+    #                  configuration entry of the document, returning the
+    #                  HTML of its profile or nil (HtmlReport::InsideSection)
+    #                  (default: nil, no profiles)
+    def initialize(document, profile_html: nil)
       @doc = Document.new(document)
+      @profile_html = profile_html
     end
 
     # The whole page, as a String (UTF-8). Raises Error when the vega gem
     # is missing.
     def render
       scripts = Assets.scripts
-      Page.new(@doc, scripts: scripts, libraries: libraries_text(scripts)).render
+      Page.new(@doc, scripts: scripts, libraries: libraries_text(scripts), profile_html: @profile_html).render
     end
 
     # Writes the page to +path+ atomically (a temporary file in the same

@@ -8,6 +8,7 @@ require_relative "report/columns"
 require_relative "report/baseline"
 require_relative "report/trial_entry"
 require_relative "report/history"
+require_relative "report/inside_noise"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -109,8 +110,16 @@ module Rackbench
         "settings" => @options.to_h.merge("baseline" => @configs.find(&:baseline?)&.id),
         "dimensions" => dimensions, "rate_unit" => rate_unit,
         "configs" => @configs.map(&:to_h),
+        "inside_noise" => inside_noise,
         "trials" => @trials.map { |t| trial_hash(t) }
       }
+    end
+
+    # Which of server CPU µs per request and requests/s was the lower-noise
+    # measure over this run's configurations (Report::InsideNoise), or nil
+    # when no configuration has both.
+    def inside_noise
+      InsideNoise.of(@configs.map { |c| c.to_h["inside"] })
     end
 
     def terminal_table(color: false)
@@ -126,8 +135,12 @@ module Rackbench
       EntriesCsv.new(self).render
     end
 
-    def write_html(path)
-      HtmlReport.new(to_h).write(path)
+    # Writes the HTML report to +path+ (HtmlReport#write).
+    # :profile_html :: the inside section's profile hook, a Proc given a
+    #                  configuration entry and returning its profile's HTML
+    #                  or nil (HtmlReport::InsideSection) (default: nil)
+    def write_html(path, profile_html: nil)
+      HtmlReport.new(to_h, profile_html: profile_html).write(path)
     end
 
     private

@@ -208,6 +208,25 @@ describe "the HTML report in headless Chromium" do
     FileUtils.rm_rf(dir)
   end
 
+  it "draws the inside section's memory chart of each configuration" do
+    doc = JSON.parse(File.read(FIXTURE))
+    memory = [[1, 10, "master", 30e6, 31e6], [1, 11, "worker", 50e6, 60e6], [1, 12, "worker", 52e6, nil],
+              [2, 20, "master", 30e6, 30.5e6], [2, 21, "worker", 49e6, 58e6]].map do |batch, pid, role, before, after|
+      { "batch" => batch, "pid" => pid, "role" => role, "warmup_end_pss_bytes" => before, "window_end_pss_bytes" => after }
+    end
+    figure = { "median" => 812.0, "mean" => 815.0, "cv" => 0.02, "ci95" => [790.0, 830.0], "per_batch" => [812.0, 818.0],
+               "batch_numbers" => [1, 2] }
+    doc["configs"].first["inside"] = {
+      "agent" => "counting", "batches" => 2, "missing_processes" => 0,
+      "figures" => Rackbench::Report::InsideFigures::NAMES.to_h { |n| [n, n == "yjit_ratio" ? nil : figure] },
+      "noise" => nil, "memory" => memory, "baseline_id" => nil, "against_baseline" => nil
+    }
+    path = write_page("inside", doc)
+    status, dom, stderr = open_page(path)
+    assert_rendered_cleanly(status, dom, stderr, chart_ids: CHART_IDS + ["chart-inside-memory-0"])
+    screenshot(path, "inside")
+  end
+
   # The check above would pass vacuously if a blocked request went
   # unnoticed: a page that asks for an image over the network must report
   # the Content-Security-Policy violation.

@@ -12,8 +12,10 @@ module ReportStore
   module_function
 
   # configs :: { dims Hash => [rps of batch 1, rps of batch 2, ...] } (nil = a failed trial)
+  # fields :: nil, or a Proc given (dims, batch, engine result) returning
+  #           record fields to set on an ok HTTP trial (sample:, ...)
   # Returns the experiment id.
-  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil)
+  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil, fields: nil)
     id = store.find_or_create_experiment(name: name, fingerprint: name.ljust(64, "0"), seed: 1,
                                          batches: configs.values.map(&:size).max, source_text: source_text,
                                          environment: { "warnings" => [] })
@@ -21,13 +23,13 @@ module ReportStore
     configs.each do |dims, values|
       values.each_with_index do |rps, i|
         position += 1
-        store.save_trial(id, trial(dims, i + 1, position, rps, timeline))
+        store.save_trial(id, trial(dims, i + 1, position, rps, timeline, fields))
       end
     end
     id
   end
 
-  def trial(dims, batch, position, rps, timeline)
+  def trial(dims, batch, position, rps, timeline, fields = nil)
     base = { key: "#{JSON.generate(dims)}#batch=#{batch}", batch: batch, position: position, kind: "http",
              ruby: dims["ruby"], server: dims["server"], app: dims["app"], processes: dims["processes"],
              threads: dims["threads"], dims: dims }
@@ -38,8 +40,9 @@ module ReportStore
     engine["rps"] = rps
     engine["bytes_per_s"] = rps * 8 * 1_048_576 if dims["app"] == "download" # 8 MiB responses
     engine["timeline"] = timeline.map.with_index { |n, s| engine["timeline"][0].merge("second" => s, "requests" => n) } if timeline
-    Rackbench::Trial::Record.new(**base, status: "ok", result: engine,
-                                         sample: { "rss_peak_bytes" => 40_000_000, "pss_peak_bytes" => 30_000_000 })
+    sample = { "rss_peak_bytes" => 40_000_000, "pss_peak_bytes" => 30_000_000 }
+    Rackbench::Trial::Record.new(**base, status: "ok", result: engine, sample: sample,
+                                         **(fields ? fields.call(dims, batch, engine) : {}))
   end
 
   # A micro-benchmark's trial: its script's document.

@@ -24,6 +24,15 @@ require "bundler/setup"
 # (after bundler/setup, so the server gem's activated version is known).
 load File.expand_path("../agent/identity.rb", __dir__) if ENV["RACKBENCH_TRIAL_DIR"]
 
+# In a server's trial, the measured window reaches every process through
+# the trial's directory (agent/window.rb), and the listeners the trial asks
+# for register with it: the counting agent (agent/inside.rb) when
+# RACKBENCH_INSIDE is "counting".
+if ENV["RACKBENCH_TRIAL_DIR"] && ENV["RACKBENCH_WINDOW"] == "1"
+  load File.expand_path("../agent/window.rb", __dir__)
+  load File.expand_path("../agent/inside.rb", __dir__) if ENV["RACKBENCH_INSIDE"] == "counting"
+end
+
 # JRuby 9.3 reads getsockopt(IPPROTO_TCP, TCP_INFO) into a 256-byte buffer,
 # but Linux's struct tcp_info is 280 bytes since kernel 6.x: the call raises
 # a Java ArrayIndexOutOfBoundsException that no Ruby rescue expects. Puma

@@ -15,11 +15,14 @@ module Rackbench
       # doc :: a Document
       # scripts :: [[name, JavaScript source], ...] to inline (Assets.scripts)
       # :libraries :: text naming the chart libraries, for the footer
-      def initialize(doc, scripts:, libraries:)
+      # :profile_html :: the profile hook of the inside section
+      #                  (InsideSection) (default: nil, no profiles)
+      def initialize(doc, scripts:, libraries:, profile_html: nil)
         @doc = doc
         @scripts = scripts
         @libraries = libraries
         @tables = Tables.new(doc)
+        @inside = InsideSection.new(doc, profile_html: profile_html)
       end
 
       def render
@@ -116,6 +119,7 @@ module Rackbench
       def nav_links
         links = Charts.all.map { |c| [c.id, c.title] } +
                 [%w[configs Configurations], *(pages_link if @doc.configs.any? { |c| Array(c["entries"]).any? }),
+                 *([[InsideSection::ID, InsideSection::TITLE]] if @inside.any?),
                  ["what-ran", "What ran"], ["failed", "Failed trials"],
                  ["experiment-file", "Experiment file"],
                  %w[environment Environment]]
@@ -151,7 +155,7 @@ module Rackbench
           <p class="how">Throughput is the median over ok batches; ratios compare each median with the baseline's.</p>
           #{@tables.configs}
           </section>
-          #{pages}<section id="what-ran">
+          #{pages}#{@inside.render}<section id="what-ran">
           <h2>What ran</h2>
           <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
           ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>

@@ -26,6 +26,7 @@ module Rackbench
       th { background: var(--band); position: sticky; top: 0; white-space: nowrap; }
       td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
       tbody tr:nth-child(even) { background: #fbfcfd; }
+      .noise, .headline { font-weight: 600; }
       .verdict { display: inline-block; border-left: 4px solid; padding-left: 6px; white-space: nowrap; }
       ul.flags { margin: 0; padding-left: 16px; min-width: 280px; }
       .reason { white-space: pre-wrap; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }

@@ -2,6 +2,7 @@
 
 require_relative "column"
 require_relative "column_layout"
+require_relative "inside_summary"
 
 module Rackbench
   class Report
@@ -52,7 +53,17 @@ module Rackbench
       def self.latency_cells(only = nil)
         LATENCY_SHOWN.map { |k| cell(k.tr("_", "."), pick: ->(lat) { lat&.[](k) }, only: only) }
       end
-      private_class_method :cell, :interval_cells, :latency_cells
+      # The CSV cells of configs.inside: each figure's median and the two
+      # ends of its interval (NAME_median, NAME_ci95_low, NAME_ci95_high).
+      def self.inside_cells
+        InsideSummary::FIGURES.keys.flat_map do |name|
+          figure = ->(inside) { inside&.dig("figures", name) }
+          [cell("#{name}_median", pick: ->(inside) { figure.call(inside)&.fetch("median") }),
+           cell("#{name}_ci95_low", pick: ->(inside) { figure.call(inside)&.fetch("ci95")&.first }),
+           cell("#{name}_ci95_high", pick: ->(inside) { figure.call(inside)&.fetch("ci95")&.last })]
+        end
+      end
+      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells
 
       ALL = [
         Column.new("id", value: :id, csv: cell("config_id")),
@@ -136,6 +147,10 @@ module Rackbench
                      Array(flags).map { |f| Flags::MARKS.fetch(f["kind"], "?") }.uniq.join
                    }),
                    html: cell("flags", align: :left, markup: :flags)),
+        # Inside the server (InsideSummary#to_h): the views show it in a
+        # section of its own, a table per configuration; CSV flattens it
+        # after the columns 0.1 wrote, so theirs keep their places.
+        Column.new("inside", value: :inside_h, csv: inside_cells),
         Column.new("ran", value: :ran)
       ].freeze
 

@@ -24,8 +24,9 @@ module Rackbench
       # pairs, "all" when none do), ConfigSummary +a+ and +b+, and their
       # Stats::Comparison.
       # +entries+: the EntryCompare of their request lists' entries, nil
-      # when neither has one.
-      Pair = Struct.new(:label, :a, :b, :comparison, :entries, keyword_init: true)
+      # when neither has one. +inside+: the InsideCompare of their inside
+      # figures, nil unless both have some.
+      Pair = Struct.new(:label, :a, :b, :comparison, :entries, :inside, keyword_init: true)
 
       # The pairs, in A's report order.
       attr_reader :pairs
@@ -109,8 +110,9 @@ module Rackbench
         @pairs = pairs.map do |a, b|
           comparison = Stats.compare(a.rps_values, b.rps_values, **options.compare_options)
           label = shown_dims.map { |d| "#{d}=#{Report.format_dim(a.dims[d])}" }.join(" ")
+          inside = a.inside && b.inside ? InsideCompare.new(a.inside, b.inside, options) : nil
           Pair.new(label: label.empty? ? "all" : label, a: a, b: b, comparison: comparison,
-                   entries: EntryCompare.of(a, b, options))
+                   entries: EntryCompare.of(a, b, options), inside: inside)
         end
       end
 
@@ -126,7 +128,7 @@ module Rackbench
           c = pair.comparison
           { "label" => pair.label, "a" => side(pair.a), "b" => side(pair.b), "ratio" => c.ratio,
             "ratio_ci95" => c.ratio_ci, "verdict" => c.verdict, "verdict_explanation" => c.explanation,
-            "batches_needed" => c.batches_needed, "entries" => pair.entries&.to_h }
+            "batches_needed" => c.batches_needed, "entries" => pair.entries&.to_h, "inside" => pair.inside&.to_h }
         end
       end
 

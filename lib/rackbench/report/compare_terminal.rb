@@ -22,7 +22,8 @@ module Rackbench
         table = ::Terminal::Table.new(headings: headings, rows: @compare.pairs.map { |pair| row(pair) })
         (1..4).each { |i| table.align_column(i, :right) }
         pages = @compare.pairs.filter_map { |pair| pages(pair, unit) }
-        [table.to_s, *pages, "A: #{@compare.a_name}", "B: #{@compare.b_name}"].join("\n") + "\n"
+        inside = @compare.pairs.filter_map { |pair| inside(pair) }
+        [table.to_s, *pages, *inside, "A: #{@compare.a_name}", "B: #{@compare.b_name}"].join("\n") + "\n"
       end
 
       private
@@ -52,6 +53,26 @@ module Rackbench
         lines << "  only in A (#{pair.label}): #{entries.only_a.join(", ")}" unless entries.only_a.empty?
         lines << "  only in B (#{pair.label}): #{entries.only_b.join(", ")}" unless entries.only_b.empty?
         lines.empty? ? nil : lines.join("\n")
+      end
+
+      INSIDE_HEADINGS = ["figure", "A", "B", "B/A", "95% CI", "verdict"].freeze
+      private_constant :INSIDE_HEADINGS
+
+      # The inside figures of +pair+ side by side, then its headline
+      # ("B against A: −38% CPU per request, +120 MB PSS"); nil unless both
+      # sides have inside figures.
+      def inside(pair)
+        compared = pair.inside
+        return nil unless compared
+
+        rows = compared.rows.map do |r|
+          [InsideSummary.label(r.name), InsideSummary.format(r.name, r.a), InsideSummary.format(r.name, r.b),
+           InsideCompare.against(r.name, r.to_h),
+           Units.interval(r.ratio_ci, :ratio, separator: "–"), r.verdict]
+        end
+        table = ::Terminal::Table.new(title: "Inside the server: #{pair.label}", headings: INSIDE_HEADINGS, rows: rows)
+        (1..4).each { |i| table.align_column(i, :right) }
+        "#{table}\n  B against A (#{pair.label}): #{compared.headline}"
       end
 
       def row(pair)

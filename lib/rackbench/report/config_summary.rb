@@ -3,6 +3,7 @@
 require_relative "flags"
 require_relative "entry_summary"
 require_relative "entry_text"
+require_relative "inside_summary"
 
 module Rackbench
   class Report
@@ -118,6 +119,24 @@ module Rackbench
         return nil unless memory&.positive? && rps_median
 
         rps_median / (memory / 1e9)
+      end
+
+      # The inside figures over the ok batches (InsideSummary), or nil when
+      # no ok batch has one.
+      def inside
+        return @inside if defined?(@inside)
+
+        @inside = InsideSummary.of(self, @options)
+      end
+
+      # The configuration's "inside" entry of the report document: its
+      # InsideSummary, compared with its baseline's when both have one.
+      def inside_h
+        return nil unless inside
+
+        base = @baseline_config
+        against = base && !base.equal?(self) ? base.inside : nil
+        inside.to_h(baseline: against, baseline_id: base&.id)
       end
 
       def flags

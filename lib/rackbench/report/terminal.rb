@@ -2,6 +2,7 @@
 
 require "terminal-table"
 require_relative "entries_terminal"
+require_relative "inside_terminal"
 
 module Rackbench
   class Report
@@ -36,7 +37,7 @@ module Rackbench
         return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
 
         [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), pages(configs),
-         flag_lines(configs), ran_lines(configs)].compact.join("\n") + "\n"
+         inside(configs), flag_lines(configs), ran_lines(configs)].compact.join("\n") + "\n"
       end
 
       private
@@ -112,6 +113,13 @@ module Rackbench
       # nil without any, so a report of single URLs reads as before.
       def pages(configs)
         EntriesTerminal.new(configs.map { |c| [c.label, c.to_h["entries"]] }).render
+      end
+
+      # The "Inside the server" section (InsideTerminal); nil when no
+      # configuration has an inside figure.
+      def inside(configs)
+        InsideTerminal.new(configs.map { |c| [c.label, c.to_h(@columns)["inside"]] }, noise: @report.inside_noise,
+                                                                                   labels: configs.to_h { |c| [c.id, c.label] }).render
       end
 
       def flag_lines(configs)

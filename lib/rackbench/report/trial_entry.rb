@@ -25,6 +25,17 @@ module Rackbench
       def attempts = @record.attempts.to_i
       def failed_requests = @record.failed_requests.to_i
 
+      # The counting agent's document (doc/output.md, store schema 5), or
+      # nil: no agent ran, or a record stored before it existed.
+      def inside = @record.inside
+
+      # The trial's derived inside figures (InsideFigures), or nil.
+      def inside_figures
+        return @inside_figures if defined?(@inside_figures)
+
+        @inside_figures = InsideFigures.of(@record)
+      end
+
       # An ok trial with a throughput to count: a record stored "ok" without
       # a positive rate (damaged or hand-edited data) is left out like a
       # failure.
@@ -72,7 +83,8 @@ module Rackbench
           "rss_peak_bytes" => r.rss_peak_bytes, "pss_peak_bytes" => r.pss_peak_bytes,
           "warmup_s" => r.warmup_s, "measure_s" => r.measure_s, "warmup" => warmup,
           "offered_rps" => r.offered_rps, "load" => r.load_settings, "identity" => identity, "machine" => machine,
-          "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline)
+          "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline),
+          "inside" => inside_figures
         }
       end
 

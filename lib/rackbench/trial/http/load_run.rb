@@ -17,8 +17,10 @@ module Rackbench
         # :machine :: samples the rest of the machine (#start, #stop => Hash), e.g. a MachineLoad
         # :calibrations :: fetch(config, settings) => Calibration::Result, for a configuration whose
         #                  timeout is left to calibration (a Calibration::Cache)
+        # :window :: marks the window for the server's processes (#mark(:start), #mark(:end)), e.g. a
+        #            WindowMarks; nil marks nothing (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:)
+                       calibrations:, window: nil)
           @trial = trial
           @app = app
           @server = server
@@ -30,6 +32,7 @@ module Rackbench
           @sampler = sampler
           @machine = machine
           @calibrations = calibrations
+          @window = window
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -97,12 +100,27 @@ module Rackbench
           self.class.settings(trial: @trial, app: @app, port: @server.port, layout: @layout, seed: @seed)
         end
 
-        # The engine's phases: the window starts, the window ends.
+        # The engine's phases: the window starts, the window ends. The
+        # server's processes learn of each edge from the mark (their own
+        # clocks time what they count); the sampler's edges follow.
         def on_phase(phase)
           case phase
-          when :measure then start_sampling
-          when :end then stop_sampling
+          when :measure
+            mark(:start)
+            start_sampling
+          when :end
+            mark(:end)
+            stop_sampling
           end
+        end
+
+        # A mark that cannot be written leaves the processes without their
+        # counts (recorded as missing), never the trial without its
+        # measurement.
+        def mark(edge)
+          @window&.mark(edge)
+        rescue SystemCallError
+          nil
         end
 
         def start_sampling

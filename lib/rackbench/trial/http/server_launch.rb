@@ -62,6 +62,7 @@ module Rackbench
           # must not vouch for this one.
           FileUtils.rm_rf(Identity.directory(@work_dir))
           FileUtils.mkdir_p(Identity.directory(@work_dir))
+          WindowMarks.new(@work_dir).reset!
           File.write(@log_path, "")
           hooks = @hooks.before_trial(app: @app, bundle: @bundle, variant: @variant, adapter: @adapter, env: @env,
                                       work_dir: @work_dir)

@@ -1,0 +1,164 @@
+# The measured window, as seen from inside a server process. Loaded by
+# rackbench's launcher (bundle_env/launcher.rb) into every server it starts
+# when the runner sets RACKBENCH_WINDOW=1, after identity.rb and before any
+# listener file (agent/inside.rb, ...).
+#
+# The runner writes, each whole by rename, into $RACKBENCH_TRIAL_DIR/inside:
+#
+#   window.start  when the load engine's measured window starts
+#   window.end    when it ends
+#
+# (content: the runner's CLOCK_MONOTONIC in seconds, as text). A watcher
+# thread in every server process (the exec'd one and every child forked
+# through Ruby) polls for them every POLL_INTERVAL_S and calls each
+# registered listener's window_started(dir), then window_ended(dir), once
+# each, in that process; it ends after window.end. Between the two edges it
+# does nothing but that poll: a stat(2) of a path built once, no allocation.
+#
+# The watcher wakes late under load (it waits for the GVL, up to a
+# timeslice), so a listener must take its own clock readings at each edge
+# and never assume it ran at the instant the file appeared.
+#
+# Runs inside the measured server, under every benchmarked ruby: no gem is
+# required, it parses on old rubies, and it never raises into the server.
+module RackbenchWindow
+  DIRECTORY = "inside".freeze
+  START_FILE = "window.start".freeze
+  END_FILE = "window.end".freeze
+  # How often the watcher looks for the runner's files. Short enough that
+  # a process's edges are close to the engine's (its own clock readings
+  # give the exact duration it counted over), long enough that the poll
+  # costs nothing measurable (bench/agent_overhead.rb).
+  POLL_INTERVAL_S = 0.01
+
+  @listeners = []
+  # In this process: whether it is a child forked through Ruby, and how
+  # many children it forked so (for listeners that tell a master from a
+  # worker; see .role).
+  @forked_child = false
+  @children_forked = 0
+
+  class << self
+    attr_reader :listeners, :children_forked
+
+    def forked_child?
+      @forked_child
+    end
+
+    # "worker" in a child forked through Ruby; "master" in a process that
+    # forked children so; "single" otherwise (a server that never forks).
+    def role
+      return "worker" if @forked_child
+
+      @children_forked > 0 ? "master" : "single"
+    end
+
+    # The channel's directory, or nil outside a trial.
+    def directory
+      dir = ENV["RACKBENCH_TRIAL_DIR"]
+      dir && File.join(dir, DIRECTORY)
+    end
+
+    # Registers listener (responds to window_started(dir) and
+    # window_ended(dir)). Returns listener.
+    def listen(listener)
+      @listeners << listener
+      listener
+    end
+
+    # Starts this process's watcher thread (once per process). Returns
+    # whether one runs.
+    def watch
+      dir = directory
+      return false unless dir && defined?(Thread)
+
+      # Frozen: File.exist? copies (allocates) an unfrozen path on every
+      # call, which would count in the allocations of the window.
+      start_path = File.join(dir, START_FILE).freeze
+      end_path = File.join(dir, END_FILE).freeze
+      @watcher = Thread.new { run(dir, start_path, end_path) }
+      true
+    rescue StandardError => e
+      warn "rackbench window: no watcher: #{e.class}: #{e.message}"
+      false
+    end
+
+    # Called in a child right after a fork through Ruby: the parent's
+    # watcher thread did not survive the fork, so the child starts its own.
+    # A child forked after window.start (a worker replaced mid-window)
+    # starts its window at once; one forked after window.end calls nothing.
+    def forked
+      @forked_child = true
+      @children_forked = 0
+      watch
+    end
+
+    def parent_forked
+      @children_forked += 1
+    end
+
+    private
+
+    def run(dir, start_path, end_path)
+      # Puma lists the threads an app starts while it boots unless marked so.
+      Thread.current[:fork_safe] = true
+      return if File.exist?(end_path) # forked after the window: nothing to count
+
+      sleep POLL_INTERVAL_S until File.exist?(start_path)
+      notify(:window_started, dir)
+      sleep POLL_INTERVAL_S until File.exist?(end_path)
+      notify(:window_ended, dir)
+    rescue StandardError => e
+      warn "rackbench window: watcher stopped: #{e.class}: #{e.message}"
+    end
+
+    # Calls event on every listener; one listener's failure is a warning
+    # and never keeps the others from their call.
+    def notify(event, dir)
+      @listeners.each do |listener|
+        begin
+          listener.public_send(event, dir)
+        rescue StandardError => e
+          warn "rackbench window: #{listener.class} #{event}: #{e.class}: #{e.message}"
+        end
+      end
+    end
+  end
+
+  # Follows forks through Ruby (Process._fork, Ruby 3.1+).
+  module ForkHook
+    def _fork
+      pid = super
+      if pid.zero?
+        RackbenchWindow.forked
+      else
+        RackbenchWindow.parent_forked
+      end
+      pid
+    end
+  end
+
+  # Rubies before 3.1: the two methods servers fork with (see identity.rb).
+  module LegacyForkHook
+    def fork(&block)
+      if block
+        pid = super { RackbenchWindow.forked; block.call }
+        RackbenchWindow.parent_forked
+        return pid
+      end
+
+      pid = super
+      pid.nil? ? RackbenchWindow.forked : RackbenchWindow.parent_forked
+      pid
+    end
+  end
+end
+
+if RackbenchWindow.watch
+  if Process.respond_to?(:_fork)
+    Process.singleton_class.prepend(RackbenchWindow::ForkHook)
+  elsif Process.respond_to?(:fork)
+    Process.singleton_class.prepend(RackbenchWindow::LegacyForkHook)
+    Kernel.prepend(RackbenchWindow::LegacyForkHook)
+  end
+end

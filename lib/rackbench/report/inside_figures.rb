@@ -1,0 +1,180 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Report
+    # The derived "inside the server" figures of one trial (issue 12's
+    # shared design, doc/methodology.md "Inside the server"), from the
+    # record's +inside+ document (the counting agent's per-process window
+    # deltas) and its +sample+ (the sampler's CPU time):
+    #
+    # cpu_us_per_request :: (sample cpu_user_s + cpu_system_s) * 1e6 / window requests
+    # allocations_per_request :: rate(allocated_objects) / engine rate
+    # gc_per_1k_requests :: 1000 * rate(gc.count) / engine rate
+    # gc_ms_per_1k_requests :: 1000 * rate(gc.time_ms) / engine rate (nil
+    #                          when a process's ruby does not measure GC time)
+    # major_gc_per_1k_requests :: 1000 * rate(gc.major) / engine rate
+    # worker_pss_bytes :: mean window-end PSS of the workers ("single"
+    #                     processes when none forked)
+    # worker_pss_growth_bytes :: mean of their window-end minus warmup-end PSS
+    # total_pss_bytes :: window-end PSS summed over the whole tree
+    # yjit_code_bytes :: mean YJIT code size of the workers running YJIT
+    # yjit_ratio :: mean ratio_in_yjit where --yjit-stats measured it
+    #
+    # where rate(X) = Σ over processes of X_i / duration_s_i and the engine
+    # rate = window.requests / window.duration_s. Why rates: each process's
+    # watcher thread notices the window's start and end late under load (up
+    # to a GVL timeslice), so its own window is shorter than the engine's;
+    # dividing its delta by its own duration and then by the engine's rate
+    # corrects for that, where delta / requests would undercount.
+    #
+    # Every figure is nil when it cannot be computed honestly: no inside
+    # document (old stores, agent off, script trials), a process without
+    # the value or without a positive duration, no requests.
+    module InsideFigures
+      # Every figure's name, in the order the reports show them.
+      NAMES = %w[cpu_us_per_request allocations_per_request gc_per_1k_requests gc_ms_per_1k_requests
+                 major_gc_per_1k_requests worker_pss_bytes worker_pss_growth_bytes total_pss_bytes
+                 yjit_code_bytes yjit_ratio].freeze
+
+      module_function
+
+      # The figures of +record+ (a Trial::Record or anything answering
+      # inside, cpu_user_s, cpu_system_s and requests): a Hash of NAMES to
+      # Numeric or nil, or nil when every figure is nil.
+      def of(record)
+        compute(record.inside, cpu_user_s: record.cpu_user_s, cpu_system_s: record.cpu_system_s, requests: record.requests)
+      end
+
+      # The figures from an +inside+ document (or nil) and the sampler's
+      # CPU seconds. The window's requests are the inside document's; without
+      # one, +requests+ (the engine's responses in the same window).
+      def compute(inside, cpu_user_s:, cpu_system_s:, requests:)
+        inside = nil unless inside.is_a?(Hash)
+        window_requests = inside ? inside.dig("window", "requests") : requests
+        figures = {
+          "cpu_us_per_request" => cpu_us_per_request(cpu_user_s, cpu_system_s, window_requests),
+          "allocations_per_request" => per_request(inside, 1) { |p| p["allocated_objects"] },
+          "gc_per_1k_requests" => per_request(inside, 1000) { |p| p.dig("gc", "count") },
+          "gc_ms_per_1k_requests" => per_request(inside, 1000) { |p| p.dig("gc", "time_ms") },
+          "major_gc_per_1k_requests" => per_request(inside, 1000) { |p| p.dig("gc", "major") },
+          "worker_pss_bytes" => mean(serving(inside)) { |p| pss(p, "window_end") },
+          "worker_pss_growth_bytes" => mean(serving(inside)) { |p| growth(p) },
+          "total_pss_bytes" => total_pss(inside),
+          "yjit_code_bytes" => mean(serving(inside).select { |p| p["yjit"].is_a?(Hash) }) { |p| yjit_code(p) },
+          "yjit_ratio" => mean(serving(inside).select { |p| p.dig("yjit", "ratio_in_yjit") }) do |p|
+            p["yjit"]["ratio_in_yjit"]
+          end
+        }
+        figures.values.all?(&:nil?) ? nil : figures
+      end
+
+      # Per process of +inside+ (nil without one): [{"pid", "role",
+      # "warmup_end_pss_bytes", "window_end_pss_bytes"}], for the memory
+      # chart. Processes without a memory snapshot are left out.
+      def memory_points(inside)
+        return [] unless inside.is_a?(Hash)
+
+        processes(inside).filter_map do |p|
+          before = pss(p, "warmup_end")
+          after = pss(p, "window_end")
+          next unless before || after
+
+          { "pid" => p["pid"], "role" => p["role"], "warmup_end_pss_bytes" => before, "window_end_pss_bytes" => after }
+        end
+      end
+
+      def cpu_us_per_request(user_s, system_s, requests)
+        return nil unless user_s.is_a?(Numeric) && system_s.is_a?(Numeric) && requests.is_a?(Numeric) && requests.positive?
+
+        (user_s + system_s) * 1e6 / requests
+      end
+
+      # scale * rate(value) / engine rate, or nil when the engine's window
+      # has no rate or a process lacks the value or a positive duration
+      # (a partial sum would pass for the whole tree's).
+      def per_request(inside, scale)
+        engine = engine_rate(inside)
+        return nil unless engine
+
+        list = processes(inside)
+        return nil if list.empty?
+
+        rate = 0.0
+        list.each do |p|
+          value = yield(p)
+          duration_s = p["duration_s"]
+          return nil unless value.is_a?(Numeric) && duration_s.is_a?(Numeric) && duration_s.positive?
+
+          rate += value / duration_s.to_f
+        end
+        scale * rate / engine
+      end
+
+      def engine_rate(inside)
+        return nil unless inside
+
+        requests = inside.dig("window", "requests")
+        duration_s = inside.dig("window", "duration_s")
+        return nil unless requests.is_a?(Numeric) && duration_s.is_a?(Numeric) && requests.positive? && duration_s.positive?
+
+        requests / duration_s.to_f
+      end
+
+      def processes(inside)
+        list = inside && inside["processes"]
+        list.is_a?(Array) ? list.select { |p| p.is_a?(Hash) } : []
+      end
+
+      # The processes that serve requests: the workers, or the "single"
+      # processes of a server that forked none.
+      def serving(inside)
+        list = processes(inside)
+        workers = list.select { |p| p["role"] == "worker" }
+        workers.empty? ? list.select { |p| p["role"] == "single" } : workers
+      end
+
+      # The mean of the block's values over +list+; nil when the list is
+      # empty or a value is missing.
+      def mean(list)
+        return nil if list.empty?
+
+        values = list.map { |p| yield(p) }
+        return nil unless values.all?(Numeric)
+
+        values.sum.to_f / values.size
+      end
+
+      def pss(process, snapshot)
+        value = process.dig("memory", snapshot, "pss_bytes")
+        value.is_a?(Numeric) ? value : nil
+      end
+
+      def growth(process)
+        before = pss(process, "warmup_end")
+        after = pss(process, "window_end")
+        before && after ? after - before : nil
+      end
+
+      def total_pss(inside)
+        list = processes(inside)
+        return nil if list.empty?
+
+        values = list.map { |p| pss(p, "window_end") }
+        values.all?(Numeric) ? values.sum : nil
+      end
+
+      # Generated code: code_region_size (Ruby 3.2+), else the inline and
+      # outlined blocks of Ruby 3.1.
+      def yjit_code(process)
+        stats = process["yjit"]
+        return stats["code_region_size"] if stats["code_region_size"].is_a?(Numeric)
+
+        inline = stats["inline_code_size"]
+        outlined = stats["outlined_code_size"]
+        inline.is_a?(Numeric) && outlined.is_a?(Numeric) ? inline + outlined : nil
+      end
+      private_class_method :cpu_us_per_request, :per_request, :engine_rate, :processes, :serving, :mean, :pss,
+                           :growth, :total_pss, :yjit_code
+    end
+  end
+end
