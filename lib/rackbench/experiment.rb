@@ -30,7 +30,7 @@ module Rackbench
   class Experiment
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
-    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude].freeze
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude profile].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
 
@@ -51,6 +51,9 @@ module Rackbench
     # shell); exclude (Array of Hash of dimension => Array of values).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
                 :exclude
+    # The profiler of its profiled trials (a Profile::Settings), or nil:
+    # no trial is profiled.
+    attr_reader :profile
     # The file's text as read, kept to store beside the results.
     attr_reader :source_text
     # How errors name the file (the path as given).
@@ -150,10 +153,12 @@ module Rackbench
       def parts(data, checker, entries, settings)
         processes = settings.counts(data.fetch("processes", 1), "processes")
         threads = settings.counts(data.fetch("threads", 1), "threads")
+        batches = checker.integer!(data.fetch("batches", 1), "batches", min: 1)
         {
           name: checker.pattern!(data["name"], "name", NAME, "experiment name ([a-z0-9._-])"),
           seed: checker.integer!(data.fetch("seed", 1), "seed", min: 0),
-          batches: checker.integer!(data.fetch("batches", 1), "batches", min: 1),
+          batches: batches,
+          profile: Profile::Settings.parse(data["profile"], checker, batches: batches),
           rubies: entries.rubies(data.fetch("rubies", ["ruby"])),
           servers: entries.servers(data["servers"]),
           apps: entries.apps(data["apps"]),
@@ -168,8 +173,9 @@ module Rackbench
 
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
-                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze)
+                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, profile: nil)
       @name = name
+      @profile = profile
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -190,11 +196,12 @@ module Rackbench
     end
 
     # A copy with another +seed+ or number of +batches+ (the command line's
-    # --seed), with its own fingerprint.
-    def with(seed: @seed, batches: @batches)
+    # --seed), or another +profile+ (a Profile::Settings or nil: `rackbench
+    # profile`), with its own fingerprint.
+    def with(seed: @seed, batches: @batches, profile: @profile)
       checker = Checker.new(source)
       self.class.new(**parts, seed: checker.integer!(seed, "seed", min: 0),
-                              batches: checker.integer!(batches, "batches", min: 1))
+                              batches: checker.integer!(batches, "batches", min: 1), profile: profile)
     end
 
     # The kind of trial an experiment runs (Trial::Http).
@@ -249,6 +256,7 @@ module Rackbench
         "exclude" => sort(exclude.map { |entry| entry.transform_values { |values| sort(values) } })
       }
       data["pass_env"] = pass_env.sort unless pass_env.empty?
+      data["profile"] = profile.to_h if profile
       data
     end
 
@@ -259,7 +267,7 @@ module Rackbench
     def parts
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
-        configurations: configurations, source: source, source_text: source_text }
+        configurations: configurations, source: source, source_text: source_text, profile: profile }
     end
 
     def sort(values)

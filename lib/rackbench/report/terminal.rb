@@ -36,12 +36,19 @@ module Rackbench
         return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
 
         [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), pages(configs),
-         flag_lines(configs), ran_lines(configs)].compact.join("\n") + "\n"
+         flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
       end
 
       private
 
       def dims = @report.dimensions
+
+      # The profiled trials' top frames (Profile::Terminal), or nil.
+      def profile_lines
+        return nil if @report.profiles.empty?
+
+        "\n#{Profile::Terminal.render(@report.profiles.to_a).chomp}"
+      end
 
       # The configurations table: Report::Columns' terminal cells.
       def table(configs)
