@@ -54,6 +54,9 @@ module Rackbench
     # The profiler of its profiled trials (a Profile::Settings), or nil:
     # no trial is profiled.
     attr_reader :profile
+    # Whether only the profiled trials run (`rackbench profile`): true or
+    # false (never so from a file).
+    attr_reader :profile_only
     # The file's text as read, kept to store beside the results.
     attr_reader :source_text
     # How errors name the file (the path as given).
@@ -173,9 +176,13 @@ module Rackbench
 
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
-                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, profile: nil)
+                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, profile: nil,
+                   profile_only: false)
+      raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
+
       @name = name
       @profile = profile
+      @profile_only = profile_only
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -196,12 +203,14 @@ module Rackbench
     end
 
     # A copy with another +seed+ or number of +batches+ (the command line's
-    # --seed), or another +profile+ (a Profile::Settings or nil: `rackbench
-    # profile`), with its own fingerprint.
-    def with(seed: @seed, batches: @batches, profile: @profile)
+    # --seed), or another +profile+ (a Profile::Settings or nil) and
+    # +profile_only+ (only the profiled trials run: `rackbench profile`),
+    # with its own fingerprint.
+    def with(seed: @seed, batches: @batches, profile: @profile, profile_only: @profile_only)
       checker = Checker.new(source)
       self.class.new(**parts, seed: checker.integer!(seed, "seed", min: 0),
-                              batches: checker.integer!(batches, "batches", min: 1), profile: profile)
+                              batches: checker.integer!(batches, "batches", min: 1), profile: profile,
+                              profile_only: profile_only)
     end
 
     # The kind of trial an experiment runs (Trial::Http).
@@ -257,6 +266,7 @@ module Rackbench
       }
       data["pass_env"] = pass_env.sort unless pass_env.empty?
       data["profile"] = profile.to_h if profile
+      data["profile_only"] = true if profile_only
       data
     end
 
@@ -267,7 +277,8 @@ module Rackbench
     def parts
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
-        configurations: configurations, source: source, source_text: source_text, profile: profile }
+        configurations: configurations, source: source, source_text: source_text, profile: profile,
+        profile_only: profile_only }
     end
 
     def sort(values)

@@ -138,7 +138,9 @@ module Rackbench
         base = configurations.sort_by(&:key)
         trials = (1..source.batches).flat_map do |batch|
           plain = base.shuffle(random: Random.new(source.seed + batch)).map { |config| [config, batch, nil] }
-          insert_profiled(plain, base, batch).reject { |config, _, _| reasons[config.key] }
+          planned = insert_profiled(plain, base, batch)
+          planned = planned.reject { |_, _, profile| profile.nil? } if profile_only?
+          planned.reject { |config, _, _| reasons[config.key] }
         end
         trials.each_with_index.map do |(config, batch, profile), i|
           key = "#{config.key}#batch=#{batch}#{PROFILE_KEY_SUFFIX if profile}".freeze
@@ -157,6 +159,12 @@ module Rackbench
         base.shuffle(random: random).each_with_object(plain.dup) do |config, trials|
           trials.insert(random.rand(trials.size + 1), [config, batch, profile])
         end
+      end
+
+      # Only the profiled trials (`rackbench profile`): the plain ones are
+      # left out after the shuffle, so the profiled keep their places.
+      def profile_only?
+        source.respond_to?(:profile_only) && source.profile_only
       end
 
       # Keeps the profiled trials' generator apart from any batch's.

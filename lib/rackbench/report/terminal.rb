@@ -33,7 +33,12 @@ module Rackbench
 
       def render
         configs = @report.configs
-        return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
+        if configs.empty?
+          return "#{@report.experiment[:name]}: no trials stored\n" if @report.profiles.empty?
+
+          # A profile-only run (`rackbench profile`) measured nothing.
+          return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
+        end
 
         [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), pages(configs),
          flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
