@@ -34,6 +34,17 @@ describe "profile dumps and their merging" do
     assert_match(/raw: true/, error.message)
   end
 
+  it "reads the dump of a process that took no sample (an idle master) as an empty profile, merged like any" do
+    idle = StackProf.run(mode: :cpu, interval: 1000, raw: true) { nil }
+    skip "StackProf sampled an empty block" unless idle[:samples].zero?
+    empty = Rackbench::Profile::Dump.read(RealProfiles.dump(dir, 7, idle))
+    assert_equal [0, [], [{ "pid" => 7, "samples" => 0 }]], [empty.samples, empty.stacks, empty.processes]
+    busy = Rackbench::Profile::Dump.from_results(RealProfiles.work)
+    busy = Rackbench::Profile::Merged.new(tool: "stackprof", mode: "cpu", interval: 1000, frames: busy.frames,
+                                          stacks: busy.stacks, processes: busy.processes)
+    assert_equal busy.samples, Rackbench::Profile::Merged.merge([empty, busy]).samples
+  end
+
   it "merges the dumps of two processes: the same frames become one, samples add up" do
     dir # made here, not in the child
     reader, writer = IO.pipe

@@ -21,11 +21,18 @@ module Rackbench
         from_results(results, pid: pid)
       rescue TypeError, ArgumentError, EOFError => e
         raise Error, "#{path} is not a StackProf dump (#{e.message})"
+      rescue Error => e
+        raise Error, "#{path}: #{e.message}"
       end
 
       # The Merged profile of StackProf.results (a Hash with Symbol keys).
       def from_results(results, pid: nil)
-        raise Error, "StackProf results without raw samples (start it with raw: true)" unless results[:raw].is_a?(Array)
+        raise Error, "not StackProf results (#{results.class})" unless results.is_a?(Hash)
+
+        # StackProf leaves :raw out when it took no sample (an idle master).
+        unless results[:raw].is_a?(Array) || results[:samples].to_i.zero?
+          raise Error, "StackProf results without raw samples (start it with raw: true)"
+        end
 
         frames = results.fetch(:frames)
         by_address = {}
@@ -41,7 +48,7 @@ module Rackbench
           end
         end
         stacks = Hash.new(0)
-        raw = results[:raw]
+        raw = results[:raw] || []
         i = 0
         while i < raw.size
           depth = raw[i]
