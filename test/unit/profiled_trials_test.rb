@@ -89,6 +89,9 @@ describe "profiled trials in a run" do
     assert_equal mark["samples"], profile.samples
     assert_operator RealProfiles.self_samples(profile, "RealProfiles::ProfileWork#inner"), :>=, 40, "both processes'"
     assert_nil Rackbench::Profile.of(plain.first)
+    assert_equal 2, out.string.scan(/batch 1 \(profiled\)/).size, "the progress line says which trial is profiled"
+    table = Rackbench::Store.open(dir) { |store| Rackbench::TrialReport.new(store).table }
+    assert_equal 2, table.scan("ok (profiled)").size
   end
 
   it "fails a profiled trial whose server gave no profile, naming the processes" do
