@@ -30,9 +30,14 @@ module Rackbench
   class Experiment
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
-    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude profile].freeze
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
+    # What the in-server agent does in every trial (`inside:`): count GC,
+    # allocations, VM and JIT figures and memory over the window
+    # (agent/inside.rb), or nothing (no agent is loaded).
+    INSIDE_MODES = %w[counting off].freeze
+    DEFAULT_INSIDE = "counting"
 
     # The server adapters accepted when Rackbench::Servers cannot say.
     KNOWN_SERVERS = %w[puma webrick unicorn pitchfork falcon thin iodine agoo].freeze
@@ -48,9 +53,10 @@ module Rackbench
     # file; processes and threads (Arrays of Integer); load (Hash of key =>
     # Array of values, defaults filled in); env (Hash of name => Array of
     # String); pass_env (Array of variable names the servers take from the
-    # shell); exclude (Array of Hash of dimension => Array of values).
+    # shell); exclude (Array of Hash of dimension => Array of values);
+    # inside (one of INSIDE_MODES).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
-                :exclude
+                :exclude, :inside
     # The profiler of its profiled trials (a Profile::Settings), or nil:
     # no trial is profiled.
     attr_reader :profile
@@ -169,15 +175,22 @@ module Rackbench
           threads: threads,
           load: settings.load(data.fetch("load", {}), processes: processes, threads: threads),
           env: settings.env(data.fetch("env", {})),
-          pass_env: settings.pass_env(data.fetch("pass_env", []))
+          pass_env: settings.pass_env(data.fetch("pass_env", [])),
+          inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker)
         }
+      end
+
+      # YAML reads an unquoted off (and on) as a boolean.
+      def inside(value, checker)
+        value = { false => "off", true => "on" }.fetch(value, value)
+        checker.one_of!(value, "inside", INSIDE_MODES, "inside mode")
       end
     end
 
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
-                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, profile: nil,
-                   profile_only: false)
+                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
+                   profile: nil, profile_only: false)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -193,6 +206,7 @@ module Rackbench
       @load = load
       @env = env
       @pass_env = pass_env
+      @inside = inside
       @exclude = exclude
       @dimensions = dimensions
       @configurations = configurations
@@ -265,6 +279,10 @@ module Rackbench
         "exclude" => sort(exclude.map { |entry| entry.transform_values { |values| sort(values) } })
       }
       data["pass_env"] = pass_env.sort unless pass_env.empty?
+      # Off changes what is stored (no inside figures) and what runs in the
+      # server (no agent): a different experiment. Counting, the default,
+      # keeps the fingerprint of an experiment stored before the key.
+      data["inside"] = inside unless inside == DEFAULT_INSIDE
       data["profile"] = profile.to_h if profile
       data["profile_only"] = true if profile_only
       data
@@ -277,7 +295,7 @@ module Rackbench
     def parts
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
-        configurations: configurations, source: source, source_text: source_text, profile: profile,
+        configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
         profile_only: profile_only }
     end
 

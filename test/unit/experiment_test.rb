@@ -284,6 +284,26 @@ describe Rackbench::Experiment do
     end
   end
 
+  describe "inside" do
+    it "counts by default, and is off when asked, YAML's bare off included" do
+      assert_equal "counting", build_experiment.inside
+      assert_equal "off", build_experiment("inside" => "off").inside
+      assert_equal "off", parse_yaml("name: t\nservers: [puma]\napps: [rack-hello]\ninside: off\n").inside
+      assert_equal "off", build_experiment("inside" => "off").with(seed: 9).inside
+    end
+
+    it "is in the fingerprint when off only: an experiment stored before the key keeps its own" do
+      plain = build_experiment
+      assert_equal plain.fingerprint, build_experiment("inside" => "counting").fingerprint
+      refute_equal plain.fingerprint, build_experiment("inside" => "off").fingerprint
+    end
+
+    it "names a mode it does not know" do
+      assert_config_error({ "inside" => "count" }, "inside: unknown inside mode \"count\"", "known: counting, off")
+      assert_config_error("name: t\nservers: [puma]\napps: [rack-hello]\ninside: on\n", "inside: unknown inside mode \"on\"")
+    end
+  end
+
   describe "#with" do
     it "returns a copy with another seed and its own fingerprint" do
       experiment = build_experiment("seed" => 5)

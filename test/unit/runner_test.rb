@@ -91,12 +91,41 @@ describe Rackbench::Runner do
     runner.run
     env = launcher.launches.first.fetch(:env)
     assert_equal "1", env["RACKBENCH_WINDOW"], "the launcher loads the window channel"
+    assert_equal "counting", env["RACKBENCH_INSIDE"], "and the counting agent, by default"
     marks = launcher.launches.map { |launch| File.join(launch.fetch(:work_dir), "inside") }.uniq
     assert_equal 6, marks.size
     marks.each do |inside|
       start_s, end_s = %w[window.start window.end].map { |name| Float(File.read(File.join(inside, name))) }
       assert_operator start_s, :<=, end_s, "the runner's clock, start before end"
     end
+  end
+
+  it "stores the counts of the server's processes, collected after the window, with the engine's window" do
+    collections = []
+    counts = { "pid" => 42, "ppid" => 1, "role" => "single", "started_at_s" => 1.0, "ended_at_s" => 3.0,
+               "duration_s" => 2.0, "allocated_objects" => 8000, "ignored" => 1 }
+    inside = lambda do |**keywords|
+      collections << keywords
+      Struct.new(:collect).new([[counts], [{ "pid" => 43, "reason" => "no identity report" }]])
+    end
+    runner(inside: inside).run
+    record = stored.first
+    assert_equal({ "agent" => "counting",
+                   "window" => { "requests" => Fakes::ENGINE_RESULT["requests"], "duration_s" => 2.0 },
+                   "processes" => [counts.except("ignored")], "missing" => [{ "pid" => 43, "reason" => "no identity report" }] },
+                 record.inside)
+    assert_equal 6, collections.size
+    assert(collections.all? { |k| k[:identity] && File.directory?(File.join(k[:trial_dir], "inside")) })
+  end
+
+  it "loads no agent and stores no inside document with inside: off" do
+    collections = []
+    runner(experiment("#{experiment.source_text}inside: off\n"), inside: ->(**k) { collections << k }).run
+    assert(stored.all? { |record| record.ok? && record.inside.nil? })
+    env = launcher.launches.first.fetch(:env)
+    assert_nil env["RACKBENCH_INSIDE"]
+    assert_nil env["RACKBENCH_WINDOW"], "no watcher thread either"
+    assert_empty collections
   end
 
   it "runs batch by batch in the seeded order, the request mix seeded per batch" do

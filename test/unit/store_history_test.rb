@@ -53,7 +53,7 @@ describe "the trial history of retried failures" do
     it "keeps every row, each the first attempt at its key, failures retryable and no history yet" do
       experiment = schema3
       Rackbench::Store.open(dir) do |store|
-        assert_equal 4, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
+        assert_equal Rackbench::Store::Schema::VERSION, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
         trials = store.trials(experiment)
         assert_equal [["ok1", "ok", 1], ["failed1", "failed", 1], ["failed2", "failed", 1]],
                      trials.map { |t| [t.key, t.status, t.attempt] }

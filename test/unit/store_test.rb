@@ -182,7 +182,10 @@ describe Rackbench::Store do
         machine: { "busy" => false, "other_cpu_percent" => 1.5 },
         identity: { "description" => "ruby 3.1.2p20", "jit" => nil, "mismatches" => [] },
         gem_versions: { "puma" => "6.4.2", "rack" => "3.0.9" }, layout: { "server_cpus" => [1], "engine_cpus" => [0] },
-        log_path: "logs/b2-ruby-3.1-puma-hello-p2t5.log"
+        log_path: "logs/b2-ruby-3.1-puma-hello-p2t5.log",
+        inside: { "agent" => "counting", "window" => { "requests" => 12_357, "duration_s" => 10.0 },
+                  "processes" => [{ "pid" => 9, "role" => "worker", "gc" => { "count" => 4, "time_ms" => nil } }],
+                  "missing" => [{ "pid" => 10, "reason" => "no identity report" }] }
       )
       store.save_trial(id, record)
       read = reopen.trials(id).first

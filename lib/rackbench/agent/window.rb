@@ -72,8 +72,10 @@ module RackbenchWindow
       dir = directory
       return false unless dir && defined?(Thread)
 
-      start_path = File.join(dir, START_FILE)
-      end_path = File.join(dir, END_FILE)
+      # Frozen: File.exist? copies (allocates) an unfrozen path on every
+      # call, which would count in the allocations of the window.
+      start_path = File.join(dir, START_FILE).freeze
+      end_path = File.join(dir, END_FILE).freeze
       @watcher = Thread.new { run(dir, start_path, end_path) }
       true
     rescue StandardError => e

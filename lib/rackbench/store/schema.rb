@@ -182,6 +182,14 @@ module Rackbench
             String :log_path, text: true
             unique %i[experiment_id key attempt]
           end
+        end,
+
+        # 5: what the counting agent saw inside the server over the measured
+        # window (Trial::Record#inside: GC, allocations, VM and JIT counters,
+        # memory, per process). Stored trials had no agent: NULL.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :inside, String, text: true }        # JSON
+          db.alter_table(:trial_history) { add_column :inside, String, text: true } # JSON
         end
       ].freeze
 

@@ -21,6 +21,8 @@ module Rackbench
     # :machine :: returns #start / #stop like MachineLoad (default: MachineLoad.new)
     # :probe :: called with a variant and a ServerEnv, returns what that ruby reports about itself
     #           (default: Identity::Expectation.probe)
+    # :inside :: called with Inside::Collection.new's keywords, returns an object whose #collect returns
+    #            [counts, missing] (default: Inside::Collection.new)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -33,7 +35,8 @@ module Rackbench
 
       def initialize(context, bundles: nil, engine: LoadEngine.new, launcher: ServerLaunch.method(:new),
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
-                     probe: Identity::Expectation.method(:probe), max_error_rate: MAX_ERROR_RATE)
+                     probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
+                     max_error_rate: MAX_ERROR_RATE)
         super(context)
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
                                               parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
@@ -43,6 +46,7 @@ module Rackbench
         @machine = machine
         @probes = Identity::Probes.new(probe)
         @max_error_rate = max_error_rate
+        @inside = inside
         @calibrations = Calibration::Cache.new(
           results_dir: context.results_dir, fingerprint: context.source.fingerprint,
           calibration: Calibration.new(engine: @engine, marker_env: context.marker_env)
@@ -114,17 +118,31 @@ module Rackbench
         booted = launch(trial, app, variant, adapter, bundle, env).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
         Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
+        window = WindowMarks.new(work_dir(trial))
         begin
-          outcome = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
-                                layout: @context.layout, seed: @context.source.seed,
-                                max_error_rate: app.max_error_rate || @max_error_rate, marker_env: @context.marker_env,
-                                sampler: @sampler.call(booted.server), machine: @machine.call,
-                                calibrations: @calibrations, window: WindowMarks.new(work_dir(trial))).run(facts)
-          trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(outcome) : outcome
+          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
+                                 layout: @context.layout, seed: @context.source.seed,
+                                 max_error_rate: app.max_error_rate || @max_error_rate,
+                                 marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
+                                 machine: @machine.call, calibrations: @calibrations, window: window).run(facts)
+          measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
+          trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
           booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
         end
+      end
+
+      # The counting agent's document, collected from the server's
+      # processes once the window has ended and before the server stops;
+      # nil when no agent counts (`inside: off`) or no window ended.
+      def inside(trial, booted, window, result)
+        return nil unless Inside.mode(source) == Inside::COUNTING && window.marked?(:end)
+
+        counts, missing = @inside.call(server: booted.server, trial_dir: work_dir(trial),
+                                       identity: booted.identity).collect
+        Inside::Document.build(counts: counts, missing: missing, requests: result["requests"],
+                               duration_s: result["duration_s"])
       end
 
       # A configuration whose timeout is left to calibration, and not yet
@@ -183,8 +201,10 @@ module Rackbench
       # launcher then loads agent/profile.rb); a plain trial's never does.
       def server_env(config, app, variant, adapter, bundle, work_dir, profile: nil)
         trial_env = { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
-                      Identity::LATE_VAR => "1", WindowMarks::ENV_VAR => "1", **@context.marker_env }
-        trial_env[ProfileRun::ENV_VAR] = profile.env_value if profile
+                      Identity::LATE_VAR => "1", **Inside.env(Inside.mode(source)), **@context.marker_env }
+        # The profiler listens to the window too, whether or not the
+        # counting agent runs.
+        trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: trial_env,
@@ -246,6 +266,7 @@ require_relative "http/app_logs"
 require_relative "http/server_launch"
 require_relative "http/calibration"
 require_relative "http/window_marks"
+require_relative "http/inside"
 require_relative "http/load_run"
 require_relative "http/profile_run"
 require_relative "http/examination"

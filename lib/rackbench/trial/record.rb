@@ -22,6 +22,8 @@ module Rackbench
     # Timing (s) :: started_at, finished_at (Time), wall_s, boot_s (until the server was ready), stop_s
     # Measurements :: result, sample (Hashes, String keys), machine (MachineLoad)
     # What ran :: ruby_description, identity (Trial::Identity), gem_versions, env, load_settings, layout
+    # Inside the server :: inside (the counting agent's document, Trial::Http::Inside; nil when no
+    #                      agent ran: script trials, `inside: off`, trials stored before schema 5)
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -29,10 +31,10 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt].freeze
+                  load_settings layout log_path attempt inside].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
-      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout].freeze
+      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)
