@@ -22,7 +22,7 @@ describe "profiled trials in a run" do
                                    ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION, jit: [])
   end
 
-  def experiment(profile)
+  def experiment(profile, inside: nil)
     text = <<~YAML
       name: profiled-test
       seed: 3
@@ -35,6 +35,7 @@ describe "profiled trials in a run" do
       load: { duration: 0.1s, warmup: 0s, connections: 4, timeout: 2s }
     YAML
     text += "profile: #{profile}\n" if profile
+    text += "inside: #{inside}\n" if inside
     Rackbench::Experiment.parse(text, source: "test.yml", base_dir: dir)
   end
 
@@ -92,6 +93,19 @@ describe "profiled trials in a run" do
     assert_equal 2, out.string.scan(/batch 1 \(profiled\)/).size, "the progress line says which trial is profiled"
     table = Rackbench::Store.open(dir) { |store| Rackbench::TrialReport.new(store).table }
     assert_equal 2, table.scan("ok (profiled)").size
+  end
+
+  it "opens the window channel for the profiler also when the counting agent is off" do
+    fake = launcher
+    runner(experiment("{ tool: stackprof, mode: object }", inside: "off"), launcher: fake).run
+    envs = fake.launches.map { |k| [k[:trial].profiled?, k[:env].to_h] }
+    envs.each do |profiled, env|
+      assert_equal(profiled ? "1" : nil, env["RACKBENCH_WINDOW"])
+      assert_equal(profiled ? "stackprof:object:1" : nil, env["RACKBENCH_PROFILE"])
+      assert_nil env["RACKBENCH_INSIDE"]
+    end
+    assert_equal [true, false], envs.map(&:first).uniq.sort_by { |p| p ? 0 : 1 }
+    assert(stored.select { |r| Rackbench::Profile.profiled?(r) }.all? { |r| r.ok? && Rackbench::Profile.of(r)["samples"].positive? })
   end
 
   it "fails a profiled trial whose server gave no profile, naming the processes" do
