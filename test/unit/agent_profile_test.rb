@@ -26,8 +26,10 @@ describe "the profiler in the server" do
     env = { "RACKBENCH_TRIAL_DIR" => trial_dir, "RACKBENCH_PROFILE" => profile_value }
     pid = Process.spawn(env, RbConfig.ruby, "-rbundler/setup", PROFILE_PROBE, %i[out err] => log)
     begin
-      pids = wait_until(timeout_s: 60, message: "the probe's pids") { File.exist?(file("pids")) && File.read(file("pids")) }
-      parent, child = pids.split.map(&:to_i)
+      pids = wait_until(timeout_s: 60, message: "the probe's pids") do
+        File.exist?(file("pids")) && File.read(file("pids"))[/\A(\d+) (\d+)\n\z/] && [$1.to_i, $2.to_i]
+      end
+      parent, child = pids
       marks.mark(:start)
       begin
         wait_until(timeout_s: 60, message: "both profiles started") do
