@@ -58,4 +58,31 @@ describe "rackbench profile (integration)" do
     report = File.read(File.join(results, "report.html"))
     assert_includes report, %(id="chart-profile-1")
   end
+
+  it "runs a profiled trial beside the measured one in `rackbench run`, counting only the measured one" do
+    file = File.join(dir, "run.yml")
+    File.write(file, <<~YAML)
+      name: run-profiled
+      seed: 1
+      batches: 1
+      servers: [puma]
+      apps: [cpu]
+      processes: 1
+      threads: 1
+      load: { connections: 1, duration: 1s, warmup: 0.3s, timeout: 10s }
+      profile: { tool: stackprof, mode: wall }
+    YAML
+    stdout, stderr, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    assert status.success?, "#{stderr}\n#{stdout}"
+    assert_match(/Profile of .*app=cpu.*: stackprof wall, every 1000 µs/, stdout)
+    assert_match(/Top frames by self:\n.*\n +\d+\.\d% +\d+\.\d%  /, stdout)
+    records = Rackbench::Store.open(results, &:trials)
+    profiled, plain = records.partition { |r| Rackbench::Profile.profiled?(r) }
+    assert_equal [1, 1], [profiled.size, plain.size]
+    assert(records.all?(&:ok?))
+    doc = Rackbench::Store.open(results) { |store| Rackbench::Report.new(store).to_h }
+    assert_equal 1, doc["configs"].first["batches"], "the profiled trial counts in no figure"
+    assert_equal [plain.first.key], doc["trials"].map { |t| t["key"] }
+    assert_equal "wall", doc["profiles"].first["mode"]
+  end
 end
