@@ -1,24 +1,33 @@
 #!/usr/bin/env ruby
 # frozen_string_literal: true
 
-# What the counting agent (agent/inside.rb, with the window channel's
-# watcher) costs the server: the same configuration, Puma with one process
-# and one thread serving rack-hello (the cheapest request, where any
-# overhead shows most), measured with `inside: counting` and `inside: off`
-# in pairs of trials back to back, each pair's order drawn from the seed.
-# The throughput ratio counting/off is reported as the median of the pairs'
-# ratios with its 95% bootstrap interval (pairing cancels the machine's
-# slow drift), and as the ratio of the two sides' medians with the report's
-# own interval (Stats.compare). Target: the agent costs under 1%.
+# What the counting agent (agent/window.rb's watcher and agent/inside.rb)
+# costs a server: an A/B of the same configuration, Puma in single mode
+# with one thread serving rack-hello (the cheapest request, where any
+# overhead shows most), one server booted with the agent counting and one
+# with `inside: off`'s environment (no window, no agent; both load the
+# identity report, as every trial does).
 #
-#   bundle exec ruby bench/agent_overhead.rb [--pairs 20] [--duration 3] [--seed 1]
+# Both servers are pinned to CPU 0 and the load engine to CPU 1. The
+# agent's server has its window started (inside/window.start) before the
+# first run, so it is in the state of a trial's measured window: the
+# watcher polling every 10 ms. The runs alternate between the two servers
+# in pairs, each pair's order drawn from the seed; while one is measured
+# the other is stopped (SIGSTOP), so an idle server's threads take nothing
+# from the measured one. The throughput ratio agent/off is the median of
+# the pairs' ratios with its 95% bootstrap interval (pairing cancels the
+# machine's drift), and the ratio of the two sides' medians with the
+# report's interval (Stats.compare). The two snapshots at the window's
+# edges are timed in this process. Target: the agent costs under 1%.
+#
+#   bundle exec ruby bench/agent_overhead.rb [--pairs 30] [--duration 2] [--seed 1]
 require "optparse"
-require "stringio"
+require "net/http"
 require "tmpdir"
 require_relative "../lib/rackbench"
 
-pairs = 20
-duration_s = 3
+pairs = 30
+duration_s = 2.0
 seed = 1
 OptionParser.new do |o|
   o.on("--pairs N", Integer) { |v| pairs = v }
@@ -26,37 +35,9 @@ OptionParser.new do |o|
   o.on("--seed N", Integer) { |v| seed = v }
 end.parse!
 
+SERVER_CPU = 0
+ENGINE_CPU = 1
 MODES = %w[counting off].freeze
-
-def experiment(mode, duration_s)
-  Rackbench::Experiment.parse(<<~YAML, source: "agent-overhead.yml")
-    name: agent-overhead-#{mode}
-    batches: 1
-    rubies: [ruby]
-    servers: [puma]
-    apps: [rack-hello]
-    processes: 1
-    threads: 1
-    inside: #{mode}
-    load: { connections: 4, duration: #{duration_s}s, warmup: 1s, timeout: 5s }
-  YAML
-end
-
-# One trial of mode in a results directory of its own; its record.
-def trial(mode, dir, duration_s)
-  results = Dir.mktmpdir("trial", dir)
-  Rackbench::Runner.new(source: experiment(mode, duration_s), results_dir: results, out: StringIO.new,
-                        err: StringIO.new).run
-  record = Rackbench::Store.open(results, &:trials).first
-  abort "#{mode}: trial failed: #{record&.reason}" unless record&.ok?
-  # Both sides of the knob, checked on every trial: the agent counted, or
-  # nothing was loaded.
-  counted = record.inside && !record.inside["processes"].empty?
-  abort "#{mode}: the agent #{counted ? "ran" : "did not run"}" unless counted == (mode == "counting")
-  record
-ensure
-  FileUtils.rm_rf(results) if results
-end
 
 def median(values)
   sorted = values.sort
@@ -64,29 +45,111 @@ def median(values)
   n.odd? ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
 end
 
+def wait_ready(port, pid)
+  deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 60
+  loop do
+    return if Net::HTTP.get_response(URI("http://127.0.0.1:#{port}/")).code == "200"
+  rescue SystemCallError, IOError
+    abort "server #{pid} exited" if Process.waitpid(pid, Process::WNOHANG)
+    abort "server on port #{port} not ready after 60 s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    sleep 0.1
+  end
+end
+
+# Boots Puma (single mode, one thread) serving rack-hello through the
+# launcher; mode counting adds the window channel and the agent.
+def boot(mode, bundle, app, adapter, install, dir)
+  trial_dir = File.join(dir, mode)
+  FileUtils.mkdir_p(File.join(trial_dir, "inside"))
+  port = Rackbench::Ports.free_port
+  argv = ["taskset", "-c", SERVER_CPU.to_s] + bundle.exec_prefix([install.path]) +
+         adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"), port: port, processes: 1,
+                         threads: 1, work_dir: trial_dir, environment: "production")
+  env = bundle.env.merge("RACK_ENV" => "production", "RACKBENCH_TRIAL_DIR" => trial_dir)
+  env.merge!(Rackbench::Trial::Http::Inside.env(mode))
+  pid = Process.spawn(env, *argv, chdir: app.dir, pgroup: true, out: File.join(dir, "#{mode}.log"), err: %i[child out])
+  wait_ready(port, pid)
+  { mode: mode, pid: pid, port: port, trial_dir: trial_dir }
+end
+
+def measure(server, others, duration_s)
+  others.each { |other| Process.kill(:STOP, -other[:pid]) }
+  Process.kill(:CONT, -server[:pid])
+  settings = Rackbench::LoadSettings.build(url: "http://127.0.0.1:#{server[:port]}/", connections: 4,
+                                           duration_s: duration_s, warmup_s: 0.5, timeout_s: 5, cpus: [ENGINE_CPU])
+  result = Rackbench::LoadEngine.new.run(settings)
+  abort "#{server[:mode]}: errors #{result.errors}" unless result.requests.positive?
+  result.rps
+ensure
+  others.each { |other| Process.kill(:CONT, -other[:pid]) }
+end
+
+# The cost of the agent's two snapshots, in this process: what each
+# server process pays at the window's edges.
+def snapshot_cost_us
+  load File.expand_path("../lib/rackbench/agent/window.rb", __dir__)
+  load File.expand_path("../lib/rackbench/agent/inside.rb", __dir__)
+  n = 200
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  n.times do
+    start = RackbenchInside.start_snapshot
+    RackbenchInside.json(RackbenchInside.counts(pid: 1, ppid: 0, role: "single", start: start,
+                                                finish: RackbenchInside.end_snapshot))
+  end
+  (Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) / n * 1e6
+end
+
+install = Rackbench::Rubies::Prober.new(env: ENV, timeout_s: 30)
+                                    .describe(Rackbench::Rubies::Locator::Candidate.new(path: RbConfig.ruby, source: :path))
+spec = Rackbench::Experiment.parse("name: b\nservers: [puma]\napps: [rack-hello]\n").apps.first
+app = Rackbench::App.resolve(spec)
+adapter = Rackbench::Servers.fetch("puma")
 rng = Random.new(seed)
 rates = { "counting" => [], "off" => [] }
 ratios = []
 Dir.mktmpdir("rackbench-agent-overhead") do |dir|
-  trial("off", dir, 1) # installs the bundle; not measured
-  pairs.times do |i|
-    order = rng.rand(2).zero? ? MODES : MODES.reverse
-    rate = order.to_h { |mode| [mode, trial(mode, dir, duration_s).rate] }
-    rate.each { |mode, r| rates[mode] << r }
-    ratios << rate["counting"] / rate["off"]
-    warn format("pair %2d (%s first): counting %.1f req/s, off %.1f req/s, ratio %.4f", i + 1, order.first,
-                rate["counting"], rate["off"], ratios.last)
+  bundle = Rackbench::Trial::Http::BundleCache.new(out: $stderr).fetch(app, install, adapter, log_dir: dir)
+  servers = MODES.to_h { |mode| [mode, boot(mode, bundle, app, adapter, install, dir)] }
+  begin
+    Rackbench::Trial::Http::WindowMarks.new(servers["counting"][:trial_dir]).mark(:start)
+    MODES.each { |mode| measure(servers[mode], servers.values - [servers[mode]], 1.0) } # warm both up
+    pairs.times do |i|
+      order = rng.rand(2).zero? ? MODES : MODES.reverse
+      rate = order.to_h { |mode| [mode, measure(servers[mode], servers.values - [servers[mode]], duration_s)] }
+      rate.each { |mode, r| rates[mode] << r }
+      ratios << rate["counting"] / rate["off"]
+      warn format("pair %2d (%-8s first): counting %.1f req/s, off %.1f req/s, ratio %.4f", i + 1, order.first,
+                  rate["counting"], rate["off"], ratios.last)
+    end
+    # Both sides of the knob: the agent counted the whole run; off ran none.
+    Rackbench::Trial::Http::WindowMarks.new(servers["counting"][:trial_dir]).mark(:end)
+    counts = File.join(servers["counting"][:trial_dir], "inside", "#{servers["counting"][:pid]}.counts.json")
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    sleep 0.05 until File.exist?(counts) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    abort "the agent wrote no counts" unless File.exist?(counts)
+    abort "the off server counted" unless Dir.glob(File.join(servers["off"][:trial_dir], "inside", "*")).empty?
+    warn "agent's counts: #{File.read(counts)[0, 300]}..."
+  ensure
+    servers.each_value do |server|
+      Process.kill(:CONT, -server[:pid])
+      Process.kill(:TERM, -server[:pid])
+      Process.wait(server[:pid])
+    rescue SystemCallError
+      nil
+    end
   end
 end
 
 low, high = Rackbench::Stats.bootstrap_ci(ratios, statistic: :median, seed: seed)
 compared = Rackbench::Stats.compare(rates["off"], rates["counting"], seed: seed)
-load_s = File.read("/proc/loadavg").split.first
-puts format("%d pairs, %.1f s measured each, seed %d; load average at the end %s", pairs, duration_s, seed, load_s)
-puts format("off:      median %.1f req/s (min %.1f, max %.1f)", median(rates["off"]), rates["off"].min, rates["off"].max)
-puts format("counting: median %.1f req/s (min %.1f, max %.1f)", median(rates["counting"]), rates["counting"].min,
-            rates["counting"].max)
-puts format("paired ratio counting/off: median %.4f, 95%% CI [%.4f, %.4f] => cost %.2f%% [%.2f%%, %.2f%%]",
+puts format("%d pairs of %.1f s runs, seed %d; load average at the end: %s", pairs, duration_s, seed,
+            File.read("/proc/loadavg").split.first(3).join(" "))
+MODES.each do |mode|
+  puts format("%-8s median %.1f req/s (min %.1f, max %.1f)", mode, median(rates[mode]), rates[mode].min,
+              rates[mode].max)
+end
+puts format("paired ratio counting/off: median %.4f, 95%% CI [%.4f, %.4f] (agent's cost %+.2f%%, CI [%+.2f%%, %+.2f%%])",
             median(ratios), low, high, (1 - median(ratios)) * 100, (1 - high) * 100, (1 - low) * 100)
-puts format("ratio of medians (Stats.compare): %.4f, 95%% CI [%.4f, %.4f], %s", compared.ratio, *compared.ratio_ci,
+puts format("ratio of medians (Stats.compare): %.4f, 95%% CI [%.4f, %.4f]: %s", compared.ratio, *compared.ratio_ci,
             compared.verdict)
+puts format("the two edge snapshots and the counts' JSON, per process: %.0f us", snapshot_cost_us)

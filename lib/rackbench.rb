@@ -25,6 +25,7 @@ module Rackbench
   autoload :Report, File.expand_path("rackbench/report", __dir__)
   autoload :HtmlReport, File.expand_path("rackbench/html_report", __dir__)
   autoload :Micro, File.expand_path("rackbench/micro", __dir__)
+  autoload :Profile, File.expand_path("rackbench/profile", __dir__)
   autoload :Rubies, File.expand_path("rackbench/rubies", __dir__)
   autoload :BundleEnv, File.expand_path("rackbench/bundle_env", __dir__)
   autoload :Servers, File.expand_path("rackbench/servers", __dir__)

@@ -30,7 +30,7 @@ module Rackbench
   class Experiment
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
-    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside].freeze
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -57,6 +57,12 @@ module Rackbench
     # inside (one of INSIDE_MODES).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
                 :exclude, :inside
+    # The profiler of its profiled trials (a Profile::Settings), or nil:
+    # no trial is profiled.
+    attr_reader :profile
+    # Whether only the profiled trials run (`rackbench profile`): true or
+    # false (never so from a file).
+    attr_reader :profile_only
     # The file's text as read, kept to store beside the results.
     attr_reader :source_text
     # How errors name the file (the path as given).
@@ -156,10 +162,12 @@ module Rackbench
       def parts(data, checker, entries, settings)
         processes = settings.counts(data.fetch("processes", 1), "processes")
         threads = settings.counts(data.fetch("threads", 1), "threads")
+        batches = checker.integer!(data.fetch("batches", 1), "batches", min: 1)
         {
           name: checker.pattern!(data["name"], "name", NAME, "experiment name ([a-z0-9._-])"),
           seed: checker.integer!(data.fetch("seed", 1), "seed", min: 0),
-          batches: checker.integer!(data.fetch("batches", 1), "batches", min: 1),
+          batches: batches,
+          profile: Profile::Settings.parse(data["profile"], checker, batches: batches),
           rubies: entries.rubies(data.fetch("rubies", ["ruby"])),
           servers: entries.servers(data["servers"]),
           apps: entries.apps(data["apps"]),
@@ -181,8 +189,13 @@ module Rackbench
 
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
-                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE)
+                   dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
+                   profile: nil, profile_only: false)
+      raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
+
       @name = name
+      @profile = profile
+      @profile_only = profile_only
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -204,11 +217,14 @@ module Rackbench
     end
 
     # A copy with another +seed+ or number of +batches+ (the command line's
-    # --seed), with its own fingerprint.
-    def with(seed: @seed, batches: @batches)
+    # --seed), or another +profile+ (a Profile::Settings or nil) and
+    # +profile_only+ (only the profiled trials run: `rackbench profile`),
+    # with its own fingerprint.
+    def with(seed: @seed, batches: @batches, profile: @profile, profile_only: @profile_only)
       checker = Checker.new(source)
       self.class.new(**parts, seed: checker.integer!(seed, "seed", min: 0),
-                              batches: checker.integer!(batches, "batches", min: 1))
+                              batches: checker.integer!(batches, "batches", min: 1), profile: profile,
+                              profile_only: profile_only)
     end
 
     # The kind of trial an experiment runs (Trial::Http).
@@ -268,6 +284,8 @@ module Rackbench
       # server (no agent): a different experiment. Counting, the default,
       # keeps the fingerprint of an experiment stored before the key.
       data["inside"] = inside unless inside == DEFAULT_INSIDE
+      data["profile"] = profile.to_h if profile
+      data["profile_only"] = true if profile_only
       data
     end
 
@@ -278,7 +296,8 @@ module Rackbench
     def parts
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
-        configurations: configurations, source: source, source_text: source_text, inside: inside }
+        configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
+        profile_only: profile_only }
     end
 
     def sort(values)

@@ -9,6 +9,7 @@ require_relative "report/baseline"
 require_relative "report/trial_entry"
 require_relative "report/history"
 require_relative "report/inside_noise"
+require_relative "report/profiles"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -31,6 +32,9 @@ module Rackbench
     attr_reader :history
     # Where the trials were read from (the results database's path).
     attr_reader :store_location
+    # The profiled trials (TrialEntry), kept out of every statistic, and
+    # their profiles per configuration (Report::Profiles).
+    attr_reader :profiled_trials, :profiles
 
     # store :: an open Store
     # :experiment_id :: which experiment (default: the latest, or the latest named :name)
@@ -42,7 +46,11 @@ module Rackbench
       @store_location = store.location
       @experiment = find_experiment(store, experiment_id, name)
       @runs = store.runs(@experiment[:id])
-      @trials = store.trials(@experiment[:id]).map { |record| TrialEntry.new(record) }
+      # A profiled trial measured a server slowed by its profiler: it
+      # counts in no figure, only its profile is reported.
+      @profiled_trials, @trials = store.trials(@experiment[:id]).map { |record| TrialEntry.new(record) }
+                                       .partition { |trial| Profile.profiled?(trial.record) }
+      @profiles = Profiles.new(@profiled_trials, results_dir)
       @history = History.new(store.earlier_attempts(@experiment[:id], result: false))
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
@@ -112,7 +120,7 @@ module Rackbench
         "configs" => @configs.map(&:to_h),
         "inside_noise" => inside_noise,
         "trials" => @trials.map { |t| trial_hash(t) }
-      }
+      }.tap { |document| document["profiles"] = @profiles.to_a unless @profiles.empty? }
     end
 
     # Which of server CPU µs per request and requests/s was the lower-noise
@@ -144,6 +152,11 @@ module Rackbench
     end
 
     private
+
+    # The results directory of a store in a file (profiles/ beside it).
+    def results_dir
+      File.dirname(@store_location) if @store_location.is_a?(String) && File.file?(@store_location)
+    end
 
     def find_experiment(store, experiment_id, name)
       found = experiment_id ? store.experiment(experiment_id) : store.latest_experiment(name: name)

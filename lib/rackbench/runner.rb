@@ -125,7 +125,7 @@ module Rackbench
 
     # The trials `examine` boots: one per (ruby, server, app), in plan order.
     def examined_trials
-      first_batch = plan.trials.select { |trial| trial.batch == 1 }
+      first_batch = plan.trials.select { |trial| trial.batch == 1 && !trial.profiled? }
       first_batch.group_by { |trial| trial.config.dims.values_at("ruby", "server", "app") }
                  .map { |_, trials| trials.max_by { |trial| [trial.config.server_threads, -trial.index] } }
                  .sort_by(&:index)

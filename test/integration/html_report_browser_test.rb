@@ -6,6 +6,7 @@ require "fileutils"
 require "json"
 require_relative "../support/report_store"
 require_relative "../support/entry_results"
+require_relative "../support/real_profiles"
 
 # The HTML report opened by headless Chromium with the network cut off:
 # every chart must draw (an SVG in each chart container) with no error, no
@@ -225,6 +226,28 @@ describe "the HTML report in headless Chromium" do
     status, dom, stderr = open_page(path)
     assert_rendered_cleanly(status, dom, stderr, chart_ids: CHART_IDS + ["chart-inside-memory-0"])
     screenshot(path, "inside")
+  end
+
+  it "draws the flame graph of a profiled configuration beside every chart" do
+    dir = Dir.mktmpdir("rackbench-html-profile")
+    doc = Rackbench::Store.open(dir) do |store|
+      dims = ReportStore.dims(ruby: "ruby")
+      id = ReportStore.fill(store, { dims => [1000, 1010, 990] })
+      record = ReportStore.trial(dims, 1, 4, 10.0, nil)
+      key = "#{record.key}#profile"
+      profile = Rackbench::Profile::Dump.from_results(RealProfiles.work, pid: 1)
+      file = Rackbench::Profile::Files.write(dir, key, profile)
+      mark = Rackbench::Profile::Settings.new(tool: "stackprof", mode: "object").to_h.merge("file" => file)
+      store.save_trial(id, record.with(key: key, load_settings: { "profile" => mark }))
+      Rackbench::Report.new(store).to_h
+    end
+    path = write_page("profile", doc)
+    status, dom, stderr = open_page(path)
+    assert_rendered_cleanly(status, dom, stderr, chart_ids: CHART_IDS + ["chart-profile-1"])
+    assert_includes dom, "RealProfiles::ProfileWork#inner"
+    screenshot(path, "profile")
+  ensure
+    FileUtils.rm_rf(dir)
   end
 
   # The check above would pass vacuously if a blocked request went

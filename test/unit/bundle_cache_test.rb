@@ -78,6 +78,19 @@ describe Rackbench::Trial::Http::BundleCache do
     assert_equal 3, File.readlines(@calls).count { |line| line.start_with?("install ") }
   end
 
+  it "adds a profiled experiment's profiler to every environment's Gemfile, and nothing otherwise" do
+    profiled = BundleCache.new(root: File.join(@tmp, "cache"), out: StringIO.new,
+                               parent_env: { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls },
+                               extra_gem_lines: Rackbench::Profile::Settings.new(tool: "stackprof").gem_lines)
+    with = profiled.fetch(app, install, FakeAdapter.new("puma"), log_dir: @tmp)
+    without = cache(StringIO.new).fetch(app, install, FakeAdapter.new("puma"), log_dir: @tmp)
+    assert_match(/^  gem "stackprof", ">= 0.2.16", require: false$/, File.read(with.gemfile_path))
+    assert_match(/^unless dependencies.any\? \{ \|dep\| dep.name == "stackprof" \}$/, File.read(with.gemfile_path),
+                 "an app's own stackprof line wins")
+    refute_includes File.read(without.gemfile_path), "stackprof"
+    refute_equal with.dir, without.dir, "an environment of its own"
+  end
+
   it "prints line by line where the output is no terminal, or under CI" do
     [[StringIO.new, {}], [TerminalOut.new, { "CI" => "true" }]].each do |out, parent_env|
       cache(out, parent_env: parent_env).fetch(app, install, FakeAdapter.new("puma"), log_dir: @tmp)

@@ -23,6 +23,9 @@ module Rackbench
             options[:csv_pages] = true
           end
           p.on("--html FILE", "write the single-file HTML report to FILE") { |v| options[:html] = v }
+          p.on("--speedscope FILE", "also write the profiled trials' profiles as a speedscope file") do |v|
+            options[:speedscope] = v
+          end
           p.on("--trials", "print the per-trial table instead of the configurations") { options[:trials] = true }
           p.on("--history", "print the earlier attempts of retried trials (--retry-failed)") { options[:history] = true }
           p.on("--sort ORDER", %w[order rps], "rows in experiment order (default) or by median req/s (rps)") do |v|
@@ -50,6 +53,12 @@ module Rackbench
 
         report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
         return @out.print(report.history.to_text) if options[:history]
+
+        if options[:speedscope]
+          require_relative "speedscope_export"
+          path = SpeedscopeExport.write(report, options[:speedscope])
+          @err.puts "Speedscope profile: #{path}"
+        end
 
         if options[:html]
           path = report.write_html(options[:html])

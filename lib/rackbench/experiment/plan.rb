@@ -26,8 +26,18 @@ module Rackbench
       include Enumerable
 
       # One run of one configuration. +key+ identifies it across runs:
-      # "<config key>#batch=<n>". +index+ is its 1-based position in the plan.
-      Trial = Struct.new(:config, :batch, :key, :index, keyword_init: true)
+      # "<config key>#batch=<n>", and "<config key>#batch=<n>#profile" for a
+      # profiled trial. +index+ is its 1-based position in the plan.
+      # +profile+ is the profiler's Profile::Settings for a profiled trial,
+      # nil for a plain one.
+      Trial = Struct.new(:config, :batch, :key, :index, :profile, keyword_init: true) do
+        def profiled?
+          !profile.nil?
+        end
+      end
+
+      # What ends the key of a profiled trial.
+      PROFILE_KEY_SUFFIX = "#profile"
 
       # A configuration left out of the plan, with the +reason+.
       Skipped = Struct.new(:config, :reason, keyword_init: true)
@@ -88,7 +98,9 @@ module Rackbench
       def to_s
         lines = [header, ""]
         width = trials.size.to_s.size
-        trials.each { |t| lines << "  #{t.index.to_s.rjust(width)}. batch #{t.batch}  #{t.config}" }
+        trials.each do |t|
+          lines << "  #{t.index.to_s.rjust(width)}. batch #{t.batch}  #{t.config}#{"  (profiled)" if t.profiled?}"
+        end
         lines << "  (no trials)" if trials.empty?
         unless skipped.empty?
           lines << "" << "Skipped, not supported (#{count(skipped.size, "configuration")}):"
@@ -116,17 +128,47 @@ module Rackbench
       # unsupported ones, so that which configurations can run does not
       # change the order of the others. The base order is by key, not by the
       # file's list order, so the same fingerprint always gives the same plan.
+      #
+      # A profiled experiment adds one profiled trial per configuration to
+      # each of its first profile.trials batches, shuffled in with the plain
+      # ones (the same seeded shuffle), so that drift spreads over them too
+      # and an interrupted run has profiles of its first batches. The plain
+      # trials' order is that of the experiment without profiling.
       def order(configurations, reasons)
         base = configurations.sort_by(&:key)
         trials = (1..source.batches).flat_map do |batch|
-          base.shuffle(random: Random.new(source.seed + batch))
-              .reject { |config| reasons[config.key] }
-              .map { |config| [config, batch] }
+          plain = base.shuffle(random: Random.new(source.seed + batch)).map { |config| [config, batch, nil] }
+          planned = insert_profiled(plain, base, batch)
+          planned = planned.reject { |_, _, profile| profile.nil? } if profile_only?
+          planned.reject { |config, _, _| reasons[config.key] }
         end
-        trials.each_with_index.map do |(config, batch), i|
-          Trial.new(config: config, batch: batch, key: "#{config.key}#batch=#{batch}".freeze, index: i + 1).freeze
+        trials.each_with_index.map do |(config, batch, profile), i|
+          key = "#{config.key}#batch=#{batch}#{PROFILE_KEY_SUFFIX if profile}".freeze
+          Trial.new(config: config, batch: batch, key: key, index: i + 1, profile: profile).freeze
         end
       end
+
+      # The batch's plain trials with a profiled trial of each configuration
+      # at a seeded place (a generator of its own, so that the plain
+      # trials keep the order they have without profiling).
+      def insert_profiled(plain, base, batch)
+        profile = source.respond_to?(:profile) ? source.profile : nil
+        return plain if profile.nil? || batch > profile.trials
+
+        random = Random.new(source.seed + batch + PROFILE_SEED_OFFSET)
+        base.shuffle(random: random).each_with_object(plain.dup) do |config, trials|
+          trials.insert(random.rand(trials.size + 1), [config, batch, profile])
+        end
+      end
+
+      # Only the profiled trials (`rackbench profile`): the plain ones are
+      # left out after the shuffle, so the profiled keep their places.
+      def profile_only?
+        source.respond_to?(:profile_only) && source.profile_only
+      end
+
+      # Keeps the profiled trials' generator apart from any batch's.
+      PROFILE_SEED_OFFSET = 1 << 32
 
       def reason_text(reason)
         text = reason.to_s

@@ -22,7 +22,7 @@ module Rackbench
         @scripts = scripts
         @libraries = libraries
         @tables = Tables.new(doc)
-        @inside = InsideSection.new(doc, profile_html: profile_html)
+        @inside = InsideSection.new(doc, profile_html: profile_html || profile_hook)
       end
 
       def render
@@ -124,6 +124,24 @@ module Rackbench
                  ["experiment-file", "Experiment file"],
                  %w[environment Environment]]
         links.map { |id, title| %(<a href="##{id}">#{esc(title)}</a>) }.join
+      end
+
+      # Each configuration's profile (the document's "profiles", merged
+      # over its profiled trials) drawn in its part of the inside section
+      # (ProfileSection); nil when the experiment profiled nothing.
+      def profile_hook
+        profiles = Array(@doc.raw["profiles"])
+        return nil if profiles.empty?
+
+        by_config = profiles.each_with_index.to_h { |profile, i| [profile["config_id"], [profile, i]] }
+        lambda do |config|
+          profile, i = by_config[config["id"]]
+          profile && <<~HTML
+            <p class="how">Profiled trials ran beside the measured ones and count in no figure: the profiler slows the
+            server. The profiled trials of this configuration are merged, every worker's profile included.</p>
+            #{ProfileSection.render(profile, id: "profile-#{i + 1}")}
+          HTML
+        end
       end
 
       def pages_link

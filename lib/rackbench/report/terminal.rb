@@ -34,15 +34,27 @@ module Rackbench
 
       def render
         configs = @report.configs
-        return "#{@report.experiment[:name]}: no trials stored\n" if configs.empty?
+        if configs.empty?
+          return "#{@report.experiment[:name]}: no trials stored\n" if @report.profiles.empty?
+
+          # A profile-only run (`rackbench profile`) measured nothing.
+          return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
+        end
 
         [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), pages(configs),
-         inside(configs), flag_lines(configs), ran_lines(configs)].compact.join("\n") + "\n"
+         inside(configs), flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
       end
 
       private
 
       def dims = @report.dimensions
+
+      # The profiled trials' top frames (Profile::Terminal), or nil.
+      def profile_lines
+        return nil if @report.profiles.empty?
+
+        "\n#{Profile::Terminal.render(@report.profiles.to_a).chomp}"
+      end
 
       # The configurations table: Report::Columns' terminal cells.
       def table(configs)

@@ -49,7 +49,8 @@ module Rackbench
       { position: record.position, ruby: record.ruby, server: record.server, app: record.app,
         processes: record.processes, threads: record.threads, dims: record.dims, batch: record.batch,
         status: record.status, reason: record.reason, rps: record.rate, latency_us: record.latency_us,
-        rss_peak_bytes: record.rss_peak_bytes, pss_peak_bytes: record.pss_peak_bytes }
+        rss_peak_bytes: record.rss_peak_bytes, pss_peak_bytes: record.pss_peak_bytes,
+        profiled: Profile.profiled?(record) }
     end
 
     # Dimensions beyond the standard ones that vary in this experiment
@@ -58,8 +59,11 @@ module Rackbench
       @rows.flat_map { |row| row[:dims].keys }.uniq - STANDARD_DIMS
     end
 
+    # A profiled trial is listed as measured, and says it counts in no
+    # statistic (Report leaves it out).
     def status_text(row)
-      row[:status] == "ok" ? "ok" : "FAILED"
+      text = row[:status] == "ok" ? "ok" : "FAILED"
+      row[:profiled] ? "#{text} (profiled)" : text
     end
 
     def latency(row, key)

@@ -35,6 +35,7 @@ module Rackbench
       # and every trial after it (default: nil: no ETA shown)
       def starting(trial, eta: nil)
         @prefix = format("%s %*d/%d %s batch %d", bar, @total.to_s.size, @done + 1, @total, trial.config, trial.batch)
+        @prefix += " (profiled)" if trial.respond_to?(:profiled?) && trial.profiled?
         @started = now
         @eta = eta
         return start_ticker if @live

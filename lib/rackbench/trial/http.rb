@@ -39,7 +39,7 @@ module Rackbench
                      max_error_rate: MAX_ERROR_RATE)
         super(context)
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
-                                              parent_env: context.parent_env)
+                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
         @engine = engine
         @launcher = launcher
         @sampler = sampler
@@ -65,6 +65,7 @@ module Rackbench
       # server started without its DATABASE_URL would fail in ways that name
       # anything but the cause.
       def check!
+        check_profiler!
         missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
         return if missing.empty?
 
@@ -89,8 +90,10 @@ module Rackbench
       def run(trial)
         config = trial.config
         variant = @context.variants.fetch(config.ruby.label)
+        load_settings = config.load.transform_keys(&:to_s)
+        load_settings["profile"] = trial.profile.to_h if trial.profiled?
         record(trial, ruby_description: variant.description, env: config.env, log_path: log_path(trial),
-                      load_settings: config.load.transform_keys(&:to_s), layout: @context.layout.to_h) do |facts|
+                      load_settings: load_settings, layout: @context.layout.to_h) do |facts|
           measure(trial, variant, facts)
         end
       end
@@ -110,7 +113,7 @@ module Rackbench
 
         bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
         facts[:gem_versions] = bundle.gem_versions
-        env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
+        env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile)
         calibrate_first(trial, app, variant, adapter, bundle, env)
         booted = launch(trial, app, variant, adapter, bundle, env).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
@@ -122,7 +125,8 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window).run(facts)
-          measured.merge(inside: inside(trial, booted, window, measured[:result]))
+          measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
+          trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
           booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
@@ -194,12 +198,17 @@ module Rackbench
 
       # The server's whole environment (see ServerEnv): nothing leaks from
       # the shell but what ServerEnv lets through.
-      def server_env(config, app, variant, adapter, bundle, work_dir)
+      # A profiled trial's server also gets RACKBENCH_PROFILE (the
+      # launcher then loads agent/profile.rb); a plain trial's never does.
+      def server_env(config, app, variant, adapter, bundle, work_dir, profile: nil)
+        trial_env = { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
+                      Identity::LATE_VAR => "1", **Inside.env(Inside.mode(source)), **@context.marker_env }
+        # The profiler listens to the window too, whether or not the
+        # counting agent runs.
+        trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
-                      trial_env: { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
-                                   Identity::LATE_VAR => "1", **Inside.env(Inside.mode(source)),
-                                   **@context.marker_env },
+                      trial_env: trial_env,
                       also_check: watched_env, threads: config.threads, processes: config.processes)
       end
 
@@ -221,6 +230,29 @@ module Rackbench
       def slug_parts(config)
         [config.app.name, config.server.label, config.ruby.label, "p#{config.processes}", "t#{config.threads}"]
       end
+
+      # A profiled trial's directory and log are apart from its batch's
+      # plain trial of the same configuration.
+      def slug(trial)
+        trial.profiled? ? "#{super}-profile" : super
+      end
+
+      def profile_gem_lines
+        profile = source.respond_to?(:profile) ? source.profile : nil
+        profile ? profile.gem_lines : []
+      end
+
+      # A profiler that cannot run under one of the experiment's rubies
+      # stops the run before anything is stored, naming the ruby.
+      def check_profiler!
+        profile = source.respond_to?(:profile) ? source.profile : nil
+        return unless profile
+
+        @context.variants.each_value do |variant|
+          reason = profile.unsupported_reason(variant.install)
+          raise ConfigError, "#{source.source}: #{reason}" if reason
+        end
+      end
     end
 
     register Http::NAME, Http
@@ -239,4 +271,5 @@ require_relative "http/calibration"
 require_relative "http/window_marks"
 require_relative "http/inside"
 require_relative "http/load_run"
+require_relative "http/profile_run"
 require_relative "http/examination"

@@ -16,8 +16,11 @@ module Rackbench
         # :marker_env :: variables marking the installs as the run's processes (Watchdog.marker_env; default: {})
         # :parent_env :: the shell's environment: Bundler's commands start from it (cleaned, see BundleEnv#env),
         #                and its BUNDLE_WITHOUT/BUNDLE_WITH are read (BundleEnv::Groups) (default: ENV)
-        def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV)
+        # :extra_gem_lines :: Gemfile lines every environment of the run gets besides the server's, e.g. the
+        #                     profiler of a profiled experiment (Profile::Settings#gem_lines; default: [])
+        def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV, extra_gem_lines: [])
           @root = root
+          @extra_gem_lines = extra_gem_lines
           @out = out
           @marker_env = marker_env
           @parent_env = parent_env
@@ -46,7 +49,8 @@ module Rackbench
         def install_bundle(app, ruby, adapter, log_dir)
           groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
                                              bundle_without: app.bundle_without, parent_env: @parent_env)
-          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine), groups: groups,
+          options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) + @extra_gem_lines,
+                      groups: groups,
                       parent_env: @parent_env }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)

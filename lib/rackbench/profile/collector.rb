@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+require_relative "../monotonic_clock"
+
+module Rackbench
+  module Profile
+    # The runner's side of a profiled trial, after the measured window:
+    # waits for every server process's dump (agent/profile.rb writes
+    # inside/<pid>.stackprof.dump at the window's end, on a watcher thread
+    # that may wake late under load) and merges them into the trial's
+    # profile.
+    #
+    # Which processes owe a dump: those that have an identity report
+    # (identity/<pid>.json: a Ruby process of the server) and are still
+    # alive. A process that died, or one forked after the window, owes
+    # none; one that gives none by the deadline is listed as missing.
+    class Collector
+      include MonotonicClock
+
+      # Generous: a process under the end of the load may take a while to
+      # stop StackProf and write some megabytes.
+      DEADLINE_S = 30.0
+      POLL_INTERVAL_S = 0.05
+      DUMP_SUFFIX = ".stackprof.dump"
+
+      Outcome = Struct.new(:profile, :missing, keyword_init: true)
+
+      # trial_dir :: the trial's directory (identity/ and inside/ below it)
+      # :deadline_s :: how long to wait for the dumps (default: DEADLINE_S)
+      # :alive :: called with a pid, whether that process still runs (default: signal 0)
+      def initialize(trial_dir, deadline_s: DEADLINE_S, alive: method(:alive?))
+        @identity_dir = File.join(trial_dir, "identity")
+        @inside_dir = File.join(trial_dir, "inside")
+        @deadline_s = deadline_s
+        @alive = alive
+      end
+
+      # Waits, then merges. Returns an Outcome: profile (a Merged, nil when
+      # no process gave a dump) and missing (Array of { "pid", "reason" }).
+      # Raises Profile::Error for a dump that cannot be read.
+      def collect
+        deadline = now + @deadline_s
+        sleep POLL_INTERVAL_S until (owed = owing).empty? || now > deadline
+        dumps = dump_paths
+        missing = owing.map { |pid| { "pid" => pid, "reason" => "no profile by #{format("%g", @deadline_s)} s after the window" } }
+        profiles = dumps.sort.map { |path| Dump.read(path) }
+        Outcome.new(profile: profiles.empty? ? nil : Merged.merge(profiles), missing: missing)
+      end
+
+      private
+
+      # Processes with an identity report, alive, without a dump yet.
+      def owing
+        dumped = dump_paths.map { |path| File.basename(path).to_i }
+        reporting_pids.reject { |pid| dumped.include?(pid) }.select { |pid| @alive.call(pid) }
+      end
+
+      def reporting_pids
+        Dir.glob(File.join(@identity_dir, "*.json")).map { |path| File.basename(path)[/\A(\d+)\.json\z/, 1] }
+           .compact.map(&:to_i).uniq
+      end
+
+      def dump_paths
+        Dir.glob(File.join(@inside_dir, "*#{DUMP_SUFFIX}"))
+      end
+
+      def alive?(pid)
+        Process.kill(0, pid)
+        true
+      rescue Errno::ESRCH
+        false
+      rescue Errno::EPERM
+        true
+      end
+    end
+  end
+end

@@ -1,0 +1,114 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Profile
+    # The experiment's `profile:` key (doc/experiment.md), validated:
+    #
+    #   profile: stackprof
+    #   profile: { tool: stackprof, mode: cpu, interval_us: 1000, trials: 1 }
+    #
+    # tool :: "stackprof" (or "vernier", refused until it runs: see #unsupported_reason)
+    # mode :: "cpu" (default), "wall" or "object"
+    # interval :: microseconds between samples for cpu and wall (interval_us, default 1000), allocations
+    #             per sample for object (interval_objects, default 1)
+    # trials :: profiled trials per configuration, one in each of the first +trials+ batches (default 1)
+    class Settings
+      TOOLS = %w[stackprof vernier].freeze
+      MODES = %w[cpu wall object].freeze
+      KEYS = %w[tool mode interval_us interval_objects trials].freeze
+      DEFAULT_INTERVAL_US = 1000
+      # Below this, StackProf's signal handler itself is most of what it samples.
+      MIN_INTERVAL_US = 100
+      # Vernier's first release that runs on Ruby's public API for it.
+      VERNIER_MIN_RUBY = "3.2.1"
+      # What the launcher adds to every Bundler environment of a profiled
+      # experiment (BundleEnv::Gemfile keeps an app's own stackprof line).
+      GEM_LINES = { "stackprof" => ['gem "stackprof", ">= 0.2.16", require: false'] }.freeze
+
+      attr_reader :tool, :mode, :interval, :trials
+
+      # The Settings of the key's value, or nil when it is absent (nil).
+      # checker :: an Experiment::Checker, for errors naming the file and key
+      # batches :: the experiment's batches (profiled trials go in its first ones)
+      def self.parse(value, checker, batches:, key: "profile")
+        return nil if value.nil?
+
+        value = { "tool" => value } if value.is_a?(String)
+        checker.keys!(value, KEYS, key, required: %w[tool])
+        tool = checker.one_of!(value["tool"], "#{key}.tool", TOOLS, "profiler")
+        mode = checker.one_of!(value.fetch("mode", "cpu"), "#{key}.mode", MODES, "mode")
+        trials = checker.integer!(value.fetch("trials", 1), "#{key}.trials", min: 1, max: batches)
+        new(tool: tool, mode: mode, interval: interval(value, mode, checker, key), trials: trials)
+      end
+
+      def self.interval(value, mode, checker, key)
+        if mode == "object"
+          checker.fail!("#{key}.interval_us", "object mode samples allocations: use interval_objects") if value.key?("interval_us")
+          checker.integer!(value.fetch("interval_objects", 1), "#{key}.interval_objects", min: 1)
+        else
+          checker.fail!("#{key}.interval_objects", "#{mode} mode samples time: use interval_us") if value.key?("interval_objects")
+          checker.integer!(value.fetch("interval_us", DEFAULT_INTERVAL_US), "#{key}.interval_us", min: MIN_INTERVAL_US)
+        end
+      end
+
+      def initialize(tool:, mode: "cpu", interval: nil, trials: 1)
+        @tool = tool
+        @mode = mode
+        @interval = interval || (mode == "object" ? 1 : DEFAULT_INTERVAL_US)
+        @trials = trials
+        freeze
+      end
+
+      # A copy in another mode (`rackbench profile --mode`), with that
+      # mode's default interval unless the mode is the same.
+      def with_mode(mode)
+        mode == @mode ? self : Settings.new(tool: tool, mode: mode, trials: trials)
+      end
+
+      # The canonical form, for the experiment's fingerprint, and the mark
+      # a profiled trial's record carries (load_settings["profile"]).
+      def to_h
+        { "tool" => tool, "mode" => mode, "interval" => interval, "trials" => trials }
+      end
+
+      # RACKBENCH_PROFILE for agent/profile.rb: "stackprof:cpu:1000".
+      def env_value
+        "#{tool}:#{mode}:#{interval}"
+      end
+
+      # Gemfile lines every Bundler environment of the experiment gets, so
+      # that the profiler loads in the server's bundle, the user's own app
+      # included.
+      def gem_lines
+        GEM_LINES.fetch(tool, [])
+      end
+
+      # nil when the profiler runs under install (a Rubies::Install); else
+      # why not, as one line naming the ruby and its version.
+      def unsupported_reason(install)
+        case tool
+        when "vernier"
+          if install.engine != "ruby" || Gem::Version.new(install.version.to_s) < Gem::Version.new(VERNIER_MIN_RUBY)
+            return "profile.tool vernier needs Ruby >= #{VERNIER_MIN_RUBY}; #{install.name} is " \
+                   "#{install.engine} #{install.version}"
+          end
+
+          "profile.tool vernier is not run by this rackbench yet (#{install.name} could run it): use stackprof"
+        when "stackprof"
+          return nil if install.engine == "ruby"
+
+          "profile.tool stackprof needs CRuby; #{install.name} is #{install.engine} #{install.version}"
+        end
+      end
+
+      def ==(other)
+        other.is_a?(Settings) && to_h == other.to_h
+      end
+      alias eql? ==
+
+      def hash
+        to_h.hash
+      end
+    end
+  end
+end
