@@ -102,6 +102,9 @@ module RackbenchWindow
     def run(dir, start_path, end_path)
       # Puma lists the threads an app starts while it boots unless marked so.
       Thread.current[:fork_safe] = true
+      # Named in /proc/PID/task/TID/comm (15 bytes), where
+      # bench/agent_overhead.rb reads the CPU time it takes.
+      Thread.current.name = "rackbench-window" if Thread.current.respond_to?(:name=)
       return if File.exist?(end_path) # forked after the window: nothing to count
 
       sleep POLL_INTERVAL_S until File.exist?(start_path)
