@@ -24,6 +24,9 @@
 # edges are timed in this process. Target: the agent costs under 1%.
 #
 #   bundle exec ruby bench/agent_overhead.rb [--pairs 30] [--duration 2] [--seed 1]
+#
+# AGENT_OVERHEAD_POLL=1 withholds the edges' pipes from the agent's server,
+# so its watcher polls the mark files every 10 ms (the fallback) instead.
 require "optparse"
 require "net/http"
 require "tmpdir"
@@ -71,9 +74,19 @@ def boot(mode, bundle, app, adapter, install, dir)
                          threads: 1, work_dir: trial_dir, environment: "production")
   env = bundle.env.merge("RACK_ENV" => "production", "RACKBENCH_TRIAL_DIR" => trial_dir)
   env.merge!(Rackbench::Trial::Http::Inside.env(mode))
-  pid = Process.spawn(env, *argv, chdir: app.dir, pgroup: true, out: File.join(dir, "#{mode}.log"), err: %i[child out])
+  # As ServerLaunch does: the edges' pipes when the window channel is on.
+  window = Rackbench::Trial::Http::WindowMarks.new(trial_dir)
+  window.reset!
+  fds = {}
+  if env[Rackbench::Trial::Http::WindowMarks::ENV_VAR] == "1" && ENV["AGENT_OVERHEAD_POLL"] != "1"
+    env.merge!(window.env)
+    fds = window.spawn_fds
+  end
+  pid = Process.spawn(env, *argv, chdir: app.dir, pgroup: true, out: File.join(dir, "#{mode}.log"), err: %i[child out],
+                               **fds)
+  window.spawned!
   wait_ready(port, pid)
-  { mode: mode, pid: pid, port: port, trial_dir: trial_dir }
+  { mode: mode, pid: pid, port: port, trial_dir: trial_dir, window: window }
 end
 
 # The server process's CPU time (user + system), in clock ticks.
@@ -142,7 +155,7 @@ Dir.mktmpdir("rackbench-agent-overhead") do |dir|
   bundle = Rackbench::Trial::Http::BundleCache.new(out: $stderr).fetch(app, install, adapter, log_dir: dir)
   servers = MODES.to_h { |mode| [mode, boot(mode, bundle, app, adapter, install, dir)] }
   begin
-    Rackbench::Trial::Http::WindowMarks.new(servers["counting"][:trial_dir]).mark(:start)
+    servers["counting"][:window].mark(:start)
     MODES.each { |mode| measure(servers[mode], servers.values - [servers[mode]], 1.0) } # warm both up
     pairs.times do |i|
       order = rng.rand(2).zero? ? MODES : MODES.reverse
@@ -156,7 +169,7 @@ Dir.mktmpdir("rackbench-agent-overhead") do |dir|
     end
     watcher = watcher_cpu(servers["counting"][:pid])
     # Both sides of the knob: the agent counted the whole run; off ran none.
-    Rackbench::Trial::Http::WindowMarks.new(servers["counting"][:trial_dir]).mark(:end)
+    servers["counting"][:window].mark(:end)
     counts = File.join(servers["counting"][:trial_dir], "inside", "#{servers["counting"][:pid]}.counts.json")
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
     sleep 0.05 until File.exist?(counts) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
