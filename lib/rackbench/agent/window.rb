@@ -10,10 +10,19 @@
 #
 # (content: the runner's CLOCK_MONOTONIC in seconds, as text). A watcher
 # thread in every server process (the exec'd one and every child forked
-# through Ruby) polls for them every POLL_INTERVAL_S and calls each
-# registered listener's window_started(dir), then window_ended(dir), once
-# each, in that process; it ends after window.end. Between the two edges it
-# does nothing but that poll: a stat(2) of a path built once, no allocation.
+# through Ruby) waits for each and calls each registered listener's
+# window_started(dir), then window_ended(dir), once each, in that process;
+# it ends after window.end.
+#
+# How it waits: the runner also hands the server one pipe per edge
+# (RACKBENCH_WINDOW_FDS names their read ends, inherited by every fork) and
+# closes its write end right after writing the edge's file. The watcher
+# blocks reading the pipe, off the GVL, with no wakeup at all until the end
+# of file arrives, in every process at once. A watcher that has no such
+# descriptor (or cannot read it) polls for the file every POLL_INTERVAL_S
+# instead: a stat(2) of a frozen path, no allocation, but 100 wakeups a
+# second that each take the GVL from a busy server (bench/agent_overhead.rb
+# measured that at about 2.6% of a Puma's CPU per request).
 #
 # The watcher wakes late under load (it waits for the GVL, up to a
 # timeslice), so a listener must take its own clock readings at each edge
@@ -25,7 +34,8 @@ module RackbenchWindow
   DIRECTORY = "inside".freeze
   START_FILE = "window.start".freeze
   END_FILE = "window.end".freeze
-  # How often the watcher looks for the runner's files. Short enough that
+  FDS_VAR = "RACKBENCH_WINDOW_FDS".freeze
+  # How often a watcher without the edges' pipes looks for the runner's files. Short enough that
   # a process's edges are close to the engine's (its own clock readings
   # give the exact duration it counted over), long enough that the poll
   # costs nothing measurable (bench/agent_overhead.rb).
@@ -76,7 +86,9 @@ module RackbenchWindow
       # call, which would count in the allocations of the window.
       start_path = File.join(dir, START_FILE).freeze
       end_path = File.join(dir, END_FILE).freeze
-      @watcher = Thread.new { run(dir, start_path, end_path) }
+      @edges ||= edge_pipes
+      edges = @edges
+      @watcher = Thread.new { run(dir, start_path, end_path, edges) }
       true
     rescue StandardError => e
       warn "rackbench window: no watcher: #{e.class}: #{e.message}"
@@ -99,14 +111,42 @@ module RackbenchWindow
 
     private
 
-    def run(dir, start_path, end_path)
+    # [start, end] IOs of the edges' pipes the runner handed down, or nil
+    # (no such variable, or descriptors that are not pipes: polling then).
+    def edge_pipes
+      fds = ENV[FDS_VAR].to_s.split(",").map { |fd| Integer(fd) }
+      return nil unless fds.size == 2
+
+      ios = fds.map { |fd| IO.for_fd(fd, autoclose: false) }
+      ios.all? { |io| io.stat.pipe? } ? ios : nil
+    rescue StandardError
+      nil
+    end
+
+    # Returns once path exists: after the end of file on io (the runner
+    # writes the file, then closes the pipe), else by polling.
+    def wait_for(path, io)
+      if io
+        begin
+          io.read # blocks off the GVL until the runner closes its end; reads nothing
+        rescue StandardError
+          nil # a descriptor closed under us: poll
+        end
+      end
+      sleep POLL_INTERVAL_S until File.exist?(path)
+    end
+
+    def run(dir, start_path, end_path, edges)
       # Puma lists the threads an app starts while it boots unless marked so.
       Thread.current[:fork_safe] = true
+      # Named in /proc/PID/task/TID/comm (15 bytes), where
+      # bench/agent_overhead.rb reads the CPU time it takes.
+      Thread.current.name = "rackbench-window" if Thread.current.respond_to?(:name=)
       return if File.exist?(end_path) # forked after the window: nothing to count
 
-      sleep POLL_INTERVAL_S until File.exist?(start_path)
+      wait_for(start_path, edges && edges[0])
       notify(:window_started, dir)
-      sleep POLL_INTERVAL_S until File.exist?(end_path)
+      wait_for(end_path, edges && edges[1])
       notify(:window_ended, dir)
     rescue StandardError => e
       warn "rackbench window: watcher stopped: #{e.class}: #{e.message}"

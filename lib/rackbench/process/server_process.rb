@@ -52,7 +52,8 @@ module Rackbench
     # :chdir :: working directory (default: the current one)
     # :host :: the address the server binds (default: 127.0.0.1)
     # :clean_env :: env is the whole environment: nothing of this process's is inherited (default: false)
-    def initialize(argv:, log_path:, port:, env: {}, chdir: Dir.pwd, host: Ports::LOCALHOST, clean_env: false)
+    # :fds :: descriptor number => IO the server inherits at that number (default: {})
+    def initialize(argv:, log_path:, port:, env: {}, chdir: Dir.pwd, host: Ports::LOCALHOST, clean_env: false, fds: {})
       unless argv.is_a?(Array) && !argv.empty? && argv.all?(String)
         raise ArgumentError, "argv must be a non-empty Array of Strings (got #{argv.inspect})"
       end
@@ -64,6 +65,7 @@ module Rackbench
       @port = Integer(port)
       @host = host
       @clean_env = clean_env
+      @fds = fds
       @pid = nil
       @reaped = false
       @exit_status = nil
@@ -85,7 +87,8 @@ module Rackbench
       # [cmd, argv0] forces a direct exec even for a one-word command, which
       # Process.spawn would otherwise hand to a shell.
       @pid = Process.spawn(env, [argv[0], argv[0]], *argv[1..], chdir: chdir, pgroup: true,
-                           in: File::NULL, out: log, err: log, unsetenv_others: @clean_env, close_others: true)
+                           in: File::NULL, out: log, err: log, unsetenv_others: @clean_env, close_others: true,
+                           **@fds)
       @started_at = now
       self
     rescue SystemCallError => e

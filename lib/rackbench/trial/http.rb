@@ -115,10 +115,10 @@ module Rackbench
         facts[:gem_versions] = bundle.gem_versions
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile)
         calibrate_first(trial, app, variant, adapter, bundle, env)
-        booted = launch(trial, app, variant, adapter, bundle, env).boot
+        window = WindowMarks.new(work_dir(trial))
+        booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
         Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
-        window = WindowMarks.new(work_dir(trial))
         begin
           measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
                                  layout: @context.layout, seed: @context.source.seed,
@@ -129,6 +129,7 @@ module Rackbench
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
+          window.close
           booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
         end
       end
@@ -158,7 +159,8 @@ module Rackbench
         return unless config.load[:timeout_s].nil?
         return if @calibrations.known?(config)
 
-        booted = launch(trial, app, variant, adapter, bundle, env).boot
+        window = WindowMarks.new(work_dir(trial)) # never marked: no window on this server
+        booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
         begin
           settings = LoadRun.settings(trial: trial, app: app, port: booted.server.port, layout: @context.layout,
                                       seed: source.seed)
@@ -169,7 +171,16 @@ module Rackbench
           raise SetupError, booted.server.failure("during the calibration")
         ensure
           booted.server.stop(grace_s: @context.stop_grace_s)
+          window.close
         end
+      end
+
+      # Runs the block (a boot); closes window's pipes when it raises.
+      def with_window(window)
+        yield
+      rescue StandardError, Interrupt
+        window.close
+        raise
       end
 
       # A server that ran something other than its label stores what it ran.
@@ -177,7 +188,7 @@ module Rackbench
         error.is_a?(IdentityMismatch) && error.record ? { identity: error.record } : {}
       end
 
-      def launch(trial, app, variant, adapter, bundle, env)
+      def launch(trial, app, variant, adapter, bundle, env, window: nil)
         expectation = lambda do
           Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
@@ -188,7 +199,7 @@ module Rackbench
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
-                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks)
+                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window)
       end
 
       # The user's app's setup runs once per run and Bundler environment.

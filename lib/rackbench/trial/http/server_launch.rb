@@ -35,8 +35,11 @@ module Rackbench
         # :ready_timeout_s, :stop_grace_s, :setup_timeout_s :: deadlines
         # :guard :: the argv prefix that ties the server's life to the runner's (Kind#guard)
         # :hooks :: the run's AppHooks (the user's app's setup and reset) (default: a fresh one)
+        # :window :: the WindowMarks of the server's measured window, whose edges' pipes the server
+        #            inherits when the window channel is on (default: a fresh one, never marked)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
-                       ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil)
+                       ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
+                       window: nil)
           @trial = trial
           @app = app
           @variant = variant
@@ -52,6 +55,7 @@ module Rackbench
           @setup_timeout_s = setup_timeout_s
           @guard = guard
           @hooks = hooks || AppHooks.new(logs_dir: File.dirname(log_path))
+          @window = window || WindowMarks.new(work_dir)
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
@@ -62,7 +66,7 @@ module Rackbench
           # must not vouch for this one.
           FileUtils.rm_rf(Identity.directory(@work_dir))
           FileUtils.mkdir_p(Identity.directory(@work_dir))
-          WindowMarks.new(@work_dir).reset!
+          @window.reset!
           File.write(@log_path, "")
           hooks = @hooks.before_trial(app: @app, bundle: @bundle, variant: @variant, adapter: @adapter, env: @env,
                                       work_dir: @work_dir)
@@ -71,9 +75,13 @@ module Rackbench
           port = Ports.free_port
           argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
           File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
-          server = ServerProcess.new(argv: argv, env: @env.to_h, clean_env: true, chdir: @app.dir,
-                                     log_path: @log_path, port: port)
-          server.start
+          server = ServerProcess.new(argv: argv, env: @env.to_h.merge(window_env), clean_env: true, chdir: @app.dir,
+                                     log_path: @log_path, port: port, fds: window_env.empty? ? {} : @window.spawn_fds)
+          begin
+            server.start
+          ensure
+            @window.spawned!
+          end
           boot_s = server.wait_ready(health_path: @app.health, timeout_s: @ready_timeout_s,
                                      expected_processes: @adapter.worker_processes(config.processes),
                                      ready_log: @adapter.ready_log(config.processes))
@@ -96,6 +104,12 @@ module Rackbench
         end
 
         private
+
+        # The edges' descriptors, for a server whose environment turns the
+        # window channel on.
+        def window_env
+          @env[WindowMarks::ENV_VAR] == "1" ? @window.env : {}
+        end
 
         # Stops what was started and keeps the app's logs of the attempt.
         def stop(server, app_logs)

@@ -16,6 +16,10 @@ module Rackbench
         END_FILE = "window.end"
         # Tells the launcher to load agent/window.rb into the server.
         ENV_VAR = "RACKBENCH_WINDOW"
+        # The descriptors in the server of the two edges' pipes (start, end),
+        # and the variable that names them to agent/window.rb.
+        EDGE_FDS = { start: 7, end: 8 }.freeze
+        FDS_VAR = "RACKBENCH_WINDOW_FDS"
 
         # The channel's directory of the trial whose directory is trial_dir.
         def self.directory(trial_dir)
@@ -30,10 +34,43 @@ module Rackbench
 
         # Empties the channel before a server boots: marks or files left by
         # an earlier attempt (a resumed run) must not start this one's window
-        # or stand for its counts.
+        # or stand for its counts. Opens the edges' pipes for the next server.
         def reset!
           FileUtils.rm_rf(@dir)
           FileUtils.mkdir_p(@dir)
+          close
+          @pipes = EDGE_FDS.keys.to_h { |edge| [edge, IO.pipe] }
+        end
+
+        # What the server's spawn passes: the read end of each edge's pipe at
+        # its EDGE_FDS number. Every server process inherits them (a fork
+        # keeps its parent's descriptors), and its watcher blocks reading
+        # them, off the GVL and with no wakeup at all, until the runner
+        # closes the write end at the edge: every reader sees the end of
+        # file at once, and a process forked later sees it at once too.
+        # This is what keeps the agent's cost under 1% (doc/performance.md):
+        # a 10 ms poll woke a busy server 100 times a second for the GVL.
+        # The mark files stay, and the watcher falls back to polling them
+        # where the descriptors did not reach it.
+        def spawn_fds
+          return {} unless @pipes
+
+          EDGE_FDS.to_h { |edge, fd| [fd, @pipes[edge][0]] }
+        end
+
+        # The server's variables that name the descriptors.
+        def env
+          @pipes ? { FDS_VAR => EDGE_FDS.values_at(:start, :end).join(",") } : {}
+        end
+
+        # After the spawn: the runner keeps only the write ends.
+        def spawned!
+          @pipes&.each_value { |(reader, _)| reader.close unless reader.closed? }
+        end
+
+        # Closes every end still open (after the server stopped).
+        def close
+          @pipes&.each_value { |ios| ios.each { |io| io.close unless io.closed? } }
         end
 
         # Marks the window's start (edge :start) or end (:end) with this
@@ -47,6 +84,9 @@ module Rackbench
           tmp = "#{path}.tmp"
           File.write(tmp, format("%.6f\n", at_s))
           File.rename(tmp, path)
+          # The file first: a watcher woken by the end of file finds it.
+          writer = @pipes && @pipes[edge][1]
+          writer.close if writer && !writer.closed?
           at_s
         end
 
