@@ -9,7 +9,7 @@ require "open3"
 # (test/fixtures/apps/counted), which allocates a known N objects per
 # request, then `rackbench report --json` and `--html`. The report's
 # allocations per request must be N within 2% (issue 12's claim), through
-# InsideFigures' rate formula rather than a hand computation, and every
+# InsideFigures rather than a hand computation, and every
 # process must reach the memory chart.
 describe "the inside figures of a real run in the report (integration)" do
   let(:app) { File.expand_path("../fixtures/apps/counted", __dir__) }

@@ -8,9 +8,9 @@ require "open3"
 # (cluster mode: a master and 2 workers, under YJIT) running an app whose
 # work is known (test/fixtures/apps/counted), and the same app with
 # `inside: off`. Each experiment runs once, shared by the assertions below
-# (every boot costs seconds). The per-request figures use the rate formula
-# of doc/output.md ("The inside document"): each process's delta over its
-# own window, summed, divided by the engine's rate.
+# (every boot costs seconds). The per-request figures are the report's
+# (doc/methodology.md, "Inside the server"): each process's delta, summed,
+# divided by the engine's responses in its window.
 module InsideRuns
   APP = File.expand_path("../fixtures/apps/counted", __dir__)
   # Far above the server's own allocations per request (Puma's are about
@@ -23,15 +23,14 @@ module InsideRuns
   module_function
 
   # The counting run: one trial of each app, 2 workers each. Each process
-  # counts over its own window, which starts and ends up to a GVL timeslice
-  # (100 ms) after the engine's, and the rate formula is exact only for a
-  # steady load: on a busy machine a longer window keeps the misalignment
-  # small beside it. The allocation count gets 10 s (measured on this
-  # 2-CPU machine at load average 9: within 0.6% in 3 trials out of 3; at
-  # 5 s one trial was 2.2% off); GC counts, whole GCs per 5 requests, 6 s
-  # (within 1% in 3 of 3 at 4 s, but 39% off once when both workers
-  # stalled for the first second of the window: their rates then count
-  # the rest of it only; see the report of branch inside).
+  # counts over its own window, whose edges can be up to a GVL timeslice
+  # (100 ms) from the engine's on a busy machine: a longer window keeps
+  # that small beside it. The allocation count gets 10 s (by rates per
+  # process, measured on this 2-CPU machine at load average 9: within 0.6%
+  # in 3 trials out of 3; at 5 s one trial was 2.2% off); GC counts, whole
+  # GCs per 5 requests, 6 s (rates per process were 39% off once when both
+  # workers stalled for the first second of the window; deltas over the
+  # responses, used here and in the report, were exact).
   def counting
     @counting ||= run("counting", <<~YAML)
       rubies: [{ name: ruby-yjit, ruby: ruby, options: ["--yjit"] }]
@@ -84,11 +83,10 @@ describe "the counting agent in a real server (integration)" do
     by_app
   end
 
-  # The server's rate of a figure (Σ delta_i / duration_i) over the engine's.
+  # A figure summed over the processes, per response of the engine's window.
   def per_request(inside)
-    engine_rate = inside["window"]["requests"] / inside["window"]["duration_s"]
     lambda do |&figure|
-      inside["processes"].sum { |p| figure.call(p).fdiv(p["duration_s"]) } / engine_rate
+      inside["processes"].sum { |p| figure.call(p) }.fdiv(inside["window"]["requests"])
     end
   end
 

@@ -14,18 +14,18 @@ describe Rackbench::Report::InsideFigures do
   describe "a forking server whose second worker saw a shorter window" do
     let(:f) { figures(InsideDocument.forked) }
 
-    it "divides each process's rate by the engine's rate, correcting the short window" do
-      # Engine: 10,000 responses in 10 s = 1,000/s. Allocations per second:
-      # master 1,000/10 = 100, worker 1 500,000/10 = 50,000, worker 2
-      # 400,000/8 = 50,000 (not 40,000: its window was 8 s).
-      assert_in_delta 100.1, f["allocations_per_request"], 1e-9
-      refute_in_delta 90.1, f["allocations_per_request"], 1.0, "raw deltas over requests undercount"
-      # GC runs: 0 + 20/10 + 16/8 = 4/s, per 1,000 requests at 1,000/s: 4.
-      assert_in_delta 4.0, f["gc_per_1k_requests"], 1e-9
-      # GC ms: 0 + 100/10 + 80/8 = 20 ms/s: 20 ms per 1,000 requests.
-      assert_in_delta 20.0, f["gc_ms_per_1k_requests"], 1e-9
-      # Major: 2/10 + 1/8 = 0.325/s.
-      assert_in_delta 0.325, f["major_gc_per_1k_requests"], 1e-9
+    it "divides the processes' summed deltas by the engine's responses in its window" do
+      # Engine: 10,000 responses. Allocations: master 1,000 + worker 1
+      # 500,000 + worker 2 400,000 (its snapshots 8 s apart: late at an
+      # edge when its server stalled, which served nothing meanwhile).
+      assert_in_delta 90.1, f["allocations_per_request"], 1e-9
+      refute_in_delta 100.1, f["allocations_per_request"], 1.0, "rates per process would count the stall as work"
+      # GC runs: 0 + 20 + 16 = 36 per 10,000 requests.
+      assert_in_delta 3.6, f["gc_per_1k_requests"], 1e-9
+      # GC ms: 0 + 100 + 80 = 180 ms per 10,000 requests.
+      assert_in_delta 18.0, f["gc_ms_per_1k_requests"], 1e-9
+      # Major: 2 + 1 = 3.
+      assert_in_delta 0.3, f["major_gc_per_1k_requests"], 1e-9
     end
 
     it "takes the memory of the workers, leaving the master out but for the tree's total" do
@@ -89,17 +89,17 @@ describe Rackbench::Report::InsideFigures do
       doc["processes"][2]["gc"]["time_ms"] = nil
       f = figures(doc)
       assert_nil f["gc_ms_per_1k_requests"]
-      assert_in_delta 4.0, f["gc_per_1k_requests"], 1e-9
+      assert_in_delta 3.6, f["gc_per_1k_requests"], 1e-9
     end
 
-    it "refuses a rate it cannot compute rather than give a partial sum" do
+    it "refuses a figure it cannot compute rather than give a partial sum" do
       doc = InsideDocument.forked
       doc["processes"][1]["duration_s"] = 0.0
       assert_nil figures(doc)["allocations_per_request"], "a process without a window"
       doc = InsideDocument.forked
       doc["processes"][1].delete("allocated_objects")
       assert_nil figures(doc)["allocations_per_request"], "a process without the count"
-      assert_in_delta 4.0, figures(doc)["gc_per_1k_requests"], 1e-9
+      assert_in_delta 3.6, figures(doc)["gc_per_1k_requests"], 1e-9
       doc = InsideDocument.forked.merge("window" => { "requests" => 0, "duration_s" => 10.0 })
       assert_nil figures(doc)["gc_per_1k_requests"], "an engine window without responses"
       doc = InsideDocument.forked.merge("window" => nil)

@@ -73,13 +73,12 @@ describe "Report: inside the server" do
   it "reads the counting agent's documents stored with the trials" do
     a, b = agent.configs.map { |c| c.to_h["inside"] }
     assert_equal "counting", a["agent"]
-    # Allocations per second, each process over its own window: master
-    # 1,000/10 s = 100, workers 500,000/10 s and 400,000/8 s = 50,000 each;
-    # over the engine's 400 responses in 2 s (200/s): 500.5 per request,
+    # Allocations summed over the processes: master 1,000, workers 500,000
+    # and 400,000; over the engine's 400 responses: 2,252.5 per request,
     # x1.003 in the median batch (3).
-    assert_in_delta 500.5 * 1.003, a["figures"]["allocations_per_request"]["median"], 0.01
-    assert_in_delta 2 * 500.5 * 1.003, b["figures"]["allocations_per_request"]["median"], 0.02
-    assert_in_delta 1000 * 4.0 / 200, a["figures"]["gc_per_1k_requests"]["median"], 1e-9
+    assert_in_delta 2252.5 * 1.003, a["figures"]["allocations_per_request"]["median"], 0.01
+    assert_in_delta 2 * 2252.5 * 1.003, b["figures"]["allocations_per_request"]["median"], 0.02
+    assert_in_delta 1000 * 36.0 / 400, a["figures"]["gc_per_1k_requests"]["median"], 1e-9
     assert_equal 149 * InsideDocument::MB, a["figures"]["total_pss_bytes"]["median"]
     assert_equal 269 * InsideDocument::MB, b["figures"]["total_pss_bytes"]["median"]
     assert_equal 15, a["memory"].size, "3 processes x 5 batches"
@@ -90,7 +89,7 @@ describe "Report: inside the server" do
     gc = b["against_baseline"]["figures"].find { |r| r["name"] == "gc_per_1k_requests" }
     assert_equal "no difference detected", gc["verdict"]
     text = agent.terminal_table
-    assert_match(/\| allocations per request +\| +502 \|/, text)
+    assert_match(/\| allocations per request +\| +2259 \|/, text)
     refute_includes text, "no counting agent"
     assert_equal 1, text.scan("  1 process of the trees gave no counts: the sums leave them out").size
     html = Rackbench::HtmlReport.new(agent.to_h).render

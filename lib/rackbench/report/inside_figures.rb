@@ -8,11 +8,11 @@ module Rackbench
     # deltas) and its +sample+ (the sampler's CPU time):
     #
     # cpu_us_per_request :: (sample cpu_user_s + cpu_system_s) * 1e6 / window requests
-    # allocations_per_request :: rate(allocated_objects) / engine rate
-    # gc_per_1k_requests :: 1000 * rate(gc.count) / engine rate
-    # gc_ms_per_1k_requests :: 1000 * rate(gc.time_ms) / engine rate (nil
+    # allocations_per_request :: Σ allocated_objects / window requests
+    # gc_per_1k_requests :: 1000 * Σ gc.count / window requests
+    # gc_ms_per_1k_requests :: 1000 * Σ gc.time_ms / window requests (nil
     #                          when a process's ruby does not measure GC time)
-    # major_gc_per_1k_requests :: 1000 * rate(gc.major) / engine rate
+    # major_gc_per_1k_requests :: 1000 * Σ gc.major / window requests
     # worker_pss_bytes :: mean window-end PSS of the workers ("single"
     #                     processes when none forked)
     # worker_pss_growth_bytes :: mean of their window-end minus warmup-end PSS
@@ -20,12 +20,16 @@ module Rackbench
     # yjit_code_bytes :: mean YJIT code size of the workers running YJIT
     # yjit_ratio :: mean ratio_in_yjit where --yjit-stats measured it
     #
-    # where rate(X) = Σ over processes of X_i / duration_s_i and the engine
-    # rate = window.requests / window.duration_s. Why rates: each process's
-    # watcher thread notices the window's start and end late under load (up
-    # to a GVL timeslice), so its own window is shorter than the engine's;
-    # dividing its delta by its own duration and then by the engine's rate
-    # corrects for that, where delta / requests would undercount.
+    # where Σ sums each process's delta between its two snapshots and the
+    # window requests are the engine's responses in its window. Why not
+    # rates per process (Σ X_i / duration_s_i over the engine's rate), which
+    # would correct a snapshot taken late at one edge only: the watcher
+    # wakes on a pipe at each edge (agent/window.rb), so a snapshot is late
+    # mostly when the whole server is stalled, and then the stall holds no
+    # requests either; the rate turns those missing seconds into a shorter
+    # window and overstates. Measured here: a run whose workers stalled for
+    # the first second of a 4 s window gave major GCs per request 39% too
+    # high by rates, exact by deltas (doc/methodology.md).
     #
     # Every figure is nil when it cannot be computed honestly: no inside
     # document (old stores, agent off, script trials), a process without
@@ -89,35 +93,26 @@ module Rackbench
         (user_s + system_s) * 1e6 / requests
       end
 
-      # scale * rate(value) / engine rate, or nil when the engine's window
-      # has no rate or a process lacks the value or a positive duration
-      # (a partial sum would pass for the whole tree's).
+      # scale * Σ value / the window's requests, or nil when the window
+      # has no requests or a process lacks the value or a positive
+      # duration (a partial sum would pass for the whole tree's; a process
+      # without a window measured nothing).
       def per_request(inside, scale)
-        engine = engine_rate(inside)
-        return nil unless engine
+        requests = inside&.dig("window", "requests")
+        return nil unless requests.is_a?(Numeric) && requests.positive?
 
         list = processes(inside)
         return nil if list.empty?
 
-        rate = 0.0
+        total = 0.0
         list.each do |p|
           value = yield(p)
           duration_s = p["duration_s"]
           return nil unless value.is_a?(Numeric) && duration_s.is_a?(Numeric) && duration_s.positive?
 
-          rate += value / duration_s.to_f
+          total += value
         end
-        scale * rate / engine
-      end
-
-      def engine_rate(inside)
-        return nil unless inside
-
-        requests = inside.dig("window", "requests")
-        duration_s = inside.dig("window", "duration_s")
-        return nil unless requests.is_a?(Numeric) && duration_s.is_a?(Numeric) && requests.positive? && duration_s.positive?
-
-        requests / duration_s.to_f
+        scale * total / requests
       end
 
       def processes(inside)
@@ -173,7 +168,7 @@ module Rackbench
         outlined = stats["outlined_code_size"]
         inline.is_a?(Numeric) && outlined.is_a?(Numeric) ? inline + outlined : nil
       end
-      private_class_method :cpu_us_per_request, :per_request, :engine_rate, :processes, :serving, :mean, :pss,
+      private_class_method :cpu_us_per_request, :per_request, :processes, :serving, :mean, :pss,
                            :growth, :total_pss, :yjit_code
     end
   end
