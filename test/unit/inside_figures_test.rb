@@ -48,6 +48,22 @@ describe Rackbench::Report::InsideFigures do
     end
   end
 
+  it "counts RubyVM.stat's cache invalidations under each ruby's name, and none where it has neither" do
+    doc = InsideDocument.forked
+    # 3.2+ names them constant_cache_invalidations, 3.1 global_constant_state.
+    doc["processes"][0]["vm"] = { "constant_cache_invalidations" => 3, "class_serial" => 10 }
+    doc["processes"][1]["vm"] = { "global_constant_state" => 7, "class_serial" => 20, "global_cvar_state" => 1 }
+    doc["processes"][2]["vm"] = { "global_constant_state" => 0, "class_serial" => 0 }
+    f = figures(doc)
+    assert_in_delta 1.0, f["constant_invalidations_per_1k_requests"], 1e-9, "1000 * (3 + 7 + 0) / 10,000"
+    assert_in_delta 3.0, f["class_serial_per_1k_requests"], 1e-9, "1000 * (10 + 20 + 0) / 10,000"
+    doc["processes"][2]["vm"] = {} # a ruby without RubyVM.stat (JRuby): no partial sum
+    f = figures(doc)
+    assert_nil f["constant_invalidations_per_1k_requests"]
+    assert_nil f["class_serial_per_1k_requests"]
+    assert_in_delta 90.1, f["allocations_per_request"], 1e-9, "the other figures stay"
+  end
+
   it "treats a server that forked nothing as its single process" do
     single = InsideDocument.document([InsideDocument.process(pid: 5, role: "single", allocated: 3_000_000,
                                                              gc_count: 5, major: 0, warmup_pss: 40 * InsideDocument::MB,

@@ -19,6 +19,15 @@ module Rackbench
     # total_pss_bytes :: window-end PSS summed over the whole tree
     # yjit_code_bytes :: mean YJIT code size of the workers running YJIT
     # yjit_ratio :: mean ratio_in_yjit where --yjit-stats measured it
+    # constant_invalidations_per_1k_requests :: 1000 * Σ RubyVM.stat's
+    #     constant_cache_invalidations (global_constant_state before 3.2:
+    #     each bump invalidates every constant cache) / window requests
+    # class_serial_per_1k_requests :: 1000 * Σ RubyVM.stat's class_serial
+    #     (a class or singleton class created, a method defined or
+    #     removed: method caches go stale) / window requests
+    # In a warmed-up app both should be about 0: an app that defines
+    # constants, extends objects or creates classes while serving requests
+    # throws away the caches the interpreter and the JIT build.
     #
     # where Σ sums each process's delta between its two snapshots and the
     # window requests are the engine's responses in its window. Why not
@@ -38,7 +47,11 @@ module Rackbench
       # Every figure's name, in the order the reports show them.
       NAMES = %w[cpu_us_per_request allocations_per_request gc_per_1k_requests gc_ms_per_1k_requests
                  major_gc_per_1k_requests worker_pss_bytes worker_pss_growth_bytes total_pss_bytes
-                 yjit_code_bytes yjit_ratio].freeze
+                 yjit_code_bytes yjit_ratio constant_invalidations_per_1k_requests
+                 class_serial_per_1k_requests].freeze
+      # RubyVM.stat's counter of constant cache invalidations, by ruby
+      # generation (3.2+ first).
+      CONSTANT_INVALIDATION_KEYS = %w[constant_cache_invalidations global_constant_state].freeze
 
       module_function
 
@@ -67,7 +80,9 @@ module Rackbench
           "yjit_code_bytes" => mean(serving(inside).select { |p| p["yjit"].is_a?(Hash) }) { |p| yjit_code(p) },
           "yjit_ratio" => mean(serving(inside).select { |p| p.dig("yjit", "ratio_in_yjit") }) do |p|
             p["yjit"]["ratio_in_yjit"]
-          end
+          end,
+          "constant_invalidations_per_1k_requests" => per_request(inside, 1000) { |p| constant_invalidations(p) },
+          "class_serial_per_1k_requests" => per_request(inside, 1000) { |p| p.dig("vm", "class_serial") }
         }
         figures.values.all?(&:nil?) ? nil : figures
       end
@@ -158,6 +173,16 @@ module Rackbench
         values.all?(Numeric) ? values.sum : nil
       end
 
+      # The process's constant cache invalidations over the window, under
+      # the name its ruby gives them; nil where RubyVM.stat has neither.
+      def constant_invalidations(process)
+        vm = process["vm"]
+        return nil unless vm.is_a?(Hash)
+
+        CONSTANT_INVALIDATION_KEYS.each { |key| return vm[key] if vm[key].is_a?(Numeric) }
+        nil
+      end
+
       # Generated code: code_region_size (Ruby 3.2+), else the inline and
       # outlined blocks of Ruby 3.1.
       def yjit_code(process)
@@ -168,7 +193,7 @@ module Rackbench
         outlined = stats["outlined_code_size"]
         inline.is_a?(Numeric) && outlined.is_a?(Numeric) ? inline + outlined : nil
       end
-      private_class_method :cpu_us_per_request, :per_request, :processes, :serving, :mean, :pss,
+      private_class_method :cpu_us_per_request, :per_request, :constant_invalidations, :processes, :serving, :mean, :pss,
                            :growth, :total_pss, :yjit_code
     end
   end

@@ -25,7 +25,9 @@ module Rackbench
         "worker_pss_growth_bytes" => ["PSS growth per worker over the window", :bytes],
         "total_pss_bytes" => ["PSS of the process tree (window end)", :bytes],
         "yjit_code_bytes" => ["YJIT code per worker", :bytes],
-        "yjit_ratio" => ["ratio in YJIT", :fraction]
+        "yjit_ratio" => ["ratio in YJIT", :fraction],
+        "constant_invalidations_per_1k_requests" => ["constant cache invalidations per 1,000 requests", :count],
+        "class_serial_per_1k_requests" => ["class serial bumps per 1,000 requests", :count]
       }.freeze
 
       # One figure over the batches: +values+ and their +batches+ (numbers),
