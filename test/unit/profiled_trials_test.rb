@@ -100,8 +100,13 @@ describe "profiled trials in a run" do
     runner(experiment("{ tool: stackprof, mode: object }", inside: "off"), launcher: fake).run
     envs = fake.launches.map { |k| [k[:trial].profiled?, k[:env].to_h] }
     envs.each do |profiled, env|
-      assert_equal(profiled ? "1" : nil, env["RACKBENCH_WINDOW"])
-      assert_equal(profiled ? "stackprof:object:1" : nil, env["RACKBENCH_PROFILE"])
+      if profiled
+        assert_equal "1", env["RACKBENCH_WINDOW"]
+        assert_equal "stackprof:object:1", env["RACKBENCH_PROFILE"]
+      else
+        assert_nil env["RACKBENCH_WINDOW"]
+        assert_nil env["RACKBENCH_PROFILE"]
+      end
       assert_nil env["RACKBENCH_INSIDE"]
     end
     assert_equal [true, false], envs.map(&:first).uniq.sort_by { |p| p ? 0 : 1 }

@@ -189,7 +189,10 @@ describe Rackbench::Store do
       )
       store.save_trial(id, record)
       read = reopen.trials(id).first
-      Rackbench::Trial::Record::FIELDS.each { |name| assert_equal record.public_send(name), read.public_send(name), name }
+      Rackbench::Trial::Record::FIELDS.each do |name|
+        expected = record.public_send(name)
+        expected.nil? ? assert_nil(read.public_send(name), name) : assert_equal(expected, read.public_send(name), name)
+      end
       assert_equal 123_456, read.started_at.usec
       assert_equal record, read
       assert_equal [1234.5, 12_357, 3, 12_360, 5 * 2**30], [read.rate, read.requests, read.failed_requests, read.attempts,

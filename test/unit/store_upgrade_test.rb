@@ -21,6 +21,11 @@ describe "a results database of rackbench 0.1" do
     dir
   end
 
+  # assert_equal, or assert_nil for a nil (minitest 6 refuses nil in assert_equal).
+  def assert_same_value(expected, actual, message)
+    expected.nil? ? assert_nil(actual, message) : assert_equal(expected, actual, message)
+  end
+
   def rackbench(*args)
     Open3.capture3(RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__),
                    File.expand_path("../../exe/rackbench", __dir__), *args)
@@ -73,10 +78,10 @@ describe "a results database of rackbench 0.1" do
     before = JSON.parse(File.read(File.join(FIXTURES, "v0.1-report.json")))
     assert_equal before["configs"].size, now["configs"].size
     before["configs"].zip(now["configs"]).each do |old, new|
-      old.each { |key, value| assert_equal value, new[key], "configs #{old["id"]} #{key}" }
+      old.each { |key, value| assert_same_value value, new[key], "configs #{old["id"]} #{key}" }
     end
     before["trials"].zip(now["trials"]).each do |old, new|
-      old.each { |key, value| assert_equal value, new[key], "trial #{old["key"]} #{key}" }
+      old.each { |key, value| assert_same_value value, new[key], "trial #{old["key"]} #{key}" }
     end
     %w[dimensions rate_unit].each { |key| assert_equal before[key], now[key], key }
   end
