@@ -87,5 +87,12 @@ describe Rackbench::HtmlReport::ProfileSection do
     assert_includes part, %(<h3 id="inside-1">)
     assert_includes part, %(id="chart-profile-1")
     assert_equal 1, html.scan(%(id="chart-profile-1")).size
+    refute_includes html, %(<section id="profiles">)
+
+    # `rackbench profile`: profiled trials only, no measured configuration.
+    html = Rackbench::HtmlReport.new(fixture.merge("profiles" => [entry(real, config_id: "ruby=other")])).render
+    assert_includes html, %(<section id="profiles">)
+    assert_includes html, %(<a href="#profiles">Profiles</a>)
+    assert_equal 1, html.scan(%(id="chart-profile-1")).size
   end
 end
