@@ -112,6 +112,16 @@ describe "the built-in apps (integration)" do
       assert_operator overhead, :>, 30, where
       assert_operator overhead, :<, 400, where
     end
+    # What the counting agent saw inside each server (no boot of its own):
+    # a Rails request allocates many times what a bare Rack one does.
+    allocations = trials.to_h do |t|
+      [[t.app, t.server], Rackbench::Report::InsideFigures.of(t)&.fetch("allocations_per_request")]
+    end
+    %w[puma webrick].each do |server|
+      rack, rails = allocations.values_at(["rack-hello", server], ["rails-hello", server])
+      assert_kind_of Numeric, rack, "rack-hello on #{server}: allocations counted"
+      assert_operator rails, :>, rack, "rails-hello allocates more per request than rack-hello on #{server}"
+    end
     trials.select { |t| t.app == "mix" }.each do |trial|
       assert_operator trial.result["status"].fetch("303"), :>=, 2 # a login per connection, replies
       database = Dir.glob(File.join(dir, "results", "work", "*mix-#{trial.server}*", PostsDb::FILE_NAME)).first
