@@ -16,6 +16,8 @@
 # app might not load), it parses on old rubies (JRuby 9.x is Ruby 2.5/2.6),
 # and it never raises into the server: a report that cannot be written is
 # a warning on stderr, and the runner then fails the trial for want of it.
+require_relative "plain_json"
+
 module RackbenchIdentity
   # The variables whose values to report: a comma-separated list set by
   # the runner (the trial's checked variables).
@@ -214,29 +216,8 @@ module RackbenchIdentity
     nil
   end
 
-  # A minimal JSON writer for the values above (Hash, Array, String,
-  # Integer, true, false, nil).
   def json(value)
-    case value
-    when Hash then "{" + value.map { |k, v| "#{json(k.to_s)}:#{json(v)}" }.join(",") + "}"
-    when Array then "[" + value.map { |v| json(v) }.join(",") + "]"
-    when String then string(value)
-    when Integer, true, false then value.to_s
-    when nil then "null"
-    else string(value.to_s)
-    end
-  end
-
-  def string(text)
-    body = text.encode("UTF-8", invalid: :replace, undef: :replace).gsub(/["\\\u0000-\u001f]/) do |char|
-      case char
-      when '"' then '\\"'
-      when "\\" then "\\\\"
-      when "\n" then "\\n"
-      else format("\\u%04x", char.ord)
-      end
-    end
-    "\"#{body}\""
+    RackbenchPlainJson.generate(value)
   end
 
   # Re-reports in a child forked through Ruby. Servers fork workers with

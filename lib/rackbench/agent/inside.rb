@@ -23,6 +23,8 @@
 # Runs inside the measured server under every benchmarked ruby: no gem is
 # required (its own JSON writer), it parses on old rubies, and it never
 # raises into the server.
+require_relative "plain_json"
+
 module RackbenchInside
   COUNTS_SUFFIX = ".counts.json".freeze
   # GC.stat keys read at each edge; nil where the ruby has no such key.
@@ -186,28 +188,8 @@ module RackbenchInside
     warn "rackbench inside: cannot write #{path}: #{e.class}: #{e.message}"
   end
 
-  # A minimal JSON writer: Hash, Array, String, Symbol, Integer, Float
-  # (null when not finite), true, false, nil.
   def json(value)
-    case value
-    when Hash then "{" + value.map { |k, v| "#{json(k.to_s)}:#{json(v)}" }.join(",") + "}"
-    when Array then "[" + value.map { |v| json(v) }.join(",") + "]"
-    when Integer, true, false then value.to_s
-    when Float then value.finite? ? value.to_s : "null"
-    when nil then "null"
-    else string(value.to_s)
-    end
-  end
-
-  def string(text)
-    body = text.encode("UTF-8", invalid: :replace, undef: :replace).gsub(/["\\\u0000-\u001f]/) do |char|
-      case char
-      when '"' then '\\"'
-      when "\\" then "\\\\"
-      else format("\\u%04x", char.ord)
-      end
-    end
-    "\"#{body}\""
+    RackbenchPlainJson.generate(value)
   end
 end
 
