@@ -27,6 +27,14 @@ module Rackbench
 
       module_function
 
+      # The page's markup of a chart: the container the page's render
+      # script draws into (Scripts::RENDER finds it by data-chart) and its
+      # spec as inline JSON. +id+ must be unique on the page.
+      def embed(id, spec)
+        %(<div class="chart" id="chart-#{id}" data-chart data-spec="spec-#{id}"></div>\n) +
+          %(<script type="application/json" id="spec-#{id}">#{Escape.script_json(spec)}</script>)
+      end
+
       # Every chart, in page order.
       def all
         [

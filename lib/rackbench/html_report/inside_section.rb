@@ -72,7 +72,7 @@ module Rackbench
            Array(figure["per_batch"]).size.to_s, Report::InsideCompare.against(name, row),
            Units.interval(row&.fetch("ratio_ci95"), :ratio), row ? row["verdict"] : Units::NONE].map { |c| esc(c) }
         end
-        html = [table(rows)]
+        html = [Tables.table(HEADINGS, rows, numbers: NUMBERS)]
         html << %(<p class="note">No counting agent: CPU time from the sampler only.</p>) unless inside["agent"]
         against = inside["against_baseline"]
         if against
@@ -101,15 +101,7 @@ module Rackbench
 
         id = "inside-memory-#{index}"
         %(<p class="how">PSS of every process at the warmup's end and at the window's end, one line per process of ) +
-          %(each batch.</p>\n<div class="chart" id="chart-#{id}" data-chart data-spec="spec-#{id}"></div>\n) +
-          %(<script type="application/json" id="spec-#{id}">#{Escape.script_json(spec)}</script>)
-      end
-
-      def table(rows)
-        classes = NUMBERS.map { |number| number ? ' class="num"' : "" }
-        head = HEADINGS.each_with_index.map { |h, i| "<th#{classes[i]}>#{esc(h)}</th>" }
-        body = rows.map { |cells| "<tr>#{cells.each_with_index.map { |cell, i| "<td#{classes[i]}>#{cell}</td>" }.join}</tr>" }
-        %(<div class="scroll"><table><thead><tr>#{head.join}</tr></thead><tbody>\n#{body.join("\n")}\n</tbody></table></div>)
+          %(each batch.</p>\n#{Charts.embed(id, spec)})
       end
 
       def esc(value)

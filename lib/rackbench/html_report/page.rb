@@ -178,8 +178,7 @@ module Rackbench
       def chart_section(chart)
         spec = Charts.public_send(chart.builder, @doc)
         body = if spec
-                 %(<div class="chart" id="chart-#{chart.id}" data-chart data-spec="spec-#{chart.id}"></div>\n) +
-                   %(<script type="application/json" id="spec-#{chart.id}">#{Escape.script_json(spec)}</script>)
+                 Charts.embed(chart.id, spec)
                else
                  %(<p class="empty">#{esc(chart.empty_text)}</p>)
                end

@@ -22,8 +22,7 @@ module Rackbench
         stem = id || "profile-#{Digest::SHA256.hexdigest(profile["config_id"].to_s)[0, 10]}"
         spec = Charts::Flame.spec(profile)
         chart = if spec
-                  %(<div class="chart" id="chart-#{stem}" data-chart data-spec="spec-#{stem}"></div>\n) +
-                    %(<script type="application/json" id="spec-#{stem}">#{Escape.script_json(spec)}</script>)
+                  Charts.embed(stem, spec)
                 else
                   %(<p class="empty">No samples.</p>)
                 end

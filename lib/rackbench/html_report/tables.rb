@@ -9,6 +9,20 @@ module Rackbench
       # doc :: the HtmlReport::Document
       # :columns :: the table of columns of the configurations table
       #             (default: Report::Columns::ALL)
+      # A table whose columns are numbers (right-aligned) where +numbers+
+      # (one true or false per heading) says so. Cells are HTML that the
+      # caller escaped; headings are escaped here. Every table of the page
+      # is built so (the inside section's too).
+      def self.table(headings, rows, numbers:)
+        classes = numbers.map { |number| number ? ' class="num"' : "" }
+        head = headings.each_with_index.map { |h, i| "<th#{classes[i]}>#{Escape.html(h)}</th>" }
+        body = rows.map do |cells|
+          "<tr>#{cells.each_with_index.map { |cell, i| "<td#{classes[i]}>#{cell}</td>" }.join}</tr>"
+        end
+        %(<div class="scroll"><table><thead><tr>#{head.join}</tr></thead>) +
+          %(<tbody>\n#{body.join("\n")}\n</tbody></table></div>)
+      end
+
       def initialize(doc, columns: Report::Columns::ALL)
         @doc = doc
         @columns = columns
@@ -108,17 +122,8 @@ module Rackbench
         cells.map { |cell| esc(cell) }
       end
 
-      # A table whose columns are numbers (right-aligned) where +numbers+
-      # (one true or false per heading) says so. Cells are HTML that the
-      # caller escaped.
       def table(headings, rows, numbers:)
-        classes = numbers.map { |number| number ? ' class="num"' : "" }
-        head = headings.each_with_index.map { |h, i| "<th#{classes[i]}>#{esc(h)}</th>" }
-        body = rows.map do |cells|
-          "<tr>#{cells.each_with_index.map { |cell, i| "<td#{classes[i]}>#{cell}</td>" }.join}</tr>"
-        end
-        %(<div class="scroll"><table><thead><tr>#{head.join}</tr></thead>) +
-          %(<tbody>\n#{body.join("\n")}\n</tbody></table></div>)
+        self.class.table(headings, rows, numbers: numbers)
       end
 
       def esc(value)
