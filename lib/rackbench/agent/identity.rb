@@ -17,6 +17,7 @@
 # and it never raises into the server: a report that cannot be written is
 # a warning on stderr, and the runner then fails the trial for want of it.
 require_relative "plain_json"
+require_relative "whole_file"
 
 module RackbenchIdentity
   # The variables whose values to report: a comma-separated list set by
@@ -47,11 +48,7 @@ module RackbenchIdentity
   end
 
   def write(path, data)
-    tmp = "#{path}.#{Process.pid}.tmp"
-    File.open(tmp, "w") { |file| file.write(json(data)) }
-    File.rename(tmp, path) # whole or absent: the runner never reads half a report
-  rescue StandardError => e
-    warn "rackbench identity: cannot write #{path}: #{e.class}: #{e.message}"
+    RackbenchWholeFile.write(path, RackbenchPlainJson.generate(data), agent: "identity")
   end
 
   # What only a booted app knows (the database pool its framework really
@@ -214,10 +211,6 @@ module RackbenchIdentity
     File.realpath(path)
   rescue SystemCallError, NotImplementedError
     nil
-  end
-
-  def json(value)
-    RackbenchPlainJson.generate(value)
   end
 
   # Re-reports in a child forked through Ruby. Servers fork workers with

@@ -24,6 +24,7 @@
 # required (its own JSON writer), it parses on old rubies, and it never
 # raises into the server.
 require_relative "plain_json"
+require_relative "whole_file"
 
 module RackbenchInside
   COUNTS_SUFFIX = ".counts.json".freeze
@@ -181,15 +182,7 @@ module RackbenchInside
   end
 
   def write(path, data)
-    tmp = "#{path}.tmp"
-    File.open(tmp, "w") { |file| file.write(json(data)) }
-    File.rename(tmp, path) # whole or absent: the runner never reads half a file
-  rescue StandardError => e
-    warn "rackbench inside: cannot write #{path}: #{e.class}: #{e.message}"
-  end
-
-  def json(value)
-    RackbenchPlainJson.generate(value)
+    RackbenchWholeFile.write(path, RackbenchPlainJson.generate(data), agent: "inside")
   end
 end
 

@@ -23,6 +23,8 @@
 # Runs inside the measured server, under every benchmarked ruby: it parses
 # on old rubies and never raises into the server; what fails is a warning
 # on stderr, and the runner records the process's profile as missing.
+require_relative "whole_file"
+
 module RackbenchProfile
   ENV_VAR = "RACKBENCH_PROFILE".freeze
   MODES = %w[cpu wall object].freeze
@@ -62,10 +64,7 @@ module RackbenchProfile
       return nil unless results
 
       path = File.join(dir, "#{Process.pid}#{DUMP_SUFFIX}")
-      tmp = "#{path}.tmp"
-      File.open(tmp, "wb") { |f| f.write(Marshal.dump(results)) }
-      File.rename(tmp, path)
-      path
+      RackbenchWholeFile.write(path, Marshal.dump(results), agent: "profile", binary: true) ? path : nil
     end
   end
 
