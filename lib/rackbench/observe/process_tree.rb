@@ -61,6 +61,14 @@ module Rackbench
       end
     end
 
+    # The real path of the executable pid runs (its /proc/PID/exe), or nil
+    # when it cannot be read (gone, or another user's).
+    def exe(pid, proc_dir: PROC_DIR)
+      File.realpath(File.join(proc_dir, pid.to_s, "exe"))
+    rescue SystemCallError
+      nil
+    end
+
     # The Entry of one process, or nil when it does not exist (any more).
     def read(pid, proc_dir: PROC_DIR)
       parse_stat(File.read(File.join(proc_dir, pid.to_s, "stat")))

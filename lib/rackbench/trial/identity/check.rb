@@ -152,9 +152,7 @@ module Rackbench
         end
 
         def exe(pid)
-          File.realpath(File.join(@proc_dir, pid.to_s, "exe"))
-        rescue SystemCallError
-          nil
+          ProcessTree.exe(pid, proc_dir: @proc_dir)
         end
       end
     end

@@ -74,7 +74,7 @@ module Rackbench
 
           def missing(alive, reports, counts, unreadable)
             others = Array(@identity["others"]).map { |o| o["pid"] }
-            exe = real_path(@identity["exe"])
+            exe = @identity["exe"] # the real path, as the server's main process reported it
             silent = alive.reject { |entry| counts.key?(entry.pid) || others.include?(entry.pid) }.filter_map do |entry|
               reason = reason(entry.pid, reports, unreadable, exe)
               reason && { "pid" => entry.pid, "reason" => reason }
@@ -91,15 +91,9 @@ module Rackbench
             if reports.key?(pid)
               return format("no counts within %.1f s after the window ended", @deadline_s)
             end
-            return nil unless exe && real_path(File.join(@proc_dir, pid.to_s, "exe")) == exe
+            return nil unless exe && ProcessTree.exe(pid, proc_dir: @proc_dir) == exe
 
             "no identity report: forked outside Ruby (in C), so no agent runs in it"
-          end
-
-          def real_path(path)
-            path && File.realpath(path)
-          rescue SystemCallError
-            nil
           end
         end
       end
