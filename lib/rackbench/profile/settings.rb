@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../field_equality"
+
 module Rackbench
   module Profile
     # The experiment's `profile:` key (doc/experiment.md), validated:
@@ -13,6 +15,8 @@ module Rackbench
     #             per sample for object (interval_objects, default 1)
     # trials :: profiled trials per configuration, one in each of the first +trials+ batches (default 1)
     class Settings
+      # Equal by value: by #to_h (defined below, the canonical form).
+      include FieldEquality
       TOOLS = %w[stackprof vernier].freeze
       MODES = %w[cpu wall object].freeze
       KEYS = %w[tool mode interval_us interval_objects trials].freeze
@@ -101,14 +105,6 @@ module Rackbench
         end
       end
 
-      def ==(other)
-        other.is_a?(Settings) && to_h == other.to_h
-      end
-      alias eql? ==
-
-      def hash
-        to_h.hash
-      end
     end
   end
 end
