@@ -248,15 +248,20 @@ module Rackbench
         trial.profiled? ? "#{super}-profile" : super
       end
 
+      # The experiment's profile settings (Profile::Settings), or nil when
+      # it profiles nothing or its source has no such key.
+      def profile_settings
+        source.respond_to?(:profile) ? source.profile : nil
+      end
+
       def profile_gem_lines
-        profile = source.respond_to?(:profile) ? source.profile : nil
-        profile ? profile.gem_lines : []
+        profile_settings&.gem_lines || []
       end
 
       # A profiler that cannot run under one of the experiment's rubies
       # stops the run before anything is stored, naming the ruby.
       def check_profiler!
-        profile = source.respond_to?(:profile) ? source.profile : nil
+        profile = profile_settings
         return unless profile
 
         @context.variants.each_value do |variant|
