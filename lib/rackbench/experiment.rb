@@ -15,6 +15,7 @@ require_relative "experiment/entries"
 require_relative "experiment/settings"
 require_relative "experiment/config"
 require_relative "experiment/matrix"
+require_relative "experiment/derive"
 
 module Rackbench
   # A validated, frozen experiment: what to benchmark (rubies, servers,
@@ -67,6 +68,10 @@ module Rackbench
     attr_reader :source_text
     # How errors name the file (the path as given).
     attr_reader :source
+    # The directory the file's relative paths (apps' path, load.requests)
+    # were resolved against: a derived experiment (#derive) resolves its
+    # own against the same one.
+    attr_reader :base_dir
     # Hash of dimension name => Array of values (see Matrix).
     attr_reader :dimensions
     # Every configuration of the matrix, excludes removed (Array of Config).
@@ -117,7 +122,7 @@ module Rackbench
         parts = parts(data, checker, entries, settings)
         matrix = Matrix.new(checker, settings, parts, data.fetch("exclude", Matrix::NO_EXCLUDE))
         new(**parts, exclude: matrix.exclude, dimensions: matrix.dimensions, configurations: matrix.configurations,
-                     source: source, source_text: text)
+                     source: source, source_text: text, base_dir: File.expand_path(base_dir))
       end
 
       # The built-in quick experiment (lib/rackbench/default_experiment.yml).
@@ -190,7 +195,7 @@ module Rackbench
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
-                   profile: nil, profile_only: false)
+                   profile: nil, profile_only: false, base_dir: Dir.pwd)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -211,6 +216,7 @@ module Rackbench
       @dimensions = dimensions
       @configurations = configurations
       @source = source
+      @base_dir = base_dir.dup.freeze
       @source_text = source_text.dup.freeze
       @fingerprint = Digest::SHA256.hexdigest(Canonical.json(canonical)).freeze
       freeze
@@ -297,7 +303,7 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only }
+        profile_only: profile_only, base_dir: base_dir }
     end
 
     def sort(values)

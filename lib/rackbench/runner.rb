@@ -4,6 +4,7 @@ require_relative "runner/cpu_layout"
 require_relative "runner/estimate"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
+require_relative "runner/steps"
 require_relative "runner/trial_loop"
 
 module Rackbench
@@ -24,10 +25,23 @@ module Rackbench
     # shows how far to trust the figures), with the rubies' descriptions and
     # the CPU layout.
     def self.capture_environment(err:, variants:, layout:)
+      with_run_parts(capture_machine(err: err), variants: variants, layout: layout)
+    end
+
+    # The machine's description with its warnings (printed on err): what
+    # the runs of one command share (Runner::Steps captures it once for all
+    # its steps, so the warnings are printed once).
+    def self.capture_machine(err:)
       env = MachineEnv.capture
       warnings = MachineEnv.warnings(env)
       warnings.each { |warning| err.puts "rackbench: warning: #{warning}" }
-      env.merge(warnings: warnings, rubies: variants.transform_values(&:description), cpu_layout: layout.to_h)
+      env.merge(warnings: warnings)
+    end
+
+    # +machine+ (from capture_machine) with what one run adds: its rubies'
+    # descriptions and the CPU layout.
+    def self.with_run_parts(machine, variants:, layout:)
+      machine.merge(rubies: variants.transform_values(&:description), cpu_layout: layout.to_h)
     end
 
     attr_reader :source
@@ -48,9 +62,12 @@ module Rackbench
     # :collaborators :: keywords for the kind of trial's constructor: what it drives (a load engine,
     #                   servers, samplers...), for tests to replace (default: {}: the real ones)
     # :watchdog :: what sweeps and watches the run's processes (#sweep, #start like Watchdog; default: Watchdog)
+    # :machine :: the machine's description from Runner.capture_machine, taken once for several runs
+    #             (Runner::Steps): this run adds its rubies and layout to it (default: nil: captured
+    #             here, unless :environment is given)
     def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
-                   parent_env: ENV, collaborators: {}, watchdog: Watchdog)
+                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil)
       @source = source
       @results_dir = File.expand_path(results_dir)
       @resume = resume
@@ -65,6 +82,7 @@ module Rackbench
       @ready_timeout_s = ready_timeout_s
       @stop_grace_s = stop_grace_s
       @environment = environment
+      @machine = machine
       @parent_env = parent_env
       @collaborators = collaborators
       @watchdog = watchdog
@@ -141,7 +159,9 @@ module Rackbench
     def run_locked
       kind.check!
       plan # resolve rubies and what can run before touching the store
-      environment = @environment || Runner.capture_environment(err: @err, variants: variants, layout: @layout)
+      environment = @environment ||
+                    (@machine && Runner.with_run_parts(@machine, variants: variants, layout: @layout)) ||
+                    Runner.capture_environment(err: @err, variants: variants, layout: @layout)
       with_watchdog { store_and_run(environment) }
     end
 
