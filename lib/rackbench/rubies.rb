@@ -14,6 +14,7 @@ module Rackbench
     autoload :Install, File.expand_path("rubies/install", __dir__)
     autoload :Locator, File.expand_path("rubies/locator", __dir__)
     autoload :Prober, File.expand_path("rubies/prober", __dir__)
+    autoload :ProbeCache, File.expand_path("rubies/probe_cache", __dir__)
     autoload :Resolver, File.expand_path("rubies/resolver", __dir__)
     autoload :Variant, File.expand_path("rubies/variant", __dir__)
     autoload :MallocLibrary, File.expand_path("rubies/malloc_library", __dir__)
@@ -45,9 +46,13 @@ module Rackbench
       # PATH as it was before any `bundle exec` that runs rackbench.
       candidates = Locator.new(env: CleanEnv.clean(env), home: home).candidates(extra_paths: extra_paths)
       prober = Prober.new(env: env, timeout_s: probe_timeout_s)
+      cache = ProbeCache.from_env(env) # opt-in: RACKBENCH_PROBE_CACHE
       # Probes run in parallel: each is a separate process and JRuby's
       # start-up dominates; the wall time is that of the slowest ruby.
-      installs = candidates.map { |candidate| Thread.new { prober.describe(candidate) } }.map(&:value)
+      installs = candidates.map do |candidate|
+        Thread.new { cache ? cache.fetch(candidate) { prober.describe(candidate) } : prober.describe(candidate) }
+      end.map(&:value)
+      cache&.save
       name_uniquely(dedupe(installs))
     end
 
