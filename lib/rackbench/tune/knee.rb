@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Tune
+    # Where more threads stop helping, at one process count: the fewest
+    # threads whose score is as good as the best's at that process count,
+    # "as good" meaning at or above the lower end of the best's 95%
+    # interval over batches (a difference the batches cannot tell apart),
+    # or, when the best has no interval (one batch), within
+    # knee_tolerance (5% by default) of it.
+    #
+    # Why this and not the best itself: threads past the knee cost memory
+    # (a stack and live objects each) and GVL contention for no gain the
+    # measurement can show; the knee is the cheapest configuration that
+    # the data cannot distinguish from the best. The step-by-step gains
+    # (score at each thread count over the previous) are kept beside it,
+    # so a reader sees how steep the curve was before the knee.
+    module Knee
+      module_function
+
+      # +scored+ :: [[threads, Scorer::Score], ...] of one server at
+      #             +processes+, any order (nil scores are left out)
+      # Returns a Hash (the tune document's "knees" entry) or nil when no
+      # thread count held the target.
+      def of(processes, scored, tolerance:)
+        scored = scored.reject { |_, score| score.nil? }.sort_by(&:first)
+        held = scored.select { |_, score| score.qualified }
+        return nil if held.empty?
+
+        best_threads, best = held.max_by { |threads, score| [score.median, -threads] }
+        threshold = best.ci95 ? best.ci95[0] : best.median * (1 - tolerance)
+        knee_threads, knee = held.find { |_, score| score.median >= threshold }
+        {
+          "processes" => processes, "knee_threads" => knee_threads, "knee_score" => knee.median,
+          "best_threads" => best_threads, "best_score" => best.median, "best_ci95" => best.ci95,
+          "threshold" => threshold, "rule" => best.ci95 ? "interval" : "tolerance", "tolerance" => tolerance,
+          "gains" => gains(scored),
+          "text" => text(processes, knee_threads, knee, best_threads, best, tolerance, scored)
+        }
+      end
+
+      # Each step to more threads: {"from", "to", "gain"} (the relative
+      # change of the median score; nil from a score of 0).
+      def gains(scored)
+        scored.each_cons(2).map do |(from, a), (to, b)|
+          { "from" => from, "to" => to, "gain" => a.median.positive? ? b.median / a.median - 1 : nil }
+        end
+      end
+
+      def text(processes, knee_threads, knee, best_threads, best, tolerance, scored)
+        count = "#{processes} process#{"es" unless processes == 1}"
+        within = best.ci95 ? "within the 95% interval of the best" : "within #{Units.percent_trimmed(tolerance, digits: 0)} of the best"
+        head = if knee_threads == best_threads
+                 "#{count}: #{knee_threads} thread#{"s" unless knee_threads == 1} score best " \
+                   "(#{Units.rate_rounded(best.median)} req/s)"
+               else
+                 "#{count}: #{knee_threads} thread#{"s" unless knee_threads == 1} give #{Units.rate_rounded(knee.median)} req/s, " \
+                   "#{within} (#{best_threads} threads: #{Units.rate_rounded(best.median)} req/s)"
+               end
+        more = scored.map(&:first).select { |t| t > knee_threads }
+        tail = more.empty? ? "; no more threads were tried" : "; more threads (#{more.join(", ")}) add nothing the batches can tell apart"
+        "#{head}#{tail}"
+      end
+    end
+  end
+end
