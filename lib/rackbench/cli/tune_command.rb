@@ -12,6 +12,14 @@ module Rackbench
     # results directory; --resume continues an interrupted tune from them.
     # Ends with the answer (terminal or --json) and DIR/tune.html.
     class TuneCommand < Command
+      # :steps_options :: further Runner::Steps keywords (installs:, machine:,
+      #                   runner_options:), for tests to run the command over
+      #                   fakes (default: {}: the real ones)
+      def initialize(out:, err:, steps_options: {})
+        super(out: out, err: err)
+        @steps_options = steps_options
+      end
+
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR }
         files = parse(argv, options)
@@ -20,7 +28,7 @@ module Rackbench
 
         experiment = Experiment.load(files.first)
         progress = options[:json] ? @err : @out
-        steps = Runner::Steps.new(results_dir: options[:results], out: progress, err: @err)
+        steps = Runner::Steps.new(results_dir: options[:results], out: progress, err: @err, **@steps_options)
         search = Tune::Search.new(experiment, steps: steps)
         return dry_run(search, steps) if options[:dry_run]
 

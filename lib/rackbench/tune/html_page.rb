@@ -66,8 +66,7 @@ module Rackbench
       private
 
       def verdict
-        text = Terminal.new(@doc).render.lines
-        best = text.find { |l| l.start_with?("Best:") }.to_s.strip
+        best = Terminal.best_line(@doc)
         knees = @doc["servers"].flat_map { |s| s["knees"].map { |k| "#{s["server"]} #{k["text"]}" } }
         items = [best, *@doc["comparisons"].map { |c| c["text"] }, *knees]
         budget = @doc["budget"]

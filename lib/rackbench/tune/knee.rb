@@ -43,7 +43,7 @@ module Rackbench
       # change of the median score; nil from a score of 0).
       def gains(scored)
         scored.each_cons(2).map do |(from, a), (to, b)|
-          { "from" => from, "to" => to, "gain" => a.median.positive? ? b.median / a.median - 1 : nil }
+          { "from" => from, "to" => to, "gain" => a.median.positive? ? b.median.fdiv(a.median) - 1 : nil }
         end
       end
 

@@ -67,7 +67,7 @@ module Rackbench
       def self.counts(value, key, checker)
         return nil if value.nil?
 
-        checker.list!(value, key) { |item, item_key| checker.integer!(item, item_key, min: 1) }.uniq.sort.freeze
+        checker.list!(value, key) { |item, item_key| checker.integer!(item, item_key, min: 1) }.sort.freeze
       end
 
       def self.connections(value, checker)

@@ -17,6 +17,19 @@ module Rackbench
         @doc = document
       end
 
+      # "Best: puma 2 processes × 4 threads: 800 req/s (95% CI ...), measured
+      # PSS 148.0 MB of 160.0 MB", or that none held the target.
+      def self.best_line(document)
+        best = document["best"]
+        return "Best: no candidate held the target within the budget" unless best
+
+        ci = best["score"]["ci95"]
+        interval = ci ? "95% CI #{Units.interval(ci, :rate_rounded, separator: "–")}" : "one batch: no interval"
+        "Best: #{best["server"]} #{best["processes"]} processes × #{best["threads"]} threads: " \
+          "#{Units.rate_rounded(best["score"]["median"])} req/s (#{interval}), measured PSS " \
+          "#{Units.megabytes(best["measured_pss_bytes"])} of #{Units.megabytes(document["budget"]["memory_bytes"])}"
+      end
+
       def render
         budget = @doc["budget"]
         percentile = "p#{format("%g", budget["percentile"])}"
@@ -62,7 +75,7 @@ module Rackbench
            latency(score), score ? Units.rate_rounded(score["median"]) : Units::NONE,
            Units.interval(score&.fetch("ci95"), :rate_rounded, separator: "–"), status(c)]
         end
-        headings = HEADINGS.map { |h| format(h, p: percentile) }
+        headings = HEADINGS.map { |h| h.sub("%<p>s", percentile) }
         table = ::Terminal::Table.new(headings: headings, rows: rows)
         (2..8).each { |i| table.align_column(i, :right) }
         table.to_s
@@ -84,17 +97,7 @@ module Rackbench
       end
 
       def best_lines
-        best = @doc["best"]
-        lines = [""]
-        if best
-          ci = best["score"]["ci95"]
-          interval = ci ? "95% CI #{Units.interval(ci, :rate_rounded, separator: "–")}" : "one batch: no interval"
-          lines << "Best: #{best["server"]} #{best["processes"]} processes × #{best["threads"]} threads: " \
-                   "#{Units.rate_rounded(best["score"]["median"])} req/s (#{interval}), measured PSS " \
-                   "#{Units.megabytes(best["measured_pss_bytes"])} of #{Units.megabytes(@doc["budget"]["memory_bytes"])}"
-        else
-          lines << "Best: no candidate held the target within the budget"
-        end
+        lines = ["", Terminal.best_line(@doc)]
         comparisons = @doc["comparisons"]
         lines << "Memory-matched:" unless comparisons.empty?
         lines.concat(comparisons.map { |c| "  #{c["text"]}" })
