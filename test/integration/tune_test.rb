@@ -10,7 +10,9 @@ require "rackbench/cli/tune_command"
 # 2 processes fit: it picks threads > 1 and says where more threads stop
 # helping. One tune, shared by the assertions: a first run with a budget
 # nothing fits measures the pilot; the second, with the budget, resumes
-# from it (the pilot runs no more) and runs the candidates.
+# from it (the pilot runs no more) and runs the candidates. The latency
+# target is loose (p99 1 s): what is checked is memory and threads, and a
+# shared CI machine can stretch a 10 ms sleep's p99 past 100 ms.
 describe "rackbench tune (integration)" do
   before { require_engine! }
 
@@ -36,7 +38,7 @@ describe "rackbench tune (integration)" do
           servers: [puma]
           apps: [io-wait]
           load: { duration: 1s, warmup: 0.5s, timeout: 2s }
-          tune: { memory: #{memory}, p99: 100ms, processes: [1, 2, 3], threads: [1, 4] }
+          tune: { memory: #{memory}, p99: 1s, processes: [1, 2, 3], threads: [1, 4] }
         YAML
       end
       run = lambda do |*args|

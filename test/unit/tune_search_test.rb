@@ -98,6 +98,10 @@ describe Rackbench::Tune::Search do
     assert_in_delta 380.0, one["threshold"]
     assert_equal [3.0, 0.0, -1.0], one["gains"].map { |g| g["gain"] }
     assert_match(/1 process: 4 threads score best \(400 req\/s\); more threads \(8, 16\) add nothing/, one["text"])
+    assert_match(/; score per step: 1→4 \+300%, 4→8 \+0%\z/, one["text"])
+    two = knees.last
+    assert_equal [16], two["left_out_threads"]
+    assert_match(/more threads \(8\) add nothing the batches can tell apart; 16 threads did not fit the budget;/, two["text"])
   end
 
   it "uses the best's interval with several batches" do

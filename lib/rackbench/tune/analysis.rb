@@ -82,7 +82,9 @@ module Rackbench
         scores = part.candidates.select { |c| c.records && !c.unsupported }
                      .map { |c| [c.processes, c.threads, @scorer.score(c.records)] }
         scores.group_by(&:first).sort.filter_map do |processes, list|
-          Knee.of(processes, list.map { |_, threads, score| [threads, score] }, tolerance: @settings.knee_tolerance)
+          left_out = part.candidates.select { |c| c.processes == processes && c.fits == false && !c.unsupported }.map(&:threads)
+          Knee.of(processes, list.map { |_, threads, score| [threads, score] }, tolerance: @settings.knee_tolerance,
+                                                                                 left_out: left_out)
         end
       end
 

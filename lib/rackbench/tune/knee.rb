@@ -20,9 +20,12 @@ module Rackbench
 
       # +scored+ :: [[threads, Scorer::Score], ...] of one server at
       #             +processes+, any order (nil scores are left out)
+      # :tolerance :: see Settings#knee_tolerance
+      # :left_out :: thread counts at +processes+ that did not run because
+      #              their predicted memory exceeded the budget (default: [])
       # Returns a Hash (the tune document's "knees" entry) or nil when no
       # thread count held the target.
-      def of(processes, scored, tolerance:)
+      def of(processes, scored, tolerance:, left_out: [])
         scored = scored.reject { |_, score| score.nil? }.sort_by(&:first)
         held = scored.select { |_, score| score.qualified }
         return nil if held.empty?
@@ -35,7 +38,8 @@ module Rackbench
           "best_threads" => best_threads, "best_score" => best.median, "best_ci95" => best.ci95,
           "threshold" => threshold, "rule" => best.ci95 ? "interval" : "tolerance", "tolerance" => tolerance,
           "gains" => gains(scored),
-          "text" => text(processes, knee_threads, knee, best_threads, best, tolerance, scored)
+          "left_out_threads" => left_out.sort,
+          "text" => text(processes, knee_threads, knee, best_threads, best, tolerance, scored, left_out.sort)
         }
       end
 
@@ -47,7 +51,7 @@ module Rackbench
         end
       end
 
-      def text(processes, knee_threads, knee, best_threads, best, tolerance, scored)
+      def text(processes, knee_threads, knee, best_threads, best, tolerance, scored, left_out)
         count = "#{processes} process#{"es" unless processes == 1}"
         within = best.ci95 ? "within the 95% interval of the best" : "within #{Units.percent_trimmed(tolerance, digits: 0)} of the best"
         head = if knee_threads == best_threads
@@ -58,8 +62,22 @@ module Rackbench
                    "#{within} (#{best_threads} threads: #{Units.rate_rounded(best.median)} req/s)"
                end
         more = scored.map(&:first).select { |t| t > knee_threads }
-        tail = more.empty? ? "; no more threads were tried" : "; more threads (#{more.join(", ")}) add nothing the batches can tell apart"
-        "#{head}#{tail}"
+        tail = more.empty? ? "" : "; more threads (#{more.join(", ")}) add nothing the batches can tell apart"
+        tail += "; #{left_out.join(", ")} threads did not fit the budget" unless left_out.empty?
+        tail += "; no more threads were tried" if more.empty? && left_out.empty?
+        steps = step_text(scored)
+        "#{head}#{tail}#{"; score per step: #{steps}" if steps}"
+      end
+
+      # "1→4 +218%, 4→8 +130%": the steps between thread counts that both
+      # held the target; nil when there is none.
+      def step_text(scored)
+        held = scored.select { |_, score| score.qualified }
+        return nil if held.size < 2
+
+        held.each_cons(2).map do |(from, a), (to, b)|
+          "#{from}→#{to} #{format("%+.0f%%", (b.median.fdiv(a.median) - 1) * 100)}"
+        end.join(", ")
       end
     end
   end

@@ -25,7 +25,8 @@ module Rackbench
 
         ci = best["score"]["ci95"]
         interval = ci ? "95% CI #{Units.interval(ci, :rate_rounded, separator: "–")}" : "one batch: no interval"
-        "Best: #{best["server"]} #{best["processes"]} processes × #{best["threads"]} threads: " \
+        "Best: #{best["server"]} #{best["processes"]} process#{"es" unless best["processes"] == 1} × " \
+          "#{best["threads"]} thread#{"s" unless best["threads"] == 1}: " \
           "#{Units.rate_rounded(best["score"]["median"])} req/s (#{interval}), measured PSS " \
           "#{Units.megabytes(best["measured_pss_bytes"])} of #{Units.megabytes(document["budget"]["memory_bytes"])}"
       end
