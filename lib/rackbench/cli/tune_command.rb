@@ -75,12 +75,16 @@ module Rackbench
         parts = search.recall
         @out.puts
         parts.each do |part|
+          runnable, unsupported = part.candidates.partition { |c| c.unsupported.nil? }
+          unless unsupported.empty?
+            @out.puts "#{part.server.label}: cannot run #{candidate_list(unsupported)} (#{unsupported.first.unsupported})"
+          end
           unless part.model
-            @out.puts "#{part.server.label}: candidates #{candidate_list(part.candidates)}; " \
+            @out.puts "#{part.server.label}: candidates #{candidate_list(runnable)}; " \
                       "which fit the budget follows from the pilot's measured PSS"
             next
           end
-          part.candidates.each do |c|
+          runnable.each do |c|
             fit = c.fits ? "runs" : "left out"
             @out.puts "#{part.server.label} #{c.processes}×#{c.threads}: predicted #{Units.megabytes(c.predicted_bytes)}, " \
                       "#{fit}#{" (stored)" if c.records}, #{c.connections} connections"
