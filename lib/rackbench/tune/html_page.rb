@@ -94,7 +94,8 @@ module Rackbench
         end
         return nil if rows.empty?
 
-        x = { field: "threads", type: "quantitative", scale: { type: "log", base: 2 }, title: "threads per process" }
+        x = { field: "threads", type: "quantitative", scale: { type: "log", base: 2 }, title: "threads per process",
+              axis: { values: rows.map { |r| r["threads"] }.uniq.sort, format: "d" } }
         color = { field: "line", type: "nominal", title: "server × processes", legend: HtmlReport::Charts.config_legend("server × processes") }
         {
           width: 640, height: 300, data: { values: rows },
@@ -103,10 +104,12 @@ module Rackbench
               x: x, y: { field: "score", type: "quantitative", title: "score (req/s within the target)" }, color: color,
               tooltip: [{ field: "line" }, { field: "threads" }, { field: "score", format: ",.1f" }]
             } },
-            { transform: [{ filter: "isValid(datum.low)" }], mark: "rule",
-              encoding: { x: x, y: { field: "low", type: "quantitative" }, y2: { field: "high" }, color: color } },
-            { transform: [{ filter: "datum.knee" }], mark: { type: "point", size: 220, strokeWidth: 2 },
-              encoding: { x: x, y: { field: "score", type: "quantitative" }, color: color } }
+            # Layers whose filter would leave no row are left out (an empty
+            # extent is a warning in the page).
+            *([{ transform: [{ filter: "isValid(datum.low)" }], mark: "rule",
+                 encoding: { x: x, y: { field: "low", type: "quantitative" }, y2: { field: "high" }, color: color } }] if rows.any? { |r| r["low"] }),
+            *([{ transform: [{ filter: "datum.knee" }], mark: { type: "point", size: 220, strokeWidth: 2 },
+                 encoding: { x: x, y: { field: "score", type: "quantitative" }, color: color } }] if rows.any? { |r| r["knee"] })
           ]
         }
       end
@@ -145,7 +148,7 @@ module Rackbench
            latencies.empty? ? Units::NONE : Units.latency_us(Stats.summary(latencies).median),
            score ? Units.rate_rounded(score["median"]) : Units::NONE,
            Units.interval(score&.fetch("ci95"), :rate_rounded, separator: "–"),
-           c["status"] == "scored" && c["over_budget"] ? "scored; over budget" : c["status"]].map { |v| esc(v) }
+           Terminal.status(c)].map { |v| esc(v) }
         end
         HtmlReport::Tables.table(["server", "processes × threads", "connections", "predicted PSS", "measured PSS", "req/s",
                                   percentile, "score", "95% CI", "status"], rows,

@@ -31,6 +31,18 @@ module Rackbench
           "#{Units.megabytes(best["measured_pss_bytes"])} of #{Units.megabytes(document["budget"]["memory_bytes"])}"
       end
 
+      # A candidate's status in words: holds / misses the target (and over
+      # budget), failed with its reason, or the document's status.
+      def self.status(candidate)
+        case candidate["status"]
+        when "scored"
+          next_status = candidate["score"]["qualified"] ? "holds" : "misses the target"
+          candidate["over_budget"] ? "#{next_status}; over budget" : next_status
+        when "failed" then "failed: #{candidate["reason"].to_s.lines.first&.strip}"
+        else candidate["status"]
+        end
+      end
+
       def render
         budget = @doc["budget"]
         percentile = "p#{format("%g", budget["percentile"])}"
@@ -74,7 +86,7 @@ module Rackbench
           [label, "#{c["processes"]} × #{c["threads"]}", c["connections"], Units.megabytes(c["predicted_pss_bytes"]),
            Units.megabytes(c["measured_pss_bytes"]), c["rps_median"] ? Units.rate_rounded(c["rps_median"]) : Units::NONE,
            latency(score), score ? Units.rate_rounded(score["median"]) : Units::NONE,
-           Units.interval(score&.fetch("ci95"), :rate_rounded, separator: "–"), status(c)]
+           Units.interval(score&.fetch("ci95"), :rate_rounded, separator: "–"), Terminal.status(c)]
         end
         headings = HEADINGS.map { |h| h.sub("%<p>s", percentile) }
         table = ::Terminal::Table.new(headings: headings, rows: rows)
@@ -85,16 +97,6 @@ module Rackbench
       def latency(score)
         values = Array(score&.fetch("per_batch")).map { |b| b["latency_us"] }.compact
         values.empty? ? Units::NONE : Units.latency_us(Stats.summary(values).median)
-      end
-
-      def status(candidate)
-        case candidate["status"]
-        when "scored"
-          next_status = candidate["score"]["qualified"] ? "holds" : "misses the target"
-          candidate["over_budget"] ? "#{next_status}; over budget" : next_status
-        when "failed" then "failed: #{candidate["reason"].to_s.lines.first&.strip}"
-        else candidate["status"]
-        end
       end
 
       def best_lines

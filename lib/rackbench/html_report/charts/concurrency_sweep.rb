@@ -29,9 +29,13 @@ module Rackbench
         throughput = sweeps.flat_map { |sweep| sweep_rate_rows(sweep) }
         x = { field: "connections", type: "quantitative", scale: { type: "log", base: 2 }, title: "connections" }
         color = { field: "config", type: "nominal", sort: sweeps.map { |s| s["label"] }, legend: config_legend }
+        # A layer whose filter leaves no row gives Vega an empty extent
+        # (a warning in the page): the range and interval layers are drawn
+        # only where some point has one.
         {
           data: { values: latency + throughput },
-          vconcat: [sweep_latency_panel(x, color), sweep_rate_panel(x, color, doc.rate_unit)]
+          vconcat: [sweep_latency_panel(x, color, ranges: latency.any? { |r| r["low_ms"] }),
+                    sweep_rate_panel(x, color, doc.rate_unit, intervals: throughput.any? { |r| r["low"] })]
         }
       end
 
@@ -59,7 +63,7 @@ module Rackbench
         end
       end
 
-      def sweep_latency_panel(x, color)
+      def sweep_latency_panel(x, color, ranges:)
         dash = { field: "percentile", type: "nominal", title: "percentile", sort: %w[p50 p95 p99],
                  scale: { domain: %w[p50 p95 p99], range: [[1, 0], [6, 3], [2, 2]] } }
         y = { field: "ms", type: "quantitative", scale: { type: "log" }, title: "latency (ms, log scale)" }
@@ -70,13 +74,13 @@ module Rackbench
               encoding: { x: x, y: y, color: color, strokeDash: dash,
                           tooltip: [{ field: "config", title: "configuration" }, { field: "connections" },
                                     { field: "percentile" }, { field: "latency" }] } },
-            { transform: [{ filter: "isValid(datum.low_ms)" }], mark: { type: "rule" },
-              encoding: { x: x, y: { field: "low_ms", type: "quantitative" }, y2: { field: "high_ms" }, color: color } }
+            *([{ transform: [{ filter: "isValid(datum.low_ms)" }], mark: { type: "rule" },
+                 encoding: { x: x, y: { field: "low_ms", type: "quantitative" }, y2: { field: "high_ms" }, color: color } }] if ranges)
           ]
         }
       end
 
-      def sweep_rate_panel(x, color, rate_unit)
+      def sweep_rate_panel(x, color, rate_unit, intervals:)
         y = { field: "rps", type: "quantitative", title: "median #{rate_unit}" }
         {
           width: 640, height: 200, transform: [{ filter: { field: "panel", equal: "rate" } }],
@@ -85,8 +89,8 @@ module Rackbench
               encoding: { x: x, y: y, color: color,
                           tooltip: [{ field: "config", title: "configuration" }, { field: "connections" },
                                     { field: "rps", title: "median #{rate_unit}", format: ",.1f" }] } },
-            { transform: [{ filter: "isValid(datum.low)" }], mark: { type: "rule" },
-              encoding: { x: x, y: { field: "low", type: "quantitative" }, y2: { field: "high" }, color: color } }
+            *([{ transform: [{ filter: "isValid(datum.low)" }], mark: { type: "rule" },
+                 encoding: { x: x, y: { field: "low", type: "quantitative" }, y2: { field: "high" }, color: color } }] if intervals)
           ]
         }
       end
