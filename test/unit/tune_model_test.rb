@@ -55,7 +55,10 @@ describe "Rackbench::Tune model, scorer and knee" do
       s = scorer.score([missed, held, failed])
       assert_equal [[1, 300.0, 300.0], [2, 500.0, 0.0]], s.per_batch.map { |b| [b.batch, b.rps, b.value] }
       assert_equal 150.0, s.median
-      refute_nil s.ci95
+      assert_nil s.ci95, "an interval needs 5 batches"
+      five = (1..5).map { |b| record(threads: 1, processes: 1, batch: b, result: { "rps" => 300.0 + b, "latency_us" => { "p99" => 1.0 } }) }
+      low, high = scorer.score(five).ci95
+      assert_operator low, :<, high
       assert_nil scorer.score([failed])
       assert_match(/p99 is at most 50\.00ms/, scorer.description)
     end
@@ -69,6 +72,13 @@ describe "Rackbench::Tune model, scorer and knee" do
       assert_match(/\A2 processes: 4 threads give 790 req\/s, within the 95% interval of the best \(8 threads: 810 req\/s\); more threads \(8, 16\)/, knee["text"])
       assert_in_delta(-1.0, knee["gains"].last["gain"])
       assert_in_delta 790.0 / 210 - 1, knee["gains"][0]["gain"]
+    end
+
+    it "keeps the tolerance when the best's interval is wider: a noisy best makes no low score as good" do
+      knee = Rackbench::Tune::Knee.of(1, [[1, score(210)], [4, score(700)], [8, score(810, ci: [0, 900])]], tolerance: 0.05)
+      assert_equal [8, "tolerance"], knee.values_at("knee_threads", "rule")
+      assert_in_delta 769.5, knee["threshold"]
+      assert_match(/\A1 process: 8 threads score best/, knee["text"])
     end
 
     it "uses the tolerance without an interval, and is nil when nothing held" do

@@ -104,16 +104,20 @@ describe Rackbench::Tune::Search do
     assert_match(/more threads \(8\) add nothing the batches can tell apart; 16 threads did not fit the budget;/, two["text"])
   end
 
-  it "uses the best's interval with several batches" do
-    exp = experiment(tune_yaml.sub("p99: 50ms", "p99: 50ms, batches: 3"))
+  it "uses the best's interval from 5 batches, and gives none below" do
+    exp = experiment(tune_yaml.sub("p99: 50ms", "p99: 50ms, batches: 5"))
     noisy = Fakes::TuneServer.new(noise: 0.01)
     doc = tune(exp, noisy)
     best = doc["best"]
-    refute_nil best["score"]["ci95"]
-    assert_equal 3, best["score"]["per_batch"].size
+    low, high = best["score"]["ci95"]
+    assert_equal 5, best["score"]["per_batch"].size
+    assert_operator low, :<, high
     knee = doc["servers"].first["knees"].find { |k| k["processes"] == best["processes"] }
-    assert_equal "interval", knee["rule"]
-    assert_equal best["score"]["ci95"][0], knee["threshold"]
+    assert_equal ["interval", low], knee.values_at("rule", "threshold"), "a 1% noise interval is stricter than 5%"
+    assert_match(/within the 95% interval of the best|score best/, knee["text"])
+
+    three = tune(experiment(tune_yaml.sub("p99: 50ms", "p99: 50ms, batches: 3")), Fakes::TuneServer.new(noise: 0.01))
+    assert_nil three["best"]["score"]["ci95"], "3 batches: no interval (the report's rule)"
   end
 
   it "resumes from the stored steps: an interrupted tune runs only what it had not stored" do

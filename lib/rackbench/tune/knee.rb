@@ -4,10 +4,13 @@ module Rackbench
   module Tune
     # Where more threads stop helping, at one process count: the fewest
     # threads whose score is as good as the best's at that process count,
-    # "as good" meaning at or above the lower end of the best's 95%
-    # interval over batches (a difference the batches cannot tell apart),
-    # or, when the best has no interval (one batch), within
-    # knee_tolerance (5% by default) of it.
+    # "as good" meaning within knee_tolerance (5% by default) of the best
+    # and, when the best has an interval (5 batches or more), at or above
+    # its lower end too (a difference the batches cannot tell apart): the
+    # stricter of the two. Why both: a narrow interval says the batches
+    # can tell a 3% loss apart, so the knee must not give it away; a wide
+    # one (a noisy candidate, a batch that missed the target) says nothing
+    # about a much lower score being as good.
     #
     # Why this and not the best itself: threads past the knee cost memory
     # (a stack and live objects each) and GVL contention for no gain the
@@ -31,12 +34,13 @@ module Rackbench
         return nil if held.empty?
 
         best_threads, best = held.max_by { |threads, score| [score.median, -threads] }
-        threshold = best.ci95 ? best.ci95[0] : best.median * (1 - tolerance)
+        within = best.median * (1 - tolerance)
+        threshold = best.ci95 ? [best.ci95[0], within].max : within
         knee_threads, knee = held.find { |_, score| score.median >= threshold }
         {
           "processes" => processes, "knee_threads" => knee_threads, "knee_score" => knee.median,
           "best_threads" => best_threads, "best_score" => best.median, "best_ci95" => best.ci95,
-          "threshold" => threshold, "rule" => best.ci95 ? "interval" : "tolerance", "tolerance" => tolerance,
+          "threshold" => threshold, "rule" => best.ci95 && best.ci95[0] > within ? "interval" : "tolerance", "tolerance" => tolerance,
           "gains" => gains(scored),
           "left_out_threads" => left_out.sort,
           "text" => text(processes, knee_threads, knee, best_threads, best, tolerance, scored, left_out.sort)
@@ -53,12 +57,16 @@ module Rackbench
 
       def text(processes, knee_threads, knee, best_threads, best, tolerance, scored, left_out)
         count = "#{processes} process#{"es" unless processes == 1}"
-        within = best.ci95 ? "within the 95% interval of the best" : "within #{Units.percent_trimmed(tolerance, digits: 0)} of the best"
+        threads = knee_threads == 1 ? "1 thread" : "#{knee_threads} threads"
+        within = if best.ci95 && best.ci95[0] > best.median * (1 - tolerance)
+                   "within the 95% interval of the best"
+                 else
+                   "within #{Units.percent_trimmed(tolerance, digits: 0)} of the best"
+                 end
         head = if knee_threads == best_threads
-                 "#{count}: #{knee_threads} thread#{"s" unless knee_threads == 1} score best " \
-                   "(#{Units.rate_rounded(best.median)} req/s)"
+                 "#{count}: #{threads} score#{"s" if knee_threads == 1} best (#{Units.rate_rounded(best.median)} req/s)"
                else
-                 "#{count}: #{knee_threads} thread#{"s" unless knee_threads == 1} give #{Units.rate_rounded(knee.median)} req/s, " \
+                 "#{count}: #{threads} give#{"s" if knee_threads == 1} #{Units.rate_rounded(knee.median)} req/s, " \
                    "#{within} (#{best_threads} threads: #{Units.rate_rounded(best.median)} req/s)"
                end
         more = scored.map(&:first).select { |t| t > knee_threads }

@@ -11,7 +11,7 @@ module Rackbench
     module Scorer
       # A candidate's score: +per_batch+ (one Batch per ok batch, in batch
       # order), +median+ of the batch values, +ci95+ (bootstrap interval of
-      # the median over the batches; nil below 2 batches) and +qualified+
+      # the median over the batches; nil below MIN_BATCHES) and +qualified+
       # (the median batch held the target).
       Score = Struct.new(:per_batch, :median, :ci95, :qualified, keyword_init: true) do
         def values = per_batch.map(&:value)
@@ -37,6 +37,12 @@ module Rackbench
       # misses the target serves no request the target allows; a median
       # over batches then says whether it usually holds.
       class WithinLatency
+        # Batches below which a score has no interval: the report's rule
+        # (Report::Options min_batches, doc/methodology.md "Why at least 5
+        # batches"): with 3 batches, a bootstrap interval of the median is
+        # little more than the lowest and highest batch.
+        MIN_BATCHES = 5
+
         attr_reader :percentile, :target_us
 
         # :percentile :: e.g. 99.0
@@ -61,7 +67,7 @@ module Rackbench
 
           values = batches.map(&:value)
           median = Stats.summary(values).median
-          ci = Stats.bootstrap_ci(values, statistic: :median, seed: @seed)
+          ci = values.size >= MIN_BATCHES ? Stats.bootstrap_ci(values, statistic: :median, seed: @seed) : nil
           Score.new(per_batch: batches, median: median, ci95: ci, qualified: median.positive?)
         end
 

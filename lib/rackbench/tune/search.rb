@@ -103,11 +103,11 @@ module Rackbench
 
       def candidates(server, model)
         @settings.candidate_processes.product(@settings.candidate_threads).map do |processes, threads|
-          predicted = model&.tree_bytes(processes, threads)
+          unsupported = unsupported_reason(server, processes, threads)
+          predicted = model&.tree_bytes(processes, threads) unless unsupported
           Candidate.new(server: server.label, processes: processes, threads: threads,
                         connections: @settings.connections_for(processes, threads), predicted_bytes: predicted,
-                        fits: predicted ? predicted <= @settings.memory_bytes : nil,
-                        unsupported: unsupported_reason(server, processes, threads))
+                        fits: predicted ? predicted <= @settings.memory_bytes : nil, unsupported: unsupported)
         end
       end
 

@@ -58,8 +58,12 @@ module Rackbench
 
       def server_lines(server, percentile)
         lines = ["", model_line(server)]
-        ran = server["candidates"].reject { |c| c["status"] == "excluded" }
+        ran = server["candidates"].reject { |c| %w[excluded unsupported].include?(c["status"]) }
         lines << table(server["server"], ran, percentile) unless ran.empty?
+        unsupported = server["candidates"].select { |c| c["status"] == "unsupported" }
+        unless unsupported.empty?
+          lines << "Cannot run: #{unsupported.map { |c| "#{c["processes"]}×#{c["threads"]}" }.join(", ")} (#{unsupported.first["reason"]})"
+        end
         excluded = server["excluded"].map { |c| "#{c["processes"]}×#{c["threads"]} (#{Units.megabytes(c["predicted_pss_bytes"])})" }
         lines << "Left out, predicted over the budget: #{excluded.join(", ")}" unless excluded.empty?
         over = ran.select { |c| c["over_budget"] }.map { |c| "#{c["processes"]}×#{c["threads"]} (#{Units.megabytes(c["measured_pss_bytes"])})" }
