@@ -64,7 +64,7 @@ describe "rackbench tune views" do
     assert_match(/^Left out, predicted over the budget: 2×16 \(172\.0 MB\), 3×1 \(183\.0 MB\)/, text)
     assert_match(/^Measured over the budget \(not eligible\): 2×8 \(176\.0 MB\)$/, text)
     assert_match(/^  2 processes: 4 threads score best \(800 req\/s\)/, text)
-    assert_match(/^Best: puma 2 processes × 4 threads: 800 req\/s \(one batch: no interval\), measured PSS 148\.0 MB of 160\.0 MB$/, text)
+    assert_match(/^Best: puma 2 processes × 4 threads: 800 req\/s \(1 batch: an interval needs 5\), measured PSS 148\.0 MB of 160\.0 MB$/, text)
     row = text.lines.find { |l| l.include?("1 × 16") }
     assert_match(/80\.00ms .*misses the target/, row)
   end

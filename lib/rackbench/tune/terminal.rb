@@ -24,7 +24,12 @@ module Rackbench
         return "Best: no candidate held the target within the budget" unless best
 
         ci = best["score"]["ci95"]
-        interval = ci ? "95% CI #{Units.interval(ci, :rate_rounded, separator: "–")}" : "one batch: no interval"
+        batches = best["score"]["per_batch"].size
+        interval = if ci
+                     "95% CI #{Units.interval(ci, :rate_rounded, separator: "–")}"
+                   else
+                     "#{batches} batch#{"es" unless batches == 1}: an interval needs #{Scorer::WithinLatency::MIN_BATCHES}"
+                   end
         "Best: #{best["server"]} #{best["processes"]} process#{"es" unless best["processes"] == 1} × " \
           "#{best["threads"]} thread#{"s" unless best["threads"] == 1}: " \
           "#{Units.rate_rounded(best["score"]["median"])} req/s (#{interval}), measured PSS " \
