@@ -48,7 +48,7 @@ module Rackbench
           <h1>Tune #{esc(@doc["experiment"]["name"])}</h1>
           #{verdict}
           </header>
-          #{section("score", "Score against threads", "One line per server and process count: the median score over batches (requests/s when the batches held the latency target, else 0) against threads per process; whiskers are the 95% interval where there are several batches. The ringed point of each line is its knee: the fewest threads the batches cannot tell from the best.", score_chart)}
+          #{section("score", "Score against threads", "One line per server and process count: the median score over batches (requests/s when the batches held the latency target, else 0) against threads per process; whiskers are the 95% interval where there are several batches. The ringed point of each line is its knee: the fewest threads as good as the best (within the knee tolerance, and within the best's interval where it has one).", score_chart)}
           #{section("memory", "Memory against the budget", "Predicted PSS of the whole server tree (master + processes × worker) for every candidate, the measured peak where it ran, and the budget as a red line: candidates above it were left out.", memory_chart)}
           <section id="candidates">
           <h2>Candidates</h2>
