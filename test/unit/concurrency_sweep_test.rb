@@ -65,6 +65,15 @@ describe Rackbench::Report::ConcurrencySweep do
     assert_equal p99s.sort, p99s, "latency grows with the connections"
   end
 
+  it "is documented key by key in doc/output.md" do
+    text = File.read(File.expand_path("../../doc/output.md", __dir__))[/^### concurrency_sweep.*?(?=^### )/m]
+    sweep = swept.to_h["concurrency_sweep"].first
+    documented = text.scan(/^\| `concurrency_sweep\.([a-z_]+)`/).flatten
+    assert_equal sweep.keys.sort, documented.sort
+    points_row = text[/^\| `concurrency_sweep\.points`.*$/]
+    sweep["points"].first.each_key { |key| assert_includes points_row, "`#{key}`" }
+  end
+
   it "gives no batch range or interval for one batch" do
     unicorn = swept.to_h["concurrency_sweep"].last
     assert(unicorn["points"].all? { |p| p["latency_us_batch_range"].nil? && p["rps_ci95"].nil? })

@@ -107,6 +107,19 @@ describe "rackbench tune views" do
     assert_match(/^puma 2×4: predicted 148\.0 MB, runs \(stored\), 16 connections/, out)
   end
 
+  it "documents every key it writes in doc/output.md" do
+    doc = tune_with_fakes
+    text = File.read(File.expand_path("../../doc/output.md", __dir__))[/^## The tune document.*?(?=^## )/m]
+    server = doc["servers"].first
+    scored = server["candidates"].find { |c| c["status"] == "scored" }
+    objects = [doc, doc["budget"], server, scored, scored["score"], scored["score"]["per_batch"].first, server["model"],
+               server["model"]["points"].first, server["knees"].first, server["knees"].first["gains"].first,
+               doc["comparisons"].first]
+    objects.flat_map(&:keys).uniq.each do |key|
+      assert text.include?("`#{key}`") || text.include?("`servers.#{key}`"), "#{key} is documented"
+    end
+  end
+
   it "refuses a file without a tune: section" do
     File.write(file, File.read(file).sub(/^tune:.*\n/, ""))
     err = StringIO.new

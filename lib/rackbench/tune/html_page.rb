@@ -12,6 +12,15 @@ module Rackbench
     # against the budget line, and every candidate in a table. It makes no
     # network request (the report's Content-Security-Policy).
     class HtmlPage
+      # How to read each chart, printed under its heading.
+      SCORE_HOW = "One line per server and process count: the median score over batches (requests/s when the " \
+                  "batches held the latency target, else 0) against threads per process; whiskers are the 95% " \
+                  "interval where a score has one (5 batches or more). The ringed point of each line is its knee: the fewest " \
+                  "threads as good as the best (within the knee tolerance, and within the best's interval where it " \
+                  "has one).".freeze
+      MEMORY_HOW = "Predicted PSS of the whole server tree (master + processes × worker) for every candidate, the " \
+                   "measured peak where it ran, and the budget as a red line: candidates above it were left out.".freeze
+
       def initialize(document)
         @doc = document
       end
@@ -48,8 +57,8 @@ module Rackbench
           <h1>Tune #{esc(@doc["experiment"]["name"])}</h1>
           #{verdict}
           </header>
-          #{section("score", "Score against threads", "One line per server and process count: the median score over batches (requests/s when the batches held the latency target, else 0) against threads per process; whiskers are the 95% interval where there are several batches. The ringed point of each line is its knee: the fewest threads as good as the best (within the knee tolerance, and within the best's interval where it has one).", score_chart)}
-          #{section("memory", "Memory against the budget", "Predicted PSS of the whole server tree (master + processes × worker) for every candidate, the measured peak where it ran, and the budget as a red line: candidates above it were left out.", memory_chart)}
+          #{section("score", "Score against threads", SCORE_HOW, score_chart)}
+          #{section("memory", "Memory against the budget", MEMORY_HOW, memory_chart)}
           <section id="candidates">
           <h2>Candidates</h2>
           #{candidates_table}
