@@ -148,6 +148,13 @@ describe Rackbench::Tune::Search do
                  comparison["text"])
   end
 
+  it "stops after a pilot without per-process PSS, naming the step to look at" do
+    silent = Fakes::TuneServer.new(agent: false)
+    error = assert_raises(Rackbench::Error) { tune(experiment, silent) }
+    assert_match(/the pilot of puma gave no per-process PSS.*rackbench report --name tune-test\.tune\.puma\.pilot\.p2t1/, error.message)
+    assert_equal 2, silent.engine.calls, "no candidate ran"
+  end
+
   it "refuses what it cannot search, naming the file" do
     error = assert_raises(Rackbench::ConfigError) do
       Rackbench::Tune::Search.new(experiment(extra: "inside: off"), steps: steps)
