@@ -16,6 +16,7 @@ require_relative "experiment/settings"
 require_relative "experiment/config"
 require_relative "experiment/matrix"
 require_relative "experiment/derive"
+require_relative "tune/settings"
 
 module Rackbench
   # A validated, frozen experiment: what to benchmark (rubies, servers,
@@ -31,7 +32,7 @@ module Rackbench
   class Experiment
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
-    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile].freeze
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile tune].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -64,6 +65,9 @@ module Rackbench
     # Whether only the profiled trials run (`rackbench profile`): true or
     # false (never so from a file).
     attr_reader :profile_only
+    # What `rackbench tune` searches (Tune::Settings), or nil: the file
+    # has no +tune:+ section.
+    attr_reader :tune
     # The file's text as read, kept to store beside the results.
     attr_reader :source_text
     # How errors name the file (the path as given).
@@ -181,7 +185,8 @@ module Rackbench
           load: settings.load(data.fetch("load", {}), processes: processes, threads: threads),
           env: settings.env(data.fetch("env", {})),
           pass_env: settings.pass_env(data.fetch("pass_env", [])),
-          inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker)
+          inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker),
+          tune: Tune::Settings.parse(data["tune"], checker)
         }
       end
 
@@ -195,12 +200,13 @@ module Rackbench
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
-                   profile: nil, profile_only: false, base_dir: Dir.pwd)
+                   profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
       @profile = profile
       @profile_only = profile_only
+      @tune = tune
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -292,6 +298,8 @@ module Rackbench
       data["inside"] = inside unless inside == DEFAULT_INSIDE
       data["profile"] = profile.to_h if profile
       data["profile_only"] = true if profile_only
+      # Only in files that have one: every other file keeps its fingerprint.
+      data["tune"] = tune.to_h if tune
       data
     end
 
@@ -303,7 +311,7 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only, base_dir: base_dir }
+        profile_only: profile_only, base_dir: base_dir, tune: tune }
     end
 
     def sort(values)

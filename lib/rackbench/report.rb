@@ -10,6 +10,7 @@ require_relative "report/trial_entry"
 require_relative "report/history"
 require_relative "report/inside_noise"
 require_relative "report/profiles"
+require_relative "report/concurrency_sweep"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -120,7 +121,19 @@ module Rackbench
         "configs" => @configs.map(&:to_h),
         "inside_noise" => inside_noise,
         "trials" => @trials.map { |t| trial_hash(t) }
-      }.tap { |document| document["profiles"] = @profiles.to_a unless @profiles.empty? }
+      }.tap do |document|
+        document["profiles"] = @profiles.to_a unless @profiles.empty?
+        document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
+      end
+    end
+
+    # Latency and throughput against load.connections per configuration
+    # without it (Report::ConcurrencySweep), or nil when connections is not
+    # a dimension of this report.
+    def concurrency_sweep
+      return @concurrency_sweep if defined?(@concurrency_sweep)
+
+      @concurrency_sweep = ConcurrencySweep.of(@configs, dimensions)
     end
 
     # Which of server CPU µs per request and requests/s was the lower-noise

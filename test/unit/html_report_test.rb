@@ -110,6 +110,21 @@ describe Rackbench::HtmlReport do
     end
   end
 
+  it "adds the concurrency sweep section only for a document with a concurrency_sweep" do
+    refute_includes html, "spec-concurrency-sweep"
+    doc = document.merge("concurrency_sweep" => [
+                           { "id" => "x", "label" => HOSTILE, "dims" => {}, "points" => [1, 8].map do |n|
+                             { "connections" => n, "config_id" => "x", "batches" => 1, "rps_median" => 100.0 * n,
+                               "rps_ci95" => nil, "latency_us" => { "p50" => 100.0 * n, "p95" => 200.0 * n, "p99" => 300.0 * n },
+                               "latency_us_batch_range" => nil }
+                           end }
+                         ])
+    page = Rackbench::HtmlReport.new(doc).render
+    spec = specs(page.gsub("spec-concurrency-sweep", "spec-sweep"))["sweep"]
+    assert_equal [0.1, 0.8], data_rows(spec).select { |r| r["percentile"] == "p50" }.map { |r| r["ms"] }
+    refute_includes without_libraries(page), HOSTILE
+  end
+
   it "draws throughput with CI whiskers, every batch and the verdict colour" do
     spec = specs(html)["throughput"]
     rule, batches, medians = spec["layer"]

@@ -70,6 +70,24 @@ module Rackbench
         table(ENTRY_HEADINGS, rows, numbers: ENTRY_NUMBERS)
       end
 
+      # The table of one sweep (the document's "concurrency_sweep"): one
+      # row per number of connections, as the terminal shows it
+      # (Report::ConcurrencySweepTerminal).
+      def sweep(sweep)
+        rows = Array(sweep["points"]).map do |point|
+          latencies = Report::ConcurrencySweep::PERCENTILES.map do |p|
+            value = point.dig("latency_us", "p#{p}")
+            range = point.dig("latency_us_batch_range", "p#{p}")
+            text = Units.latency_us(value)
+            range ? "#{esc(text)} <span class=\"note\">#{esc(Units.latency_us(range[0]))}–#{esc(Units.latency_us(range[1]))}</span>" : esc(text)
+          end
+          [esc(point["connections"]), esc(point["rps_median"] ? Units.rate_rounded(point["rps_median"]) : Units::NONE),
+           esc(Units.interval(point["rps_ci95"], :rate_rounded, separator: "–")), *latencies, esc(point["batches"])]
+        end
+        table(["connections", "median #{@doc.rate_unit}", "95% CI", "p50", "p95", "p99", "batches"], rows,
+              numbers: [true] * 7)
+      end
+
       # One row per failed trial: position, batch, configuration, reason.
       # Empty string when no trial failed.
       def failed_trials

@@ -3,6 +3,7 @@
 require "terminal-table"
 require_relative "entries_terminal"
 require_relative "inside_terminal"
+require_relative "concurrency_sweep_terminal"
 
 module Rackbench
   class Report
@@ -41,7 +42,7 @@ module Rackbench
           return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
         end
 
-        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), pages(configs),
+        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep, pages(configs),
          inside(configs), flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
       end
 
@@ -119,6 +120,12 @@ module Rackbench
       def bar(cells)
         whole = cells.floor
         "█" * whole + BLOCKS[((cells - whole) * 8).floor.clamp(0, 7)]
+      end
+
+      # Latency against connections (ConcurrencySweepTerminal); nil unless
+      # load.connections is a dimension.
+      def sweep
+        ConcurrencySweepTerminal.new(@report.concurrency_sweep, rate_unit: @report.rate_unit).render
       end
 
       # One table per configuration with a request list (EntriesTerminal);
