@@ -1,0 +1,50 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Trial
+    class Http < Kind
+      # A proxied trial's proxy (`proxy:`, doc/topologies.md): started in
+      # front of the booted server once the server's own identity and app
+      # checks passed (Proxy::Launch), and stopped before the server, its
+      # document kept in the record whatever happened.
+      class ProxyStart
+        # :trial, :app, :server (the booted ServerProcess), :context (Trial::Context), :guard (Kind#guard),
+        # :proxies (name => topology), :work_dir (the trial's directory)
+        def initialize(trial:, app:, server:, context:, guard:, proxies:, work_dir:)
+          @trial = trial
+          @app = app
+          @server = server
+          @context = context
+          @guard = guard
+          @proxies = proxies
+          @work_dir = work_dir
+        end
+
+        # The Proxy::Running in front of the server, or nil for a trial
+        # without a proxy. Raises SetupError naming the proxy when it cannot
+        # start (nothing of it is left running).
+        def start
+          config = @trial.config
+          return nil unless config.proxied?
+
+          Proxy::Launch.new(topology: @proxies.call(config.proxy), server: @server, app: @app, trial_dir: @work_dir,
+                            layout: @context.layout, guard: @guard, marker_env: @context.marker_env,
+                            connections: config.load[:connections], ready_timeout_s: @context.ready_timeout_s,
+                            stop_grace_s: @context.stop_grace_s).start
+        end
+
+        # Stops proxy (a Proxy::Running, or nil) and puts its document into
+        # facts (the record's proxy field).
+        def self.stop(proxy, facts)
+          return unless proxy
+
+          begin
+            proxy.stop_process
+          ensure
+            facts[:proxy] = proxy.to_h
+          end
+        end
+      end
+    end
+  end
+end
