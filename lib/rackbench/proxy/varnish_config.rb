@@ -60,7 +60,11 @@ module Rackbench
           }
 
           sub vcl_deliver {
-            set resp.http.X-Cache-Status = obj.hits > 0 ? "HIT" : "MISS";
+            if (obj.hits > 0) {
+              set resp.http.X-Cache-Status = "HIT";
+            } else {
+              set resp.http.X-Cache-Status = "MISS";
+            }
           }
         VCL
       end
