@@ -4,6 +4,7 @@ require "test_helper"
 require "json"
 require "net/http"
 require "open3"
+require_relative "../../apps/rails-posts/posts_db"
 
 # The proxy topologies (`proxy:`, doc/topologies.md) with real nginx and
 # varnish. The plumbing (launch, readiness, the stop path, the sweep of an
@@ -168,5 +169,133 @@ describe "proxies (integration)" do
         assert_equal 0, counts[:survivors]
       end
     end
+  end
+end
+
+# nginx-cache in front of rails-posts: the cache's proofs.
+describe "nginx-cache in front of rails-posts (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-proxy-rails") }
+  after { FileUtils.rm_rf(dir) }
+
+  # The runner, as a user runs it: anonymous /posts direct and behind
+  # nginx-cache in one experiment. The cache answers nearly everything:
+  # its hit ratio is the proof; the direction of the throughput is
+  # asserted, never its size.
+  it "serves anonymous pages from the cache (hit ratio above 90%) and reports it beside the direct run" do
+    file = File.join(dir, "proxy.yml")
+    File.write(file, <<~YAML)
+      name: proxy-cache
+      batches: 1
+      servers: [puma]
+      apps: [rails-posts]
+      threads: 2
+      proxy: [none, nginx-cache]
+      load: { connections: 4, duration: 1s, warmup: 0.5s, timeout: 10s }
+    YAML
+    results = File.join(dir, "results")
+    out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
+                                      "--results", results)
+    assert status.success?, "#{out}\n#{err}"
+    trials = Rackbench::Store.open(results) { |store| store.trials }
+    direct = trials.find { |t| t.dims["proxy"] == "none" }
+    cached = trials.find { |t| t.dims["proxy"] == "nginx-cache" }
+    assert direct.ok? && cached.ok?, [direct.reason, cached.reason].inspect
+    assert_nil direct.proxy
+    cache = cached.proxy["cache"]
+    ratio = Rackbench::Proxy::CacheCounts.hit_ratio(cache)
+    assert_operator ratio, :>, 0.9, "hit ratio over the window: #{cache}"
+    # The proxy's log is counted between the window's marks, which reach
+    # the runner a moment after the engine's edges: close to the engine's
+    # count, not equal to it.
+    assert_operator cache["hits"] + cache["misses"], :>, 0
+    assert_operator cached.rate, :>, direct.rate, "the cache answers what the app would render"
+    assert_equal "nginx", cached.proxy["program"]
+    assert_operator cached.proxy["sample"]["cpu_user_s"] + cached.proxy["sample"]["cpu_system_s"], :>, 0
+    # The terminal report shows the proxied figures.
+    assert_match(/\| hits +\| proxy CPU \| proxy mem \| req\/day/, out)
+    assert_match(/nginx-cache .*\| +\d+\.\d% \|/, out)
+  end
+
+  # Two users logged in through the proxy, their pages fetched through it
+  # while the engine's session mix (every connection logged in as
+  # author7) runs through it too: each page names its own user (the app
+  # check on every sampled response), and some of each user's pages came
+  # from the cache, so the key really separated them.
+  it "never serves a logged-in page from another user's cache entry" do
+    app = Rackbench::Apps.builtin("mix")
+    adapter = Rackbench::Servers.fetch("puma")
+    variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
+    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, install: variant.install, gemfile_extra: adapter.gem_lines("ruby"))
+    bundle.ensure_installed!
+    work = File.join(dir, "work").tap { |path| FileUtils.mkdir_p(path) }
+    env = bundle.env.merge(adapter.env).merge("RACKBENCH_TRIAL_DIR" => work)
+    setup = Rackbench::Rubies::Child.run(bundle.exec_prefix + [app.setup], env: ENV.to_h.merge(env).compact,
+                                                                          timeout_s: 120, chdir: app.dir)
+    assert setup.success?, setup.output
+    port = Rackbench::Ports.free_port
+    argv = bundle.exec_prefix + adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"),
+                                                port: port, processes: 1, threads: 2, work_dir: work)
+    server = Rackbench::ServerProcess.new(argv: argv, env: env, chdir: app.dir, port: port,
+                                          log_path: File.join(dir, "server.log"))
+    running = nil
+    begin
+      server.start
+      server.wait_ready(health_path: app.health, timeout_s: 60, ready_log: adapter.ready_log(1))
+      running = Rackbench::Proxy::Launch.new(
+        topology: Rackbench::Proxy.fetch("nginx-cache"), server: server, app: app, trial_dir: work,
+        layout: Rackbench::Runner::CpuLayout.detect, guard: [], marker_env: Rackbench::Watchdog.marker_env(dir),
+        connections: 2, ready_timeout_s: 30, stop_grace_s: 5
+      ).start
+      http = Net::HTTP.new("127.0.0.1", running.port, nil)
+      users = %w[author3 author9].to_h { |name| [name, log_in(http, name)] }
+      refute_equal users["author3"], users["author9"]
+
+      settings = Rackbench::LoadSettings.build(url: "http://127.0.0.1:#{running.port}/posts", connections: 2,
+                                               duration_s: 1.5, warmup_s: 0.3, requests_file: app.requests,
+                                               cookies: true, timeout_s: 10)
+      engine = Thread.new { Rackbench::LoadEngine.new.run(settings) }
+      seen = Hash.new { |h, k| h[k] = Hash.new(0) }
+      # Sampling beside the engine until it ends (at least a few rounds).
+      rounds = 0
+      while engine.alive? || rounds < 5
+        rounds += 1
+        users.each do |name, cookie|
+          response = http.get("/posts", "Cookie" => cookie, "Accept" => "text/html")
+          Rackbench::ServerProcess::AppCheck.verify!("/posts", response.code.to_i, response["content-type"], response.body,
+                                                     expect_status: 200, expect_content_type: "text/html",
+                                                     expect_body: "Signed in as #{name}")
+          other = (users.keys - [name]).first
+          refute_includes response.body, "Signed in as #{other}"
+          refute_includes response.body, "Signed in as author7", "#{name} got a page of the engine's sessions"
+          seen[name][response["x-cache-status"]] += 1
+        end
+      end
+      result = engine.value
+      assert_operator result.requests, :>, 0
+      assert_equal 0, result.error_count, result.status.inspect
+      users.each_key do |name|
+        assert_operator seen[name]["HIT"], :>, 0, "#{name}'s pages came from the cache too: #{seen[name]}"
+      end
+      anonymous = http.get("/posts", "Accept" => "text/html")
+      assert_includes anonymous.body, "Not signed in"
+    ensure
+      running&.stop_process
+      server.stop
+    end
+  end
+
+  # Logs name in through the proxy as a browser does (the form's token,
+  # then the form) and returns the session cookie ("name=value").
+  def log_in(http, name)
+    form = http.get("/login", "Accept" => "text/html")
+    cookie = form["set-cookie"].split(";").first
+    token = form.body[/name="authenticity_token" value="([^"]+)"/, 1]
+    body = URI.encode_www_form(authenticity_token: token, user: name, password: PostsDb::PASSWORD)
+    response = http.post("/login", body, "Cookie" => cookie, "Content-Type" => "application/x-www-form-urlencoded",
+                                         "Accept" => "text/html")
+    assert_equal "303", response.code, response.body
+    response["set-cookie"].split(";").first
   end
 end

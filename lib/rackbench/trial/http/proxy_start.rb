@@ -27,11 +27,35 @@ module Rackbench
           config = @trial.config
           return nil unless config.proxied?
 
-          Proxy::Launch.new(topology: @proxies.call(config.proxy), server: @server, app: @app, trial_dir: @work_dir,
-                            layout: @context.layout, guard: @guard, marker_env: @context.marker_env,
-                            connections: config.load[:connections], ready_timeout_s: @context.ready_timeout_s,
-                            stop_grace_s: @context.stop_grace_s).start
+          running = Proxy::Launch.new(topology: @proxies.call(config.proxy), server: @server, app: @app,
+                                      trial_dir: @work_dir, layout: @context.layout, guard: @guard,
+                                      marker_env: @context.marker_env, connections: config.load[:connections],
+                                      ready_timeout_s: @context.ready_timeout_s,
+                                      stop_grace_s: @context.stop_grace_s).start
+          check_session(config, running)
+          running
         end
+
+        private
+
+        # The session check (ServerProcess::SessionCheck) through the proxy
+        # too, for an app that has one: a login and its pages must work
+        # through the proxy as they did on the server itself. A failure
+        # stops the proxy.
+        def check_session(config, running)
+          file = config.load[:requests_file] || @app.requests
+          return unless @app.expect_session_body && file
+
+          ServerProcess::SessionCheck.verify!(url: "http://#{Servers::HOST}:#{running.port}#{@app.load_path}",
+                                              requests_file: file, expect_body: @app.expect_session_body,
+                                              headers: config.load[:headers] || [],
+                                              cookie_presets: config.load[:cookie_presets] || [])
+        rescue StandardError, Interrupt => e
+          running.stop_process
+          raise e.is_a?(SetupError) ? SetupError.new("proxy #{running.topology.name}: #{e.message}") : e
+        end
+
+        public
 
         # Stops proxy (a Proxy::Running, or nil) and puts its document into
         # facts (the record's proxy field).
