@@ -24,7 +24,9 @@ module Rackbench
     # :inside :: called with Inside::Collection.new's keywords, returns an object whose #collect returns
     #            [counts, missing] (default: Inside::Collection.new)
     # :proxies :: called with a proxy name, returns its topology (default: Proxy.fetch; tests pass
-    #             one with a missing binary or a taken port)
+    #             one with a missing binary)
+    # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
+    #                    returns a Proxy::Running (default: Proxy::Launch.new)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -38,9 +40,11 @@ module Rackbench
       def initialize(context, bundles: nil, engine: LoadEngine.new, launcher: ServerLaunch.method(:new),
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
-                     max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch))
+                     max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
+                     proxy_launcher: Proxy::Launch.method(:new))
         super(context)
         @proxies = proxies
+        @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
                                               parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
         @engine = engine
@@ -127,7 +131,7 @@ module Rackbench
         proxy = nil
         begin
           proxy = ProxyStart.new(trial: trial, app: app, server: booted.server, context: @context, guard: guard,
-                                 proxies: @proxies, work_dir: work_dir(trial)).start
+                                 proxies: @proxies, launcher: @proxy_launcher, work_dir: work_dir(trial)).start
           measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
                                  layout: @context.layout, seed: @context.source.seed,
                                  max_error_rate: app.max_error_rate || @max_error_rate,

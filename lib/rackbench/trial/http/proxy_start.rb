@@ -9,8 +9,10 @@ module Rackbench
       # document kept in the record whatever happened.
       class ProxyStart
         # :trial, :app, :server (the booted ServerProcess), :context (Trial::Context), :guard (Kind#guard),
-        # :proxies (name => topology), :work_dir (the trial's directory)
-        def initialize(trial:, app:, server:, context:, guard:, proxies:, work_dir:)
+        # :proxies (name => topology), :launcher (Proxy::Launch.new's keywords => #start),
+        # :work_dir (the trial's directory)
+        def initialize(trial:, app:, server:, context:, guard:, proxies:, launcher:, work_dir:)
+          @launcher = launcher
           @trial = trial
           @app = app
           @server = server
@@ -27,11 +29,11 @@ module Rackbench
           config = @trial.config
           return nil unless config.proxied?
 
-          running = Proxy::Launch.new(topology: @proxies.call(config.proxy), server: @server, app: @app,
-                                      trial_dir: @work_dir, layout: @context.layout, guard: @guard,
-                                      marker_env: @context.marker_env, connections: config.load[:connections],
-                                      ready_timeout_s: @context.ready_timeout_s,
-                                      stop_grace_s: @context.stop_grace_s).start
+          running = @launcher.call(topology: @proxies.call(config.proxy), server: @server, app: @app,
+                                   trial_dir: @work_dir, layout: @context.layout, guard: @guard,
+                                   marker_env: @context.marker_env, connections: config.load[:connections],
+                                   ready_timeout_s: @context.ready_timeout_s,
+                                   stop_grace_s: @context.stop_grace_s).start
           check_session(config, running)
           running
         end
