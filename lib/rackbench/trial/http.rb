@@ -90,7 +90,9 @@ module Rackbench
         lines = PoolCheck.warnings(source.apps, source.threads.max)
         return lines unless layout.pinned?
 
-        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}", *lines]
+        proxy = source.respond_to?(:proxy) && source.proxy != [Proxy::NONE] ? " (with the proxy)" : ""
+        ["server on CPU #{layout.server_cpus.join(",")}#{proxy}, load engine on CPU #{layout.engine_cpus.join(",")}",
+         *lines]
       end
 
       # Runs trial (an Experiment::Plan::Trial); returns its Record.
