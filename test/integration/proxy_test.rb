@@ -7,11 +7,12 @@ require "open3"
 require_relative "../../apps/rails-posts/posts_db"
 
 # The proxy topologies (`proxy:`, doc/topologies.md) with real nginx and
-# varnish. The plumbing (launch, readiness, the stop path, the sweep of an
-# abandoned proxy, failures) runs in front of a tiny fixture server; the
-# cache's proofs run rails-posts through the runner and through a proxy
-# with two logged-in users. Trials are short: these check what the proxy
-# does and what it leaves behind, never how fast it is.
+# varnish. One run of the runner (shared) puts rack-hello behind nginx and
+# varnish and rails-posts direct and behind nginx-cache; the proxy's own
+# guarantees (the stop path, a killed runner, failures to start) run in
+# front of a tiny fixture server; the per-user cache proof logs two users
+# in through nginx-cache beside the engine's session mix. Trials are
+# short: these check what the proxy does and leaves behind, never speed.
 describe "proxies (integration)" do
   TINY_SERVER = File.expand_path("../fixtures/tiny_server.rb", __dir__)
   FixtureApp = Struct.new(:health, :load_path, :expect_status, :expect_content_type, :expect_body, keyword_init: true)
@@ -65,34 +66,17 @@ describe "proxies (integration)" do
     flunk "processes left: #{proxy_processes.join("; ")}"
   end
 
-  it "starts nginx and varnish in front of the server, counts varnish's cache and stops every process" do
+  # The same proxy started and stopped again, by pid: every process of
+  # its tree is gone after the stop.
+  it "stops every process of the proxy's tree" do
     with_tiny_server do |server|
-      %w[nginx varnish].each do |name|
-        running = launch(Rackbench::Proxy.fetch(name), server).start
-        begin
-          refute_equal server.port, running.port
-          assert_match(/\A\d+\.\d+/, running.version, "#{name}'s version")
-          running.start
-          3.times do
-            response = Net::HTTP.get_response(URI("http://127.0.0.1:#{running.port}/"))
-            assert_equal "Hello, World!\n", response.body
-          end
-          window = running.stop
-          pids = running.process.processes
-          assert window["sample"]["processes_peak"].to_i >= 2, "#{name}: its tree is sampled (master and worker)"
-          if name == "varnish"
-            assert_equal 3, window["cache"]["hits"] + window["cache"]["misses"], "varnish's counters over the window"
-          else
-            assert_nil window["cache"], "nginx without a cache counts nothing"
-          end
-          assert_match(/upstream app|backend app/, File.read(Dir.glob(File.join(dir, "trial/proxy/*.{conf,vcl}")).first))
-        ensure
-          running.stop_process
-        end
-        refute running.alive?
-        assert_empty alive_pids(pids), "#{name}: every process of its tree stopped"
-        assert_nothing_left
-      end
+      running = launch(Rackbench::Proxy.fetch("nginx"), server).start
+      pids = running.process.processes
+      assert_operator pids.size, :>=, 2
+      assert_equal "Hello, World!\n", Net::HTTP.get(URI("http://127.0.0.1:#{running.port}/"))
+      running.stop_process
+      refute running.alive?
+      assert_empty alive_pids(pids)
     end
   end
 
@@ -172,51 +156,95 @@ describe "proxies (integration)" do
   end
 end
 
+# One run of the runner, as a user runs it, shared by the tests below:
+# rack-hello behind nginx and varnish (the plumbing of full trials), and
+# rails-posts' anonymous /posts direct and behind nginx-cache (the cache).
+module ProxyRun
+  DIR = Dir.mktmpdir("rackbench-proxy-run")
+  Minitest.after_run { FileUtils.rm_rf(DIR) }
+  RESULTS = File.join(DIR, "results")
+
+  module_function
+
+  # [trials by "app/proxy", the run's output]
+  def run
+    @run ||= begin
+      file = File.join(DIR, "proxy.yml")
+      File.write(file, <<~YAML)
+        name: proxy-topologies
+        batches: 1
+        servers: [puma]
+        apps: [rack-hello, rails-posts]
+        threads: 2
+        proxy: [none, nginx, nginx-cache, varnish]
+        load: { connections: 4, duration: 1s, warmup: 0.5s, timeout: 10s }
+        exclude:
+          - { app: rack-hello, proxy: [none, nginx-cache] }
+          - { app: rails-posts, proxy: [nginx, varnish] }
+      YAML
+      out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
+                                        "--results", RESULTS)
+      raise "rackbench run failed:\n#{out}\n#{err}" unless status.success?
+
+      trials = Rackbench::Store.open(RESULTS, &:trials).to_h { |t| ["#{t.app}/#{t.dims["proxy"]}", t] }
+      [trials, out]
+    end
+  end
+end
+
+describe "proxied trials through the runner (integration)" do
+  before { require_engine! }
+
+  let(:trials) { ProxyRun.run.first }
+  let(:out) { ProxyRun.run.last }
+
+  it "runs rack-hello behind nginx and varnish: the load through the proxy, its figures, nothing left running" do
+    assert_match(/server on CPU [0-9,]+ \(with the proxy\)/, out) if Rackbench::Runner::CpuLayout.detect.pinned?
+    %w[nginx varnish].each do |name|
+      trial = trials.fetch("rack-hello/#{name}")
+      assert trial.ok?, "#{name}: #{trial.reason}"
+      assert_equal name, trial.proxy["name"]
+      assert_match(/\A\d+\.\d+/, trial.proxy["version"], "#{name}'s version")
+      assert_operator trial.proxy["sample"]["processes_peak"], :>=, 2, "#{name}: its tree sampled (master and worker)"
+      assert_equal trial.proxy["port"], URI(trial.load_settings["url"]).port, "#{name}: the load went to the proxy"
+      work = File.join(ProxyRun::RESULTS, "work", File.basename(trial.log_path, ".log"), "proxy")
+      assert_match(/127\.0\.0\.1/, File.read(Dir.glob(File.join(work, "*.{conf,vcl}")).first))
+    end
+    assert_nil trials.fetch("rack-hello/nginx").proxy["cache"], "nginx without a cache counts nothing"
+    varnish = trials.fetch("rack-hello/varnish").proxy["cache"]
+    assert_operator Rackbench::Proxy::CacheCounts.hit_ratio(varnish), :>, 0.9, "varnish's own counters: #{varnish}"
+    leftovers = Dir.glob("/proc/[0-9]*").select do |proc_dir|
+      File.binread(File.join(proc_dir, "cmdline")).include?(ProxyRun::RESULTS) ||
+        File.binread(File.join(proc_dir, "environ")).include?("#{Rackbench::Watchdog::MARKER}=#{ProxyRun::RESULTS}")
+    rescue SystemCallError
+      false
+    end
+    assert_empty leftovers, "every process of the run stopped"
+  end
+
+  # The cache answers nearly everything: its hit ratio is the proof; the
+  # direction of the throughput is asserted, never its size.
+  it "serves rails-posts' anonymous pages from nginx-cache (hit ratio above 90%), reported beside the direct run" do
+    direct = trials.fetch("rails-posts/none")
+    cached = trials.fetch("rails-posts/nginx-cache")
+    assert direct.ok? && cached.ok?, [direct.reason, cached.reason].inspect
+    assert_nil direct.proxy
+    cache = cached.proxy["cache"]
+    assert_operator Rackbench::Proxy::CacheCounts.hit_ratio(cache), :>, 0.9, "hit ratio over the window: #{cache}"
+    assert_operator cached.rate, :>, direct.rate, "the cache answers what the app would render"
+    assert_operator cached.proxy["sample"]["cpu_user_s"] + cached.proxy["sample"]["cpu_system_s"], :>, 0
+    # The terminal report shows the proxied figures.
+    assert_match(/\| hits +\| proxy CPU \| proxy mem \| req\/day/, out)
+    assert_match(/nginx-cache .*\| +\d+\.\d% \|/, out)
+  end
+end
+
 # nginx-cache in front of rails-posts: the cache's proofs.
 describe "nginx-cache in front of rails-posts (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-proxy-rails") }
   after { FileUtils.rm_rf(dir) }
-
-  # The runner, as a user runs it: anonymous /posts direct and behind
-  # nginx-cache in one experiment. The cache answers nearly everything:
-  # its hit ratio is the proof; the direction of the throughput is
-  # asserted, never its size.
-  it "serves anonymous pages from the cache (hit ratio above 90%) and reports it beside the direct run" do
-    file = File.join(dir, "proxy.yml")
-    File.write(file, <<~YAML)
-      name: proxy-cache
-      batches: 1
-      servers: [puma]
-      apps: [rails-posts]
-      threads: 2
-      proxy: [none, nginx-cache]
-      load: { connections: 4, duration: 1s, warmup: 0.5s, timeout: 10s }
-    YAML
-    results = File.join(dir, "results")
-    out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                      "--results", results)
-    assert status.success?, "#{out}\n#{err}"
-    trials = Rackbench::Store.open(results) { |store| store.trials }
-    direct = trials.find { |t| t.dims["proxy"] == "none" }
-    cached = trials.find { |t| t.dims["proxy"] == "nginx-cache" }
-    assert direct.ok? && cached.ok?, [direct.reason, cached.reason].inspect
-    assert_nil direct.proxy
-    cache = cached.proxy["cache"]
-    ratio = Rackbench::Proxy::CacheCounts.hit_ratio(cache)
-    assert_operator ratio, :>, 0.9, "hit ratio over the window: #{cache}"
-    # The proxy's log is counted between the window's marks, which reach
-    # the runner a moment after the engine's edges: close to the engine's
-    # count, not equal to it.
-    assert_operator cache["hits"] + cache["misses"], :>, 0
-    assert_operator cached.rate, :>, direct.rate, "the cache answers what the app would render"
-    assert_equal "nginx", cached.proxy["program"]
-    assert_operator cached.proxy["sample"]["cpu_user_s"] + cached.proxy["sample"]["cpu_system_s"], :>, 0
-    # The terminal report shows the proxied figures.
-    assert_match(/\| hits +\| proxy CPU \| proxy mem \| req\/day/, out)
-    assert_match(/nginx-cache .*\| +\d+\.\d% \|/, out)
-  end
 
   # Two users logged in through the proxy, their pages fetched through it
   # while the engine's session mix (every connection logged in as
