@@ -37,3 +37,52 @@ describe Rackbench::Report::ProxyFigures do
     assert_nil figures.requests_per_day(nil)
   end
 end
+
+# The views show the proxy's columns only when a configuration ran behind
+# a proxy (the cache's only with a cache); requests/day is in the page and
+# JSON always.
+describe "the proxy's columns in the reports" do
+  require_relative "../support/report_store"
+
+  let(:dir) { Dir.mktmpdir("rackbench-proxy-columns") }
+  after { FileUtils.rm_rf(dir) }
+
+  def report(proxy)
+    Rackbench::Store.open(dir) do |store|
+      ReportStore.fill(store, { ReportStore.dims(ruby: "a") => [100, 101, 99] },
+                       fields: ->(_, _, _) { proxy ? { proxy: proxy } : {} })
+      Rackbench::Report.new(store)
+    end
+  end
+
+  def terminal(report)
+    Rackbench::Report::Terminal.new(report).render.lines.grep(/\A\|/)[1]
+  end
+
+  def html(report)
+    Rackbench::HtmlReport::Tables.new(Rackbench::HtmlReport::Document.new(report.to_h)).configs
+  end
+
+  it "leaves them out without a proxy, requests/day aside" do
+    plain = report(nil)
+    refute_match(/hits|proxy CPU|proxy mem|req\/day/, terminal(plain))
+    refute_match(/cache hits|proxy CPU|proxy memory/, html(plain))
+    assert_includes html(plain), "requests/day"
+    entry = plain.to_h["configs"].first
+    assert_nil entry["cache_hit_ratio"]
+    assert_equal 100 * 86_400, entry["requests_per_day"]
+  end
+
+  it "shows them behind a caching proxy, and the hit ratio only with a cache" do
+    sample = { "cpu_user_s" => 0.5, "cpu_system_s" => 0.5, "duration_s" => 2.0, "pss_peak_bytes" => 6_000_000 }
+    cached = report("sample" => sample, "cache" => { "hits" => 99, "misses" => 1 })
+    assert_match(/\| hits +\| proxy CPU \| proxy mem \| req\/day/, terminal(cached))
+    assert_match(/99\.0% \| +0\.50 \| +6\.0 MB \|/, Rackbench::Report::Terminal.new(cached).render)
+    assert_match(/cache hits.*proxy CPU \(cores\).*proxy memory peak/m, html(cached))
+
+    FileUtils.rm_rf(dir)
+    plain_proxy = report("sample" => sample, "cache" => nil)
+    refute_match(/hits/, terminal(plain_proxy))
+    assert_match(/proxy CPU \| proxy mem \| req\/day/, terminal(plain_proxy))
+  end
+end
