@@ -13,14 +13,37 @@ require_relative "../../apps/rails-posts/posts_db"
 # front of a tiny fixture server; the per-user cache proof logs two users
 # in through nginx-cache beside the engine's session mix. Trials are
 # short: these check what the proxy does and leaves behind, never speed.
-describe "proxies (integration)" do
+# The fixtures of the tests below, kept out of the top level (the
+# integration lanes load several files into one process).
+module ProxyTestFixtures
   TINY_SERVER = File.expand_path("../fixtures/tiny_server.rb", __dir__)
-  FixtureApp = Struct.new(:health, :load_path, :expect_status, :expect_content_type, :expect_body, keyword_init: true)
+  App = Struct.new(:health, :load_path, :expect_status, :expect_content_type, :expect_body, keyword_init: true)
+
+  # A runner of its own (a child ruby) starts the proxy through the guard,
+  # as a trial does, prints the proxy's processes and waits to be killed.
+  RUNNER_SCRIPT = <<~'RUBY'
+    require "rackbench"
+    name, dir, upstream_port = ARGV
+    server = Struct.new(:port).new(Integer(upstream_port))
+    app = Struct.new(:health, :load_path, :expect_status, :expect_content_type, :expect_body, keyword_init: true)
+                .new(health: "/", load_path: "/", expect_status: 200)
+    running = Rackbench::Proxy::Launch.new(
+      topology: Rackbench::Proxy.fetch(name), server: server, app: app, trial_dir: dir,
+      layout: Rackbench::Runner::CpuLayout.detect, guard: [Rackbench::Trial::Kind::GUARD, Process.pid.to_s],
+      marker_env: Rackbench::Watchdog.marker_env(dir), connections: 4, ready_timeout_s: 30, stop_grace_s: 5
+    ).start
+    puts Rackbench::ProcessTree.pids(running.process.pid, pgid: running.process.pgid).join(" ")
+    $stdout.flush
+    sleep
+  RUBY
+end
+
+describe "proxies (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-proxy") }
   let(:layout) { Rackbench::Runner::CpuLayout.detect }
   let(:tiny_app) do
-    FixtureApp.new(health: "/", load_path: "/", expect_status: 200, expect_content_type: "text/plain",
+    ProxyTestFixtures::App.new(health: "/", load_path: "/", expect_status: 200, expect_content_type: "text/plain",
                    expect_body: "Hello, World!")
   end
 
@@ -29,7 +52,7 @@ describe "proxies (integration)" do
   # The fixture server as a trial's booted server, stopped after the block.
   def with_tiny_server
     port = Rackbench::Ports.free_port
-    server = Rackbench::ServerProcess.new(argv: [RbConfig.ruby, TINY_SERVER, port.to_s, "ok"], port: port,
+    server = Rackbench::ServerProcess.new(argv: [RbConfig.ruby, ProxyTestFixtures::TINY_SERVER, port.to_s, "ok"], port: port,
                                           log_path: File.join(dir, "tiny.log"))
     server.start
     server.wait_ready(health_path: "/", timeout_s: 30)
@@ -107,23 +130,6 @@ describe "proxies (integration)" do
     end
   end
 
-  # A runner of its own (a child ruby) starts the proxy through the guard,
-  # as a trial does, prints the proxy's processes and waits to be killed.
-  RUNNER_SCRIPT = <<~'RUBY'
-    require "rackbench"
-    name, dir, upstream_port = ARGV
-    server = Struct.new(:port).new(Integer(upstream_port))
-    app = Struct.new(:health, :load_path, :expect_status, :expect_content_type, :expect_body, keyword_init: true)
-                .new(health: "/", load_path: "/", expect_status: 200)
-    running = Rackbench::Proxy::Launch.new(
-      topology: Rackbench::Proxy.fetch(name), server: server, app: app, trial_dir: dir,
-      layout: Rackbench::Runner::CpuLayout.detect, guard: [Rackbench::Trial::Kind::GUARD, Process.pid.to_s],
-      marker_env: Rackbench::Watchdog.marker_env(dir), connections: 4, ready_timeout_s: 30, stop_grace_s: 5
-    ).start
-    puts Rackbench::ProcessTree.pids(running.process.pid, pgid: running.process.pgid).join(" ")
-    $stdout.flush
-    sleep
-  RUBY
 
   def alive_pids(pids)
     pids.select do |pid|
@@ -139,7 +145,7 @@ describe "proxies (integration)" do
       # marker included, so that no sweep can find it (doc/topologies.md).
       %w[nginx].each do |name|
         trial_dir = File.join(dir, name)
-        runner = IO.popen([RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__), "-e", RUNNER_SCRIPT,
+        runner = IO.popen([RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__), "-e", ProxyTestFixtures::RUNNER_SCRIPT,
                            name, trial_dir, server.port.to_s], err: File::NULL)
         pids = runner.gets.to_s.split.map(&:to_i)
         assert pids.size >= 2, "#{name}: its processes (#{pids.inspect})"

@@ -7,14 +7,14 @@ require "test_helper"
 # file without the key; anything else tags every configuration; a list
 # of several is a dimension like processes, excludable and derivable.
 describe "experiment proxy:" do
-  BASE = <<~YAML
+  PROXY_EXPERIMENT_BASE = <<~YAML
     name: proxied
     servers: [puma]
     apps: [rack-hello]
   YAML
 
   def parse(extra = "")
-    Rackbench::Experiment.parse(BASE + extra, source: "p.yml")
+    Rackbench::Experiment.parse(PROXY_EXPERIMENT_BASE + extra, source: "p.yml")
   end
 
   def error(extra)

@@ -13,11 +13,11 @@ describe "migrating a results database from schema 5" do
   let(:path) { File.join(dir, "results.db") }
   after { FileUtils.rm_rf(dir) }
 
-  RESULT5 = { "rps" => 800.0, "requests" => 1600, "duration_s" => 2.0, "status" => { "200" => 1600 },
+  PROXY_MIGRATION_RESULT = { "rps" => 800.0, "requests" => 1600, "duration_s" => 2.0, "status" => { "200" => 1600 },
               "errors" => {}, "latency_us" => { "p99" => 700.0 } }.freeze
-  INSIDE5 = { "agent" => "counting", "window" => { "requests" => 1600, "duration_s" => 2.0 }, "processes" => [],
+  PROXY_MIGRATION_INSIDE = { "agent" => "counting", "window" => { "requests" => 1600, "duration_s" => 2.0 }, "processes" => [],
               "missing" => [] }.freeze
-  PROXY = { "name" => "nginx-cache", "program" => "nginx", "version" => "1.22.1", "port" => 4100,
+  PROXY_MIGRATION_DOC = { "name" => "nginx-cache", "program" => "nginx", "version" => "1.22.1", "port" => 4100,
             "sample" => { "cpu_user_s" => 0.1, "cpu_system_s" => 0.2, "duration_s" => 2.0 },
             "cache" => { "hits" => 1590, "misses" => 10, "uncached" => 0, "statuses" => { "HIT" => 1590, "MISS" => 10 } } }.freeze
 
@@ -28,7 +28,7 @@ describe "migrating a results database from schema 5" do
     db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 5)
     experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now, rackbench_version: "0.2.0")
     row = { experiment_id: experiment, kind: "http", status: "ok", ruby: "ruby", processes: 1, threads: 1,
-            dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(RESULT5), inside: JSON.generate(INSIDE5) }
+            dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(PROXY_MIGRATION_RESULT), inside: JSON.generate(PROXY_MIGRATION_INSIDE) }
     db[:trials].insert(row.merge(key: "kept"))
     db[:trials].insert(row.merge(key: "retried", attempt: 2))
     db[:trial_history].insert(row.merge(key: "retried", attempt: 1, status: "failed", trial_id: 99,
@@ -43,18 +43,18 @@ describe "migrating a results database from schema 5" do
     Rackbench::Store.open(dir) do |store|
       assert_equal 6, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
       trials = store.trials
-      assert_equal [["kept", 800.0, INSIDE5, nil], ["retried", 800.0, INSIDE5, nil]],
+      assert_equal [["kept", 800.0, PROXY_MIGRATION_INSIDE, nil], ["retried", 800.0, PROXY_MIGRATION_INSIDE, nil]],
                    trials.map { |t| [t.key, t.rate, t.inside, t.proxy] }.sort_by(&:first)
       assert_equal [["retried", 1, nil]], store.earlier_attempts(experiment).map { |t| [t.key, t.attempt, t.proxy] }
 
       # A proxy that died in the window: a failed trial keeps what its proxy measured.
       record = Rackbench::Trial::Record.new(key: "new", kind: "http", status: "failed", reason: "proxy died",
-                                            result: RESULT5, proxy: PROXY)
+                                            result: PROXY_MIGRATION_RESULT, proxy: PROXY_MIGRATION_DOC)
       store.save_trial(experiment, record)
-      assert_equal PROXY, store.trials.find { |t| t.key == "new" }.proxy
+      assert_equal PROXY_MIGRATION_DOC, store.trials.find { |t| t.key == "new" }.proxy
       # Retried, the failed attempt keeps its proxy in the history.
       store.save_trial(experiment, record.with(attempt: 2, status: "ok", reason: nil))
-      assert_equal [PROXY], store.earlier_attempts(experiment).select { |t| t.key == "new" }.map(&:proxy)
+      assert_equal [PROXY_MIGRATION_DOC], store.earlier_attempts(experiment).select { |t| t.key == "new" }.map(&:proxy)
     end
   end
 
@@ -65,7 +65,7 @@ describe "migrating a results database from schema 5" do
     Sequel.sqlite(path) do |db|
       assert_equal 5, db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
       refute_includes db[:trials].columns, :proxy
-      assert_equal [["kept", JSON.generate(RESULT5)], ["retried", JSON.generate(RESULT5)]],
+      assert_equal [["kept", JSON.generate(PROXY_MIGRATION_RESULT)], ["retried", JSON.generate(PROXY_MIGRATION_RESULT)]],
                    db[:trials].order(:key).select_map(%i[key result])
     end
   end

@@ -29,10 +29,21 @@ module Rackbench
       end
 
       # The window starts: the proxy's tree is sampled, its cache counted.
-      # Called with the server's sampler (LoadRun's window edges).
+      # Called with the server's sampler (LoadRun's window edges). A count
+      # or a sample that cannot start is left out (nil in the document),
+      # never the server's sample nor the measurement.
       def start
-        @mark = @counter&.mark
-        @sampler.start
+        @mark = begin
+          @counter&.mark
+        rescue Error, SystemCallError
+          nil
+        end
+        @sampling = begin
+          @sampler.start
+          true
+        rescue Error, SystemCallError
+          false
+        end
         self
       end
 
@@ -40,7 +51,11 @@ module Rackbench
       # CacheCounts or nil }. A count that cannot be read is left out,
       # never the measurement.
       def stop
-        sample = @sampler.stop
+        sample = begin
+          @sampling ? @sampler.stop : nil
+        rescue Error, SystemCallError
+          nil
+        end
         cache = begin
           @counter && !@mark.nil? ? @counter.since(@mark) : nil
         rescue Error, SystemCallError
