@@ -107,7 +107,7 @@ describe "proxies (integration)" do
     with_tiny_server do |server|
       missing = Rackbench::Proxy::Nginx.new(binary: File.join(dir, "no-nginx"))
       error = assert_raises(Rackbench::SetupError) { launch(missing, server).start }
-      assert_match(/proxy nginx needs nginx, which is not installed/, error.message)
+      assert_match(/\Aproxy nginx needs nginx, which is not installed/, error.message)
 
       taken = TCPServer.new("127.0.0.1", 0)
       begin

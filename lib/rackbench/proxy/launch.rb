@@ -48,8 +48,14 @@ module Rackbench
       # Starts and checks the proxy; returns a Running.
       def start
         reason = @topology.unsupported_reason
-        raise SetupError, reason if reason
+        raise SetupError, reason if reason # it names the proxy already
 
+        launch
+      end
+
+      private
+
+      def launch
         FileUtils.rm_rf(@dir) # an earlier attempt's cache must not serve this one
         FileUtils.mkdir_p(@dir)
         port = @port || Ports.free_port
@@ -66,8 +72,6 @@ module Rackbench
       rescue SetupError => e
         raise SetupError, "proxy #{@topology.name}: #{e.message}"
       end
-
-      private
 
       def boot(process)
         process.start
