@@ -67,8 +67,13 @@ module Rackbench
         File.write(log_path, "# #{argv.join(" ")}\n")
         process = ServerProcess.new(argv: argv, env: env, clean_env: true, chdir: @dir, log_path: log_path, port: port)
         boot_s = boot(process)
-        Running.new(topology: @topology, process: process, dir: @dir, boot_s: boot_s, version: @topology.version,
-                    sampler: @sampler.call(process), stop_grace_s: @stop_grace_s)
+        begin
+          Running.new(topology: @topology, process: process, dir: @dir, boot_s: boot_s, version: @topology.version,
+                      sampler: @sampler.call(process), stop_grace_s: @stop_grace_s)
+        rescue StandardError, Interrupt
+          process.stop(grace_s: @stop_grace_s) # nobody else holds it yet
+          raise
+        end
       rescue SetupError => e
         raise SetupError, "proxy #{@topology.name}: #{e.message}"
       end
