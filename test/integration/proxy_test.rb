@@ -94,10 +94,13 @@ describe "proxies (integration)" do
   it "stops every process of the proxy's tree" do
     with_tiny_server do |server|
       running = launch(Rackbench::Proxy.fetch("nginx"), server).start
-      pids = running.process.processes
-      assert_operator pids.size, :>=, 2
-      assert_equal "Hello, World!\n", Net::HTTP.get(URI("http://127.0.0.1:#{running.port}/"))
-      running.stop_process
+      begin
+        pids = running.process.processes
+        assert_operator pids.size, :>=, 2
+        assert_equal "Hello, World!\n", Net::HTTP.get(URI("http://127.0.0.1:#{running.port}/"))
+      ensure
+        running.stop_process # also when an assertion failed: no proxy outlives its test
+      end
       refute running.alive?
       assert_empty alive_pids(pids)
     end
