@@ -34,4 +34,5 @@ module Rackbench
   autoload :ProcessTree, File.expand_path("rackbench/observe/process_tree", __dir__)
   autoload :Sampler, File.expand_path("rackbench/observe/sampler", __dir__)
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
+  autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
 end

@@ -32,7 +32,8 @@ module Rackbench
   class Experiment
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
-    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile tune].freeze
+    TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile
+                  tune proxy].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -56,9 +57,10 @@ module Rackbench
     # Array of values, defaults filled in); env (Hash of name => Array of
     # String); pass_env (Array of variable names the servers take from the
     # shell); exclude (Array of Hash of dimension => Array of values);
-    # inside (one of INSIDE_MODES).
+    # inside (one of INSIDE_MODES); proxy (the topologies in front of the
+    # server: Array of Proxy::NAMES, ["none"] without the key).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
-                :exclude, :inside
+                :exclude, :inside, :proxy
     # The profiler of its profiled trials (a Profile::Settings), or nil:
     # no trial is profiled.
     attr_reader :profile
@@ -186,7 +188,8 @@ module Rackbench
           env: settings.env(data.fetch("env", {})),
           pass_env: settings.pass_env(data.fetch("pass_env", [])),
           inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker),
-          tune: Tune::Settings.parse(data["tune"], checker)
+          tune: Tune::Settings.parse(data["tune"], checker),
+          proxy: proxy(data.fetch("proxy", Proxy::NONE), checker)
         }
       end
 
@@ -195,12 +198,18 @@ module Rackbench
         value = { false => "off", true => "on" }.fetch(value, value)
         checker.one_of!(value, "inside", INSIDE_MODES, "inside mode")
       end
+
+      # `proxy:` one topology name or a list of them (a list of several is
+      # the dimension "proxy").
+      def proxy(value, checker)
+        checker.list!(value, "proxy") { |name, key| checker.one_of!(name, key, Proxy::NAMES, "proxy") }.freeze
+      end
     end
 
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
-                   profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil)
+                   profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -218,6 +227,7 @@ module Rackbench
       @env = env
       @pass_env = pass_env
       @inside = inside
+      @proxy = proxy
       @exclude = exclude
       @dimensions = dimensions
       @configurations = configurations
@@ -296,6 +306,8 @@ module Rackbench
       # server (no agent): a different experiment. Counting, the default,
       # keeps the fingerprint of an experiment stored before the key.
       data["inside"] = inside unless inside == DEFAULT_INSIDE
+      # No proxy (the default) keeps the fingerprint of a file without the key.
+      data["proxy"] = proxy.sort unless proxy == [Proxy::NONE]
       data["profile"] = profile.to_h if profile
       data["profile_only"] = true if profile_only
       # Only in files that have one: every other file keeps its fingerprint.
@@ -311,7 +323,7 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only, base_dir: base_dir, tune: tune }
+        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy }
     end
 
     def sort(values)

@@ -41,7 +41,7 @@ describe "migrating a results database from schema 4" do
   it "reads every stored trial and earlier attempt back with no inside document, and stores new ones" do
     experiment = schema4
     Rackbench::Store.open(dir) do |store|
-      assert_equal 5, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
+      assert_equal Rackbench::Store::Schema::VERSION, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
       trials = store.trials
       assert_equal [["kept", 500.0, nil], ["retried", 500.0, nil]], trials.map { |t| [t.key, t.rate, t.inside] }.sort
       earlier = store.earlier_attempts(experiment)

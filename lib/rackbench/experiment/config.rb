@@ -9,6 +9,7 @@ module Rackbench
     # server :: ServerSpec (label, adapter name, options)
     # app :: AppSpec (name, path, health, load_path, expectations)
     # processes, threads :: the server's process and thread counts
+    # proxy :: the topology in front of the server (Proxy::NAMES; "none": the load goes to the server)
     # load :: every load setting resolved, keyed as LoadSettings.build takes
     #         them: connections, threads, duration_s, warmup_s, rate,
     #         keepalive, requests_file, timeout_s (durations Float seconds)
@@ -19,14 +20,15 @@ module Rackbench
     #         "env.NAME" for the load and env keys that have several values
     # key :: canonical JSON of dims: identifies the configuration across
     #        runs (stored with each trial, used by resume)
-    Config = Struct.new(:ruby, :server, :app, :processes, :threads, :load, :env, :dims, :key, keyword_init: true)
+    Config = Struct.new(:ruby, :server, :app, :processes, :threads, :load, :env, :dims, :key, :proxy,
+                        keyword_init: true)
 
     # Reopened so that its methods live in the class, not in Experiment.
     class Config
       # Builds a frozen Config; +key+ is derived from +dims+.
       def self.build(dims:, **attributes)
         dims = dims.dup.freeze
-        new(dims: dims, key: Canonical.json(dims).freeze, **attributes).freeze
+        new(dims: dims, key: Canonical.json(dims).freeze, proxy: Proxy::NONE, **attributes).freeze
       end
 
       # Booting, probing and stopping a server, per trial, for estimates.
@@ -42,6 +44,11 @@ module Rackbench
       # auto: Trial::Http::Calibration).
       def calibrated_timeout?
         load[:timeout_s].nil?
+      end
+
+      # Whether a proxy stands between the load engine and the server.
+      def proxied?
+        proxy != Proxy::NONE
       end
 
       # The server's total thread count (processes x threads).

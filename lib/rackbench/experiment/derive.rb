@@ -57,7 +57,7 @@ module Rackbench
           when "ruby", "server", "app"
             others = dimensions.fetch(dim) - [value]
             excludes << { dim => others } unless others.empty?
-          when "processes", "threads" then data[dim] = value
+          when "processes", "threads", "proxy" then data[dim] = value
           when /\Aload\.(.+)\z/ then (data["load"] ||= {})[Regexp.last_match(1)] = value
           when /\Aenv\.(.+)\z/ then (data["env"] ||= {})[Regexp.last_match(1)] = value
           end

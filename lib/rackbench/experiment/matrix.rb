@@ -7,7 +7,7 @@ module Rackbench
     #
     # Dimensions, in this order: ruby, server, app, processes, threads
     # (always, even with one value, because every result is tagged with
-    # them), then each +load+ key and each +env+ variable that has more than
+    # them), proxy (when the file names a proxy other than none), then each +load+ key and each +env+ variable that has more than
     # one value. A list of one value is the same as the value.
     class Matrix
       # More configurations than this is almost certainly a mistake (a
@@ -48,6 +48,9 @@ module Rackbench
           "processes" => @parts[:processes],
           "threads" => @parts[:threads]
         }
+        # A proxy in front of the server tags every result; none alone (the
+        # default) is no dimension, so older configurations keep their keys.
+        dims["proxy"] = @parts[:proxy] unless @parts.fetch(:proxy, [Proxy::NONE]) == [Proxy::NONE]
         @parts[:load].each { |name, values| dims["load.#{name}"] = values if values.size > 1 }
         @parts[:env].each { |name, values| dims["env.#{name}"] = values if values.size > 1 }
         dims.transform_values(&:freeze)
@@ -86,7 +89,7 @@ module Rackbench
       # occur in the dimension: a typo would otherwise exclude nothing.
       def exclude_value(name, value, key)
         normalized = case name
-                     when "ruby", "server", "app" then @checker.string!(value, key)
+                     when "ruby", "server", "app", "proxy" then @checker.string!(value, key)
                      when "processes", "threads" then @checker.integer!(value, key, min: 1)
                      when /\Aload\.(.+)\z/ then @settings.load_value(Regexp.last_match(1), value, key)
                      else @checker.env_value!(value, key)
@@ -126,7 +129,7 @@ module Rackbench
           ruby: @parts[:rubies].find { |r| r.label == dims["ruby"] },
           server: @parts[:servers].find { |s| s.label == dims["server"] },
           app: @parts[:apps].find { |a| a.name == dims["app"] },
-          processes: dims["processes"], threads: dims["threads"],
+          processes: dims["processes"], threads: dims["threads"], proxy: dims.fetch("proxy", Proxy::NONE),
           load: load.freeze, env: env.freeze, dims: dims
         )
       end

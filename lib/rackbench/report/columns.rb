@@ -29,7 +29,12 @@ module Rackbench
         end,
         # A configuration ran in open loop: the offered rate goes beside
         # the achieved one.
-        open_loop: ->(entries) { entries.any? { |e| e["offered_rps"] } }
+        open_loop: ->(entries) { entries.any? { |e| e["offered_rps"] } },
+        # A configuration ran behind a proxy (proxy:): its figures and the
+        # requests a day go beside the others.
+        proxied: ->(entries) { entries.any? { |e| e["proxy_memory_peak_bytes"] || e["cache_hit_ratio"] } },
+        # A proxy with a cache ran.
+        cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } }
       }.freeze
 
       RATE_UNIT = ->(layout) { layout.rate_unit }
@@ -151,6 +156,23 @@ module Rackbench
         # section of its own, a table per configuration; CSV flattens it
         # after the columns 0.1 wrote, so theirs keep their places.
         Column.new("inside", value: :inside_h, csv: inside_cells),
+        # Behind a proxy (ProxyFigures): its cache's hit ratio over the
+        # window, its own CPU (cores) and memory, and seed 004's figure;
+        # after flags and inside, so that CSV keeps the places of the columns
+        # written before them.
+        Column.new("cache_hit_ratio", unit: :fraction, value: :cache_hit_ratio, csv: cell("cache_hit_ratio"),
+                   terminal: cell("hits", format: [:percent, { digits: 1 }], only: :cached),
+                   html: cell("cache hits", format: [:percent, { digits: 1 }], only: :cached)),
+        Column.new("proxy_cpu_cores", value: :proxy_cpu_cores, csv: cell("proxy_cpu_cores"),
+                   terminal: cell("proxy CPU", format: ->(v, _, _) { v ? format("%.2f", v) : Units::NONE }, only: :proxied),
+                   html: cell("proxy CPU (cores)", format: ->(v, _, _) { v ? format("%.2f", v) : Units::NONE },
+                              only: :proxied)),
+        Column.new("proxy_memory_peak_bytes", unit: :bytes, value: :proxy_memory_peak_bytes,
+                   csv: cell("proxy_memory_peak_bytes"), terminal: cell("proxy mem", only: :proxied),
+                   html: cell("proxy memory peak", only: :proxied)),
+        Column.new("requests_per_day", unit: :rate, value: :requests_per_day, csv: cell("requests_per_day"),
+                   terminal: cell("req/day", format: :rate_grouped, only: :proxied),
+                   html: cell("requests/day", format: :rate_grouped)),
         Column.new("ran", value: :ran)
       ].freeze
 

@@ -4,6 +4,7 @@ require_relative "flags"
 require_relative "entry_summary"
 require_relative "entry_text"
 require_relative "inside_summary"
+require_relative "proxy_figures"
 
 module Rackbench
   class Report
@@ -109,6 +110,8 @@ module Rackbench
 
       # Peak memory is the largest over the batches: the one a capacity
       # plan has to provide for.
+      def ok_records = @ok_trials.map(&:record)
+
       def rss_peak_bytes = @ok_trials.map { |t| t.record.rss_peak_bytes }.compact.max
       def pss_peak_bytes = @ok_trials.map { |t| t.record.pss_peak_bytes }.compact.max
 
@@ -120,6 +123,14 @@ module Rackbench
 
         rps_median / (memory / 1e9)
       end
+
+      # Behind a proxy (ProxyFigures): the cache's hit ratio, the proxy's
+      # CPU (cores) and peak memory; nil for a configuration without one.
+      def cache_hit_ratio = ProxyFigures.hit_ratio(ok_records)
+      def proxy_cpu_cores = ProxyFigures.cpu_cores(ok_records)
+      def proxy_memory_peak_bytes = ProxyFigures.memory_peak_bytes(ok_records)
+      # The median rate over a day (86,400 x req/s).
+      def requests_per_day = ProxyFigures.requests_per_day(rps_median)
 
       # The inside figures over the ok batches (InsideSummary), or nil when
       # no ok batch has one.

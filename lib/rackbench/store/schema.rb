@@ -190,6 +190,14 @@ module Rackbench
         lambda do |db|
           db.alter_table(:trials) { add_column :inside, String, text: true }        # JSON
           db.alter_table(:trial_history) { add_column :inside, String, text: true } # JSON
+        end,
+
+        # 6: the proxy in front of the server (Trial::Record#proxy: its name
+        # and version, its process tree's CPU and memory and its cache's
+        # hits and misses over the window). Stored trials had none: NULL.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :proxy, String, text: true }        # JSON
+          db.alter_table(:trial_history) { add_column :proxy, String, text: true } # JSON
         end
       ].freeze
 

@@ -23,6 +23,10 @@ module Rackbench
     #           (default: Identity::Expectation.probe)
     # :inside :: called with Inside::Collection.new's keywords, returns an object whose #collect returns
     #            [counts, missing] (default: Inside::Collection.new)
+    # :proxies :: called with a proxy name, returns its topology (default: Proxy.fetch; tests pass
+    #             one with a missing binary)
+    # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
+    #                    returns a Proxy::Running (default: Proxy::Launch.new)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -36,8 +40,11 @@ module Rackbench
       def initialize(context, bundles: nil, engine: LoadEngine.new, launcher: ServerLaunch.method(:new),
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
-                     max_error_rate: MAX_ERROR_RATE)
+                     max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
+                     proxy_launcher: Proxy::Launch.method(:new))
         super(context)
+        @proxies = proxies
+        @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
                                               parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
         @engine = engine
@@ -53,12 +60,14 @@ module Rackbench
         )
       end
 
-      # A server adapter's limits, or a built-in app's engines.
+      # A server adapter's limits, a built-in app's engines, or a proxy
+      # whose program is not installed.
       def unsupported_reason(config, variant)
         engine = variant.install.engine
         Servers.fetch(config.server.name).unsupported_reason(processes: config.processes, threads: config.threads,
                                                              ruby_engine: engine, options: config.server.options) ||
-          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil)
+          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
+          (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil)
       end
 
       # A variable the experiment passes from the shell must be there: a
@@ -81,7 +90,9 @@ module Rackbench
         lines = PoolCheck.warnings(source.apps, source.threads.max)
         return lines unless layout.pinned?
 
-        ["server on CPU #{layout.server_cpus.join(",")}, load engine on CPU #{layout.engine_cpus.join(",")}", *lines]
+        proxy = source.respond_to?(:proxy) && source.proxy != [Proxy::NONE] ? " (with the proxy)" : ""
+        ["server on CPU #{layout.server_cpus.join(",")}#{proxy}, load engine on CPU #{layout.engine_cpus.join(",")}",
+         *lines]
       end
 
       # Runs trial (an Experiment::Plan::Trial); returns its Record.
@@ -119,16 +130,24 @@ module Rackbench
         booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
         Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
+        proxy = nil
         begin
+          proxy = ProxyStart.new(trial: trial, app: app, server: booted.server, context: @context, guard: guard,
+                                 proxies: @proxies, launcher: @proxy_launcher, work_dir: work_dir(trial)).start
           measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
                                  layout: @context.layout, seed: @context.source.seed,
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
-                                 machine: @machine.call, calibrations: @calibrations, window: window).run(facts)
+                                 machine: @machine.call, calibrations: @calibrations, window: window,
+                                 proxy: proxy).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
-          facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
+          begin
+            ProxyStart.stop(proxy, facts) # before the server it forwards to
+          ensure
+            facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
+          end
           window.close
           booted.app_logs&.copy(work_dir(trial)) # the app's own logs of the trial, into its directory
         end
@@ -239,7 +258,8 @@ module Rackbench
       end
 
       def slug_parts(config)
-        [config.app.name, config.server.label, config.ruby.label, "p#{config.processes}", "t#{config.threads}"]
+        [config.app.name, config.server.label, config.ruby.label, "p#{config.processes}", "t#{config.threads}",
+         *(config.proxied? ? [config.proxy] : [])]
       end
 
       # A profiled trial's directory and log are apart from its batch's
@@ -287,5 +307,6 @@ require_relative "http/calibration"
 require_relative "http/window_marks"
 require_relative "http/inside"
 require_relative "http/load_run"
+require_relative "http/proxy_start"
 require_relative "http/profile_run"
 require_relative "http/examination"

@@ -24,6 +24,9 @@ module Rackbench
     # What ran :: ruby_description, identity (Trial::Identity), gem_versions, env, load_settings, layout
     # Inside the server :: inside (the counting agent's document, Trial::Http::Inside; nil when no
     #                      agent ran: script trials, `inside: off`, trials stored before schema 5)
+    # Proxy :: proxy (the proxy in front of the server, Proxy::Running#to_h: name, version, its
+    #          process tree's sample and its cache's counts over the window; nil without a proxy
+    #          and for trials stored before schema 6)
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -31,10 +34,10 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt inside].freeze
+                  load_settings layout log_path attempt inside proxy].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
-      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside].freeze
+      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)

@@ -19,8 +19,10 @@ module Rackbench
         #                  timeout is left to calibration (a Calibration::Cache)
         # :window :: marks the window for the server's processes (#mark(:start), #mark(:end)), e.g. a
         #            WindowMarks; nil marks nothing (default: nil)
+        # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
+        #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil)
+                       calibrations:, window: nil, proxy: nil)
           @trial = trial
           @app = app
           @server = server
@@ -33,6 +35,7 @@ module Rackbench
           @machine = machine
           @calibrations = calibrations
           @window = window
+          @proxy = proxy
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -76,7 +79,7 @@ module Rackbench
           result = begin
             @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
           ensure
-            facts[:sample], facts[:machine] = stop_sampling
+            facts[:sample], facts[:machine], = stop_sampling # the proxy keeps its own window (Proxy::Running)
           end
           { result: result.to_h, sample: facts[:sample], machine: facts[:machine],
             load_settings: facts[:load_settings], **verdict(result) }
@@ -97,7 +100,7 @@ module Rackbench
         end
 
         def settings
-          self.class.settings(trial: @trial, app: @app, port: @server.port, layout: @layout, seed: @seed)
+          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -129,17 +132,22 @@ module Rackbench
 
             @machine.start
             @sampler.start
+            @proxy&.start
             @sampling = true
           end
         rescue Error, SystemCallError
           nil # a sample that cannot be taken is left out, never the measurement
         end
 
-        # The sampler's summary and the machine's, once; nil for a run that
-        # ended before its window started.
+        # The sampler's summary, the machine's and the proxy's window, once;
+        # nil for a run that ended before its window started.
         def stop_sampling
           @sampling_lock.synchronize do
-            @stopped ||= @sampling ? [stopped { @sampler.stop }, stopped { @machine.stop }] : [nil, nil]
+            @stopped ||= if @sampling
+                           [stopped { @sampler.stop }, stopped { @machine.stop }, @proxy && stopped { @proxy.stop }]
+                         else
+                           [nil, nil, nil]
+                         end
           end
         end
 
@@ -154,6 +162,7 @@ module Rackbench
         # ok, or failed with the reason.
         def verdict(result)
           return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
+          return { status: "failed", reason: @proxy.failure("during the measurement") } if @proxy && !@proxy.alive?
           if result.requests.zero?
             return { status: "failed",
                      reason: "no response in the measured window (errors: #{result.errors})#{timeout_hint(result)}" }
