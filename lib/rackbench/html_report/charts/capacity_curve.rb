@@ -49,7 +49,7 @@ module Rackbench
         end
         return nil if rows.empty?
 
-        { data: { values: rows }, mark: { type: "line", interpolate: "monotone" },
+        { data: { values: rows }, mark: { type: "line" },
           encoding: { x: rate_axis, y: latency_axis, color: percentile_color,
                       order: { field: "rate", type: "quantitative" } } }
       end
@@ -58,7 +58,7 @@ module Rackbench
         return nil if valid.empty?
 
         { data: { values: valid }, mark: { type: "point", filled: true, size: 60 },
-          encoding: { x: rate_axis, y: latency_axis, color: percentile_color,
+          encoding: { x: rate_axis, y: latency_axis, color: percentile_color.merge(legend: nil),
                       shape: { field: "status", type: "nominal", title: "step",
                                scale: { domain: %w[pass fail], range: CAPACITY_STATUS_SHAPES.values_at("pass", "fail") } },
                       tooltip: step_tooltip } }
@@ -92,7 +92,7 @@ module Rackbench
       end
 
       def rate_axis
-        { field: "rate", type: "quantitative", title: "offered rate (req/s, open loop)", scale: { zero: true } }
+        { field: "rate", type: "quantitative", title: "offered rate (req/s, open loop)", scale: { zero: false, padding: 12 } }
       end
 
       def latency_axis
