@@ -26,17 +26,22 @@ OptionParser.new do |o|
   o.on("--json FILE", "write the figures as JSON") { |v| json_path = v }
 end.parse!
 
-BASE = <<~YAML
+SERVER = <<~YAML
   rubies: [ruby]
   servers: [puma]
   apps: [rack-hello]
   processes: 1
   threads: 4
-  load: { connections: 16, duration: 3s, warmup: 1s, timeout: 2s }
 YAML
+# The closed loop needs only enough connections to keep Puma's 4 threads
+# busy; the open loop needs more than rate x target (Little's law) or the
+# engine's own pool makes requests wait: 2 x 5,000 req/s x 20 ms = 200 (a
+# step with fewer is invalid: Capacity::Judge).
+CLOSED_LOAD = "load: { connections: 16, duration: 3s, warmup: 1s, timeout: 2s }\n"
+OPEN_LOAD = "load: { connections: 256, duration: 2s, warmup: 1s, timeout: 2s }\n"
 
 def closed_loop(dir, name, batches, seed)
-  experiment = Rackbench::Experiment.parse("name: #{name}\nseed: #{seed}\nbatches: #{batches}\n#{BASE}", source: "#{name}.yml")
+  experiment = Rackbench::Experiment.parse("name: #{name}\nseed: #{seed}\nbatches: #{batches}\n#{SERVER}#{CLOSED_LOAD}", source: "#{name}.yml")
   Rackbench::Runner.new(source: experiment, results_dir: dir, out: StringIO.new, err: $stderr).run
   records = Rackbench::Store.open(dir) { |store| store.trials(store.experiments.find { |e| e[:name] == name }[:id]) }
   failed = records.reject(&:ok?)
@@ -51,14 +56,14 @@ Dir.mktmpdir("rackbench-capacity-bench") do |dir|
     name: capacity-rack-hello
     seed: 2
     batches: #{capacity_batches}
-    #{BASE}
-    capacity: { p99: 20ms, start_rate: 1000, resolution: 5%, confirmations: 1, duration: 2s, warmup: 1s }
   YAML
+  capacity_file += "#{SERVER}#{OPEN_LOAD}capacity: { p99: 20ms, start_rate: 1000, resolution: 5%, confirmations: 1 }\n"
   experiment = Rackbench::Experiment.parse(capacity_file, source: "capacity-rack-hello.yml")
   steps = Rackbench::Runner::Steps.new(results_dir: File.join(dir, "capacity"), out: StringIO.new, err: $stderr)
   driver = Rackbench::Capacity::Driver.new(experiment, steps: steps, on_step: lambda { |job, step|
-    warn format("  capacity b%d step %d %-7s %6d req/s: %-7s p99 %s", job.batch, step.ask.index, step.phase, step.rate,
-                step.status, Rackbench::Units.latency_us(step.verdict.latency_us && step.verdict.latency_us["p99"]))
+    warn format("  capacity b%d step %d %-7s %6d req/s: %-7s p99 %s%s", job.batch, step.ask.index, step.phase, step.rate,
+                step.status, Rackbench::Units.latency_us(step.verdict.latency_us && step.verdict.latency_us["p99"]),
+                step.status == :invalid ? " (#{step.verdict.reason})" : "")
   })
   doc = Rackbench::Capacity::Summary.new(experiment, driver.run).to_h
   after = closed_loop(File.join(dir, "closed"), "closed-after", closed_batches, 3)

@@ -127,3 +127,29 @@ describe Rackbench::Capacity::Summary do
     end
   end
 end
+
+describe "the capacity document's contract (doc/output.md)" do
+  include Rackbench::Test::CapacitySupport
+
+  it "documents every key the document has, and the document has every documented key" do
+    experiment = Rackbench::Experiment.parse(<<~YAML, source: "contract.yml")
+      name: cap-contract
+      servers: [puma]
+      apps: [rack-hello]
+      capacity: { p99: 50ms, confirmations: 0 }
+    YAML
+    jobs = Rackbench::Capacity::Driver.new(experiment, steps: nil).jobs
+    jobs.each { |job| job.search.record(ceiling_steps(300).call(job.search.next_ask)) while job.search.next_ask }
+    doc = JSON.parse(JSON.generate(Rackbench::Capacity::Summary.new(experiment, jobs).to_h))
+    text = File.read(File.expand_path("../../doc/output.md", __dir__))[/^## The capacity document.*?(?=^## )/m]
+    config = doc["configs"].first
+    search = config["searches"].first
+    # the names in the first cell of each row of the section's table
+    names = text.scan(/^\| (.+?) \|/).flatten.flat_map { |cell| cell.scan(/`([^`]+)`/).flatten }
+    { "" => doc, "configs." => config, "searches." => search, "steps." => search["steps"].first }.each do |prefix, object|
+      documented = names.select { |n| prefix.empty? ? !n.include?(".") : n.start_with?(prefix) }
+                        .map { |n| n.delete_prefix(prefix) }.uniq
+      assert_equal documented.sort, object.keys.sort, "keys of #{prefix.empty? ? "the document" : prefix}"
+    end
+  end
+end
