@@ -12,11 +12,6 @@ describe Rackbench::Capacity::Driver do
   include Rackbench::Test::CapacitySupport
 
   let(:dir) { Dir.mktmpdir("rackbench-capacity") }
-  let(:install) do
-    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
-                                   jit: ["yjit"])
-  end
   let(:experiment) do
     Rackbench::Experiment.parse(<<~YAML, source: "capacity.yml", base_dir: dir)
       name: cap-test
@@ -37,15 +32,7 @@ describe Rackbench::Capacity::Driver do
   end
 
   def steps(engine, results_dir = dir)
-    collaborators = { engine: engine, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
-                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } }
-    Rackbench::Runner::Steps.new(
-      results_dir: results_dir, out: StringIO.new, err: StringIO.new, installs: [install],
-      machine: { "machine" => "fake" },
-      runner_options: { layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
-                        stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" }, collaborators: collaborators,
-                        watchdog: Fakes::Watchdog.new }
-    )
+    fake_steps(engine, results_dir)
   end
 
   def driver(engine, seen = [], results_dir = dir)

@@ -53,12 +53,15 @@ module Rackbench
 
       # settings :: Capacity::Settings
       # rate :: the rate asked (req/s)
-      # ok :: whether the trial succeeded (Trial::Record#ok?)
+      # ok :: whether the trial succeeded (Trial::Record#ok?); nil: no trial ran
       # reason :: the trial's failure reason (nil when ok)
       # result :: the engine's result document (Hash, String keys) or nil
       # connections :: the engine's connections
       def call(settings:, rate:, ok:, reason:, result:, connections:)
-        return Verdict.new(status: :invalid, reason: "the trial failed without a measurement: #{reason}") if result.nil?
+        if result.nil?
+          why = ok.nil? ? "no trial ran (a configuration the server cannot run?)" : "the trial failed without a measurement: #{reason}"
+          return Verdict.new(status: :invalid, reason: why)
+        end
 
         figures = figures(result)
         failure = failure(settings, ok, reason, figures)

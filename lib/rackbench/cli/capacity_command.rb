@@ -21,6 +21,14 @@ module Rackbench
       LOG_FILE = "capacity.log"
       JSON_FILE = "capacity.json"
 
+      # :steps :: a callable (results_dir, out, err) => the Runner::Steps
+      #           the steps run with (default: Runner::Steps.new; tests give
+      #           one over fakes)
+      def initialize(out:, err:, steps: nil)
+        super(out: out, err: err)
+        @steps = steps || ->(dir, out_io, err_io) { Runner::Steps.new(results_dir: dir, out: out_io, err: err_io) }
+      end
+
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR }
         files = parse(argv, options)
@@ -48,7 +56,7 @@ module Rackbench
         FileUtils.mkdir_p(dir)
         progress = options[:json] ? @err : @out
         File.open(File.join(dir, LOG_FILE), "a") do |log|
-          driver = Capacity::Driver.new(experiment, steps: Runner::Steps.new(results_dir: dir, out: log, err: @err),
+          driver = Capacity::Driver.new(experiment, steps: @steps.call(dir, log, @err),
                                                     on_step: ->(job, step) { progress.puts(step_line(job, step, experiment.capacity)) })
           if !options[:resume] && driver.started?
             raise UsageError, "#{dir} already holds steps of capacity search #{experiment.name}: add --resume to " \
@@ -98,7 +106,7 @@ module Rackbench
       end
 
       def dry_run(experiment, options)
-        steps = Runner::Steps.new(results_dir: options[:results], out: @out, err: @err)
+        steps = @steps.call(options[:results], @out, @err)
         driver = Capacity::Driver.new(experiment, steps: steps)
         settings = experiment.capacity
         @out.puts "Capacity #{experiment.name}: #{settings.target_text}, resolution #{settings.resolution_text}, " \
