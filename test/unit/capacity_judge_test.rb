@@ -54,14 +54,33 @@ describe Rackbench::Capacity::Judge do
     assert_match(/engine's CPU was saturated/, fail.reason)
   end
 
-  it "does not conclude a failure from late sends when the engine had too few connections for rate x target" do
-    doc = engine_doc(rate: 400, fast_us: 9_000, slow_us: 90_000, late_fraction: 0.2)
-    few = judge(doc, connections: 16) # 2 x 400 x 0.05 = 40 needed
-    assert_equal :invalid, few.status
-    assert_match(/raise load.connections to at least 40/, few.reason)
-    assert_equal :fail, judge(doc, connections: 40).status, "with enough connections the server held them"
-    assert_equal :fail, judge(engine_doc(rate: 400, fast_us: 9_000, slow_us: 90_000), connections: 16).status,
-                 "without late sends the pool made nobody wait"
+  it "does not conclude a failure that late sends could explain while every one of too few connections was busy" do
+    late = { late_fraction: 0.2, late_max_us: 60_000.0 }
+    few = judge(engine_doc(rate: 400, fast_us: 9_000, slow_us: 90_000, pool: [16, 16], **late), connections: 16)
+    assert_equal :invalid, few.status # 2 x 400 req/s x 50 ms = 40 needed
+    assert_match(/20\.0% of sends late \(up to 60\.00ms\) with all 16 connections busy: .*raise load.connections to at least 40/,
+                 few.reason)
+    enough = judge(engine_doc(rate: 400, fast_us: 9_000, slow_us: 90_000, pool: [40, 40], **late), connections: 40)
+    assert_equal :fail, enough.status, "with enough connections, all busy: the server held them"
+    on_time = judge(engine_doc(rate: 400, fast_us: 9_000, slow_us: 90_000, pool: [16, 16]), connections: 16)
+    assert_equal :fail, on_time.status, "without late sends the pool made nobody wait"
+  end
+
+  it "does not conclude a failure that the engine's own late sends could explain (connections to spare)" do
+    own = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 90_000, late_fraction: 0.3, late_max_us: 95_000.0,
+                           pool: [256, 10]), rate: 100, connections: 256)
+    assert_equal :invalid, own.status
+    assert_match(/30\.0% of sends late \(up to 95\.00ms\) while 246 of 256 connections were never needed: the engine's own delays/,
+                 own.reason)
+    beyond = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 200_000, late_fraction: 0.3, late_max_us: 95_000.0,
+                              pool: [256, 10]), rate: 100, connections: 256)
+    assert_equal :fail, beyond.status, "p99 200 ms is beyond target + the largest lateness: the server's"
+    errors = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 90_000, late_fraction: 0.3, late_max_us: 95_000.0,
+                              pool: [256, 10], errors: 5), rate: 100, connections: 256)
+    assert_equal :fail, errors.status, "errors fail a step whatever the lateness"
+    late_pass = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 20_000, late_fraction: 0.3, late_max_us: 15_000.0,
+                                 pool: [256, 10]), rate: 100, connections: 256)
+    assert_equal :pass, late_pass.status, "a pass held the target with its lateness counted"
   end
 
   it "marks a trial that failed without a measurement INVALID with its reason, and judges one that has a result" do

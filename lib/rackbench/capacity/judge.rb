@@ -18,19 +18,17 @@ module Rackbench
     # - a would-be pass whose sends fell behind (requests unsent, or sent
     #   under the asked rate): the latency looks good only because the
     #   server was not asked for the whole rate;
-    # - a would-be fail with sends late while the engine had fewer
-    #   connections than twice rate x target (Little's law): every
-    #   connection can be busy before the server is slow, so the lateness,
-    #   and the failure, may be the client's pool, not the server's.
-    # A fail with plenty of connections is the server's: it held every
-    # connection longer than the target.
+    # - a would-be fail on latency that the sends' lateness could explain
+    #   (#lateness): late with connections to spare (the engine's own
+    #   delays: a busy machine), or late with every connection busy while
+    #   the engine had fewer than twice rate x target of them (Little's
+    #   law: its pool fills before the server is slow).
+    # A fail beyond any lateness, or with every one of enough connections
+    # busy, is the server's: it held them longer than the target.
     module Judge
       # Sends under this share of the asked rate fell behind (the schedule
       # rounds to whole requests: 1% leaves room for that on a short step).
       MIN_SENT_SHARE = 0.98
-      # Above this fraction of late sends (>= 1 ms after schedule), a
-      # failing step with too few connections is not concluded from.
-      MAX_LATE_FRACTION = 0.01
       # Connections the engine needs at rate x target (Little's law) so
       # that its pool is not what makes requests wait.
       CONNECTION_HEADROOM = 2.0
@@ -113,18 +111,48 @@ module Rackbench
         end
         return nil unless result["late"]
 
-        if verdict == :pass
-          behind = figures[:unsent].positive? && figures[:unsent] > settings.max_error_ratio * result["late"]["scheduled"].to_i
-          if behind || figures[:sent_rps] < MIN_SENT_SHARE * rate
-            return format("sends fell behind: %.1f of %.1f req/s sent, %d unsent; a pass cannot be concluded",
-                          figures[:sent_rps], rate, figures[:unsent])
-          end
-        elsif figures[:late_fraction] > MAX_LATE_FRACTION && connections < CONNECTION_HEADROOM * rate * settings.target_us / 1e6
+        return behind(settings, rate, result, figures) if verdict == :pass
+        return nil if figures[:error_ratio] > settings.max_error_ratio # failed on errors, whatever the latency
+
+        lateness(settings, rate, result, figures, connections)
+      end
+
+      # A would-be pass whose sends fell behind the asked rate.
+      def behind(settings, rate, result, figures)
+        unsent = figures[:unsent]
+        return nil unless (unsent.positive? && unsent > settings.max_error_ratio * result["late"]["scheduled"].to_i) ||
+                          figures[:sent_rps] < MIN_SENT_SHARE * rate
+
+        format("sends fell behind: %.1f of %.1f req/s sent, %d unsent; a pass cannot be concluded",
+               figures[:sent_rps], rate, unsent)
+      end
+
+      # A would-be fail on latency that the sends' lateness could explain.
+      # Each latency is lateness + the server's time, so when the measured
+      # percentile exceeds the target by more than the largest lateness,
+      # that share of requests took the server longer than the target: a
+      # fail of the server's. Otherwise, where the lateness came from
+      # decides: every connection slot busy (the engine's pool reached its
+      # size) means requests waited for the server to free one, a fail of
+      # the server's if the pool was big enough; a slot still unused means
+      # a request never waited for one, so its lateness was the engine's
+      # own (a thread that woke late: a busy machine).
+      def lateness(settings, rate, result, figures, connections)
+        late = result["late"]
+        measured = figures[:latency_us][settings.percentile_key]
+        return nil if late["requests"].to_i.zero? || measured > settings.target_us + late["max_us"].to_f
+
+        pool = result["connections"] || {}
+        late_text = "#{Units.percent(figures[:late_fraction], digits: 1)} of sends late (up to #{Units.latency_us(late["max_us"])})"
+        if pool["established"].nil? || pool["established"] >= pool["requested"].to_i
           needed = (CONNECTION_HEADROOM * rate * settings.target_us / 1e6).ceil
-          return "#{Units.percent(figures[:late_fraction], digits: 1)} of sends late with #{connections} connections: " \
-                 "the client's pool may have made requests wait; raise load.connections to at least #{needed}"
+          return nil if connections >= needed
+
+          return "#{late_text} with all #{connections} connections busy: the client's pool may have made requests " \
+                 "wait; raise load.connections to at least #{needed}"
         end
-        nil
+        "#{late_text} while #{pool["requested"].to_i - pool["established"]} of #{pool["requested"]} connections " \
+          "were never needed: the engine's own delays (a busy machine?) may have made the #{settings.percentile_key}"
       end
     end
   end
