@@ -62,7 +62,7 @@ describe "rackbench capacity (integration)" do
   end
 
   it "shows the knee: the first failing rate's p99 far above the answer's" do
-    answer = config["capacity_rps"]
+    answer = config["capacity_rps"] or flunk("no capacity found: #{search[:err]}")
     at_answer = steps.select { |s| s["rate"] == answer && s["status"] == "pass" }.map { |s| s["latency_us"]["p99"] }
     first_fail = steps.select { |s| s["status"] == "fail" && s["rate"] > answer }.min_by { |s| s["rate"] }
     refute_nil first_fail, "a failing step above the answer: #{steps.map { |s| [s["rate"], s["status"]] }.inspect}"
