@@ -50,6 +50,16 @@ describe Rackbench::CLI::CapacityCommand do
     assert_match(/Experiment cap-cli\.capacity\.c1\.b1\.s01\.r100/, File.read(File.join(results, "capacity.log")))
   end
 
+  it "prints the searches and the first step's plan with --dry-run, and runs nothing" do
+    engine = ceiling_engine
+    assert_equal Rackbench::CLI::EXIT_OK, capacity(engine, "--dry-run")
+    assert_match(/Capacity cap-cli: p99 <= 50\.00ms, resolution 10%, start 100 req\/s, ramp x2\.0/, out.string)
+    assert_match(/batch 1 \(seed 1001\) c1: .*server=puma.* -> first step cap-cli\.capacity\.c1\.b1\.s01\.r100/, out.string)
+    assert_match(/Plan for cap-cli\.capacity\.c1\.b1\.s01\.r100/, out.string)
+    assert_equal 0, engine.calls
+    refute File.exist?(File.join(results, "capacity.json"))
+  end
+
   it "prints JSON with --json, the steps going to stderr" do
     assert_equal Rackbench::CLI::EXIT_OK, capacity(ceiling_engine, "--json")
     doc = JSON.parse(out.string)
