@@ -78,6 +78,9 @@ describe Rackbench::Capacity::Judge do
     errors = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 90_000, late_fraction: 0.3, late_max_us: 95_000.0,
                               pool: [256, 10], errors: 5), rate: 100, connections: 256)
     assert_equal :fail, errors.status, "errors fail a step whatever the lateness"
+    few_late = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 90_000, late_fraction: 0.005, late_max_us: 95_000.0,
+                                pool: [256, 10]), rate: 100, connections: 256)
+    assert_equal :fail, few_late.status, "1 late request of 200 cannot be the 4 that exceed the target"
     late_pass = judge(engine_doc(rate: 100, fast_us: 3_000, slow_us: 20_000, late_fraction: 0.3, late_max_us: 15_000.0,
                                  pool: [256, 10]), rate: 100, connections: 256)
     assert_equal :pass, late_pass.status, "a pass held the target with its lateness counted"

@@ -127,9 +127,23 @@ module Rackbench
                figures[:sent_rps], rate, unsent)
       end
 
+      # Whether more requests than the percentile allows exceed the target
+      # even if every late request is left out: then the late ones cannot
+      # be what failed it. Counted from the histogram's buckets wholly
+      # above the target (the one holding the target is left out: an
+      # undercount, so this errs towards "could be the lateness").
+      def beyond_late_requests?(settings, result, late_requests)
+        histogram = Stats::LatencyHistogram.new(result["histogram"])
+        target_ns = settings.target_us * 1e3
+        over = histogram.buckets.sum { |low, _high, count| low > target_ns ? count : 0 }
+        allowed = ((100.0 - settings.percentile) / 100.0 * histogram.total).floor
+        over - late_requests > allowed
+      end
+
       # A would-be fail on latency that the sends' lateness could explain.
       # Each latency is lateness + the server's time, so when the measured
-      # percentile exceeds the target by more than the largest lateness,
+      # percentile exceeds the target by more than the largest lateness, or
+      # too many requests exceed it for the late ones alone to be those,
       # that share of requests took the server longer than the target: a
       # fail of the server's. Otherwise, where the lateness came from
       # decides: every connection slot busy (the engine's pool reached its
@@ -141,6 +155,7 @@ module Rackbench
         late = result["late"]
         measured = figures[:latency_us][settings.percentile_key]
         return nil if late["requests"].to_i.zero? || measured > settings.target_us + late["max_us"].to_f
+        return nil if beyond_late_requests?(settings, result, late["requests"].to_i)
 
         pool = result["connections"] || {}
         late_text = "#{Units.percent(figures[:late_fraction], digits: 1)} of sends late (up to #{Units.latency_us(late["max_us"])})"
