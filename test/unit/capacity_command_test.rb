@@ -60,10 +60,13 @@ describe Rackbench::CLI::CapacityCommand do
     refute File.exist?(File.join(results, "capacity.json"))
   end
 
-  it "prints JSON with --json, the steps going to stderr" do
-    assert_equal Rackbench::CLI::EXIT_OK, capacity(ceiling_engine, "--json")
+  it "prints JSON with --json, the steps going to stderr; --batches and --seed reach the searches" do
+    assert_equal Rackbench::CLI::EXIT_OK, capacity(ceiling_engine, "--json", "--batches", "2", "--seed", "7")
     doc = JSON.parse(out.string)
     assert_equal "rackbench-capacity", doc["format"]
+    assert_equal [7, 2], doc["experiment"].values_at("seed", "batches")
+    assert_equal [[1, 7001], [2, 7002]], doc["configs"].first["searches"].map { |s| s.values_at("batch", "seed") }
+    assert(doc["configs"].first["interval_rps"].all?(Numeric), "two batches give an interval")
     assert_match(/step 1 ramp 100 req\/s: pass/, err.string)
   end
 
