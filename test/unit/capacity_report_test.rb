@@ -106,7 +106,7 @@ describe Rackbench::Capacity::Summary do
     assert_equal %w[p50 p95 p99], lines[:data][:values].map { |r| r["percentile"] }.uniq.sort
     refute(points[:data][:values].any? { |p| p["status"] == "invalid" }, "invalid steps are on no line")
     assert(invalid[:data][:values].all? { |p| p["status"] == "invalid" && p["rate"] == 400 })
-    assert_equal "cross", invalid[:mark][:shape]
+    assert_equal ["cross"], invalid[:encoding][:shape][:scale][:range]
     assert_in_delta 50.0, target[:data][:values].first["ms"]
     assert_equal puma["capacity_rps"], answer[:data][:values].first["rate"]
     no_answer = Rackbench::HtmlReport::Charts.capacity_curve(webrick, doc["settings"])

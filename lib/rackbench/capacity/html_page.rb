@@ -91,9 +91,9 @@ module Rackbench
           <<~HTML
             <section><h2>Latency against offered rate: #{esc(config["label"])}</h2>
             <p class="how">p50, p95 and p99 of each step against the rate asked (open loop); lines join the median
-            of the steps at each rate. Circles passed, triangles failed, grey crosses were invalid (the engine could
-            not send the rate: nothing was concluded from them). The dashed line is the target, the green line the
-            answer.</p>
+            of the steps at each rate. Circles passed, triangles failed, grey crosses (at their p99) were invalid: the
+            engine's sends could not be trusted, and nothing was concluded from them (the notes above say why). The
+            dashed line is the target, the green line the answer.</p>
             #{chart}
             </section>
           HTML

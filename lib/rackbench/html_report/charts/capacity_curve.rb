@@ -68,9 +68,11 @@ module Rackbench
         invalid = points.select { |p| p["status"] == "invalid" && p["percentile"] == "p99" }
         return nil if invalid.empty?
 
-        { data: { values: invalid }, mark: { type: "point", shape: "cross", size: 120, color: "#8c8c8c",
-                                             strokeWidth: 2 },
-          encoding: { x: rate_axis, y: latency_axis, tooltip: step_tooltip + [{ field: "reason", title: "invalid" }] } }
+        { data: { values: invalid }, mark: { type: "point", size: 120, color: "#8c8c8c", strokeWidth: 2 },
+          encoding: { x: rate_axis, y: latency_axis,
+                      shape: { field: "status", type: "nominal", title: "not concluded from",
+                               scale: { domain: ["invalid"], range: [CAPACITY_STATUS_SHAPES["invalid"]] } },
+                      tooltip: step_tooltip + [{ field: "reason", title: "invalid" }] } }
       end
 
       def target_rule(settings)
