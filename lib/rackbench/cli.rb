@@ -18,6 +18,7 @@ module Rackbench
       "report" => ["report_command", "ReportCommand", "statistics, verdicts and charts of a stored experiment"],
       "profile" => ["profile_command", "ProfileCommand", "profile each configuration under load (StackProf): top frames, flame graphs, speedscope"],
       "tune" => ["tune_command", "TuneCommand", "the best processes × threads within a memory budget and a latency target"],
+      "capacity" => ["capacity_command", "CapacityCommand", "per configuration, the highest open-loop rate that holds a latency target"],
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
       "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds"],

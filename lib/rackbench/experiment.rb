@@ -17,6 +17,7 @@ require_relative "experiment/config"
 require_relative "experiment/matrix"
 require_relative "experiment/derive"
 require_relative "tune/settings"
+require_relative "capacity/settings"
 
 module Rackbench
   # A validated, frozen experiment: what to benchmark (rubies, servers,
@@ -33,7 +34,7 @@ module Rackbench
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
     TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile
-                  tune proxy].freeze
+                  tune proxy capacity].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -64,6 +65,9 @@ module Rackbench
     # The profiler of its profiled trials (a Profile::Settings), or nil:
     # no trial is profiled.
     attr_reader :profile
+    # The capacity search's settings (`capacity:`, a Capacity::Settings),
+    # or nil: the file has no capacity section (`rackbench capacity`).
+    attr_reader :capacity
     # Whether only the profiled trials run (`rackbench profile`): true or
     # false (never so from a file).
     attr_reader :profile_only
@@ -189,8 +193,21 @@ module Rackbench
           pass_env: settings.pass_env(data.fetch("pass_env", [])),
           inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker),
           tune: Tune::Settings.parse(data["tune"], checker),
-          proxy: proxy(data.fetch("proxy", Proxy::NONE), checker)
+          proxy: proxy(data.fetch("proxy", Proxy::NONE), checker),
+          capacity: capacity(data, checker)
         }
+      end
+
+      # The capacity: section, or nil. Its steps set load.rate, so the file
+      # may not (it would be silently replaced).
+      def capacity(data, checker)
+        return nil unless data.key?("capacity")
+
+        if data["load"].is_a?(Hash) && !data["load"]["rate"].nil?
+          checker.fail!("load.rate", "cannot be set with capacity: (the search sets each step's rate; " \
+                                     "use capacity.start_rate and capacity.max_rate)")
+        end
+        Capacity::Settings.parse(data["capacity"], checker)
       end
 
       # YAML reads an unquoted off (and on) as a boolean.
@@ -209,13 +226,15 @@ module Rackbench
     # Use Experiment.load, .parse or .default; this takes normalized parts.
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
-                   profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze)
+                   profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze,
+                   capacity: nil)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
       @profile = profile
       @profile_only = profile_only
       @tune = tune
+      @capacity = capacity
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -310,8 +329,9 @@ module Rackbench
       data["proxy"] = proxy.sort unless proxy == [Proxy::NONE]
       data["profile"] = profile.to_h if profile
       data["profile_only"] = true if profile_only
-      # Only in files that have one: every other file keeps its fingerprint.
+      # Only in files that have them: every other file keeps its fingerprint.
       data["tune"] = tune.to_h if tune
+      data["capacity"] = capacity.to_h if capacity
       data
     end
 
@@ -323,7 +343,7 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy }
+        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity }
     end
 
     def sort(values)

@@ -29,6 +29,9 @@ module Rackbench
 
       def load_experiment(file, options)
         experiment = file ? Experiment.load(file) : Experiment.default
+        # Its matrix alone would run closed loop and answer another question.
+        raise UsageError, "#{file} has a capacity: section: run it with rackbench capacity #{file}" if experiment.capacity
+
         overrides = options.slice(:seed, :batches)
         overrides.empty? ? experiment : experiment.with(**overrides)
       end
