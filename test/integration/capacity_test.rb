@@ -14,10 +14,11 @@ require "open3"
 # finish it. Starting there proves nothing in advance: a server slower than
 # 350 fails the first step, the search ramps down and lands under 350.
 # (The search's own logic, ramp and all, is tested in capacity_search_test.)
-# Why this can fail on a busy machine: every request sleeps 10 ms and then
-# waits for a CPU to wake its thread; when other work holds the server's
-# CPU, each wake-up is late, each request holds its thread longer and the
-# real ceiling drops (about 300 req/s with two compilers running here).
+# Why it runs alone (ALONE_INTEGRATION in the Rakefile): every request
+# sleeps 10 ms and then waits for a CPU to wake its thread; when other
+# work holds the server's CPU, each wake-up is late, each request holds
+# its thread longer and the real ceiling drops (about 300 req/s with two
+# compilers running here).
 describe "rackbench capacity (integration)" do
   before { require_engine! }
 
@@ -61,13 +62,18 @@ describe "rackbench capacity (integration)" do
     assert_operator config["latency_us"]["p99"], :<=, 50_000
   end
 
-  it "shows the knee: the first failing rate's p99 far above the answer's" do
+  # The knee: within one resolution above the answer the target breaks,
+  # and past the ceiling the queue grows for the whole window, so the
+  # highest rate offered has a p99 well above the answer's (a ratio, no
+  # figure in ms: how far it climbs depends on the machine).
+  it "shows the knee: p99 breaks the target just above the answer and climbs past the ceiling" do
     answer = config["capacity_rps"] or flunk("no capacity found: #{search[:err]}")
     at_answer = steps.select { |s| s["rate"] == answer && s["status"] == "pass" }.map { |s| s["latency_us"]["p99"] }
-    first_fail = steps.select { |s| s["status"] == "fail" && s["rate"] > answer }.min_by { |s| s["rate"] }
-    refute_nil first_fail, "a failing step above the answer: #{steps.map { |s| [s["rate"], s["status"]] }.inspect}"
-    assert_operator first_fail["latency_us"]["p99"], :>, 3 * at_answer.max, search[:err]
-    assert_operator first_fail["rate"] - answer, :<=, 0.1 * answer + 1
+    failing = steps.select { |s| s["status"] == "fail" && s["rate"] > answer }
+    refute_empty failing, "a failing step above the answer: #{steps.map { |s| [s["rate"], s["status"]] }.inspect}"
+    assert_operator failing.min_by { |s| s["rate"] }["rate"] - answer, :<=, 0.1 * answer + 1
+    assert(failing.all? { |s| s["latency_us"]["p99"] > 50_000 }, search[:err])
+    assert_operator failing.max_by { |s| s["rate"] }["latency_us"]["p99"], :>, 2 * at_answer.max, search[:err]
   end
 
   it "stores every step, and writes the curve to capacity.html" do
