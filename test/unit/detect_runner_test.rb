@@ -1,0 +1,182 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "stringio"
+require_relative "../fixtures/fakes"
+
+# `run --detect` over the fakes: the pilot runs, the decision is made from
+# the pilot's stored trials, exactly the batches decided run, and a resumed
+# run decides the same and continues.
+describe "Rackbench::Runner with --detect" do
+  # A load engine whose throughput is the next of a list, one value per
+  # batch: every configuration of a batch measures the same value, so each
+  # configuration's batches (and their CV) are the list's, whatever the
+  # shuffle within a batch.
+  class BatchRateEngine < Fakes::Engine
+    def initialize(rates_by_batch, configs:, interrupt_at: nil)
+      super(interrupt_at: interrupt_at)
+      @rates_by_batch = rates_by_batch
+      @configs = configs
+    end
+
+    def run(settings, env: {}, on_phase: nil)
+      result = super
+      rps = @rates_by_batch.fetch((calls - 1) / @configs + @offset.to_i)
+      data = result.to_h.merge("rps" => rps, "requests" => (rps * 2).round)
+      Rackbench::LoadResult.new(data)
+    end
+
+    # For a second engine picking up where an interrupted run stopped.
+    attr_writer :offset
+  end
+
+  let(:dir) { Dir.mktmpdir("rackbench-detect") }
+  let(:out) { StringIO.new }
+  let(:install) do
+    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
+                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
+                                   jit: ["yjit"])
+  end
+  # Pilot (5 batches): median 1000, MAD 10, so the robust CV is 1.4826%;
+  # two configurations alike give a pooled CV of the same.
+  let(:pilot_rates) { [990.0, 1000.0, 1010.0, 980.0, 1020.0] }
+  let(:later_rates) { [1000.0] * 45 }
+
+  after { FileUtils.rm_rf(dir) }
+
+  def experiment(batches)
+    Rackbench::Experiment.parse(<<~YAML, source: "detect.yml", base_dir: dir)
+      name: detect-test
+      seed: 7
+      batches: #{batches}
+      rubies: [ruby]
+      servers: [{ name: puma, label: puma-a }, { name: puma, label: puma-b }]
+      apps: [rack-hello]
+      load: { duration: 0.1s, warmup: 0s, connections: 4, timeout: 2s }
+    YAML
+  end
+
+  def settings(**given)
+    Rackbench::Detect::Settings.new(effect: 0.02, **given)
+  end
+
+  def runner(detect, engine, resume: false, output: out)
+    collaborators = { engine: engine, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
+                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } }
+    Rackbench::Runner.new(source: experiment(detect ? detect.max_batches : 50), results_dir: dir, resume: resume,
+                          out: output, err: StringIO.new, installs: [install],
+                          layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
+                          environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
+                          collaborators: collaborators, watchdog: Fakes::Watchdog.new, detect: detect)
+  end
+
+  def engine(interrupt_at: nil)
+    BatchRateEngine.new(pilot_rates + later_rates, configs: 2, interrupt_at: interrupt_at)
+  end
+
+  def stored_batches
+    Rackbench::Store.open(dir, &:trials).map(&:batch)
+  end
+
+  # batches_needed for 2% at the pilot's CV, 95% and 80%: pi * cv^2 * 7.849^2 / 0.02^2.
+  def needed_for_pilot
+    cv = 1.4826 * 10.0 / 1000.0
+    (Math::PI * cv**2 * (1.959964 + 0.841621)**2 / 0.02**2).ceil
+  end
+
+  it "runs the pilot, then exactly the batches the pilot's noise needs, and stops" do
+    assert_equal 14, needed_for_pilot, "the fixture's pilot needs 14 batches"
+    summary = runner(settings, engine).run
+    assert_equal (1..14).flat_map { |b| [b, b] }, stored_batches.sort
+    assert_equal 28, summary.ok
+    assert_equal 72, summary.not_run, "the plan's 50 batches less the 14 run, 2 trials each"
+    text = out.string
+    assert_includes text, "--detect 2%: a pilot of 5 batches"
+    assert_match(/pilot of 5 batches done; CV of requests\/s per batch \(robust\): puma-a 1\.48%, puma-b 1\.48%/, text)
+    assert_includes text, "puma-b against puma-a: needs 14 batches (pooled CV 1.48%)"
+    assert_includes text, "to detect 2%: 14 batches needed: running 14 batches in all"
+    assert_includes text, "stopping after batch 14: the plan's 72 later trials are not run"
+    assert_equal 1, text.scan("batches needed").size, "decided once"
+  end
+
+  it "runs the whole plan without --detect (the other side of the knob)" do
+    summary = runner(nil, BatchRateEngine.new(pilot_rates + later_rates, configs: 2)).run
+    assert_equal 100, summary.ok
+    refute_includes out.string, "needed"
+    env = Rackbench::Store.open(dir) { |store| store.runs.last[:environment] }
+    refute env.key?("detect"), "no settings stored without --detect"
+  end
+
+  it "stores the settings with the run, where the report finds them" do
+    runner(settings(max_batches: 20), engine).run
+    env = Rackbench::Store.open(dir) { |store| store.runs.last[:environment] }
+    assert_equal settings(max_batches: 20).to_h, env["detect"]
+    Rackbench::Store.open(dir) do |store|
+      assert_equal settings(max_batches: 20), Rackbench::Report.new(store).detect_settings
+    end
+  end
+
+  it "caps the batches by --max-batches and says so" do
+    summary = runner(settings(max_batches: 9), engine).run
+    assert_equal 9, stored_batches.max
+    assert_equal 0, summary.not_run, "a cap at the plan's size leaves nothing unrun"
+    assert_includes out.string, "14 batches needed; capped by --max-batches 9: running 9 batches in all"
+  end
+
+  it "caps the batches by the time budget, from the pilot's stored wall times" do
+    # The fakes take milliseconds; a budget of 0.2 s holds the pilot only
+    # (each later batch is estimated at 2 x 0.1 s of window plus its boots).
+    runner(settings(time_budget_s: 0.2), engine).run
+    assert_equal 5, stored_batches.max
+    assert_match(/capped by the time budget: 5 batches fit: running 5 batches in all/, out.string)
+  end
+
+  it "does not cap a budget that holds what is needed" do
+    runner(settings(time_budget_s: 3600), engine).run
+    assert_equal 14, stored_batches.max
+    refute_includes out.string, "capped"
+  end
+
+  it "runs what is needed when more than the pilot, and only the pilot when that is enough" do
+    quiet = BatchRateEngine.new([1000.0] * 50, configs: 2)
+    runner(settings, quiet).run
+    assert_equal 5, stored_batches.max, "no noise: the pilot is enough"
+    assert_includes out.string, "2 batches needed: running 5 batches in all"
+  end
+
+  it "decides the same on --resume from the same pilot, and continues to it" do
+    interrupted = engine(interrupt_at: 17) # in batch 9, after the pilot
+    assert_raises(Rackbench::Interrupted) { runner(settings, interrupted).run }
+    assert_equal 8, stored_batches.max
+    resumed_out = StringIO.new
+    again = engine
+    again.offset = 8 # the engine's next values: batch 9 on
+    summary = runner(settings, again, resume: true, output: resumed_out).run
+    assert_equal (1..14).flat_map { |b| [b, b] }, stored_batches.sort
+    assert_includes resumed_out.string, "to detect 2%: 14 batches needed: running 14 batches in all"
+    assert_equal 16, summary.already_done
+    # A third run has nothing left: it decides the same and stops at once.
+    third_out = StringIO.new
+    summary = runner(settings, engine, resume: true, output: third_out).run
+    assert_equal 0, summary.ok
+    assert_includes third_out.string, "running 14 batches in all"
+  end
+
+  it "refuses one configuration: there is nothing to compare" do
+    single = Rackbench::Experiment.parse(<<~YAML, source: "one.yml", base_dir: dir)
+      name: one
+      batches: 50
+      rubies: [ruby]
+      servers: [puma]
+      apps: [rack-hello]
+      load: { duration: 0.1s, warmup: 0s }
+    YAML
+    r = Rackbench::Runner.new(source: single, results_dir: dir, out: out, err: StringIO.new, installs: [install],
+                              layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
+                              environment: {}, collaborators: { engine: engine, launcher: Fakes::Launcher.new,
+                                                                bundles: Fakes::Bundles.new },
+                              watchdog: Fakes::Watchdog.new, detect: settings)
+    error = assert_raises(Rackbench::UsageError) { r.run }
+    assert_includes error.message, "--detect compares configurations; this experiment runs 1"
+  end
+end
