@@ -12,7 +12,7 @@ describe "Rackbench::Runner with --detect" do
   # batch: every configuration of a batch measures the same value, so each
   # configuration's batches (and their CV) are the list's, whatever the
   # shuffle within a batch.
-  class BatchRateEngine < Fakes::Engine
+  class DetectBatchRateEngine < Fakes::Engine
     def initialize(rates_by_batch, configs:, interrupt_at: nil)
       super(interrupt_at: interrupt_at)
       @rates_by_batch = rates_by_batch
@@ -71,7 +71,7 @@ describe "Rackbench::Runner with --detect" do
   end
 
   def engine(interrupt_at: nil)
-    BatchRateEngine.new(pilot_rates + later_rates, configs: 2, interrupt_at: interrupt_at)
+    DetectBatchRateEngine.new(pilot_rates + later_rates, configs: 2, interrupt_at: interrupt_at)
   end
 
   def stored_batches
@@ -100,11 +100,46 @@ describe "Rackbench::Runner with --detect" do
   end
 
   it "runs the whole plan without --detect (the other side of the knob)" do
-    summary = runner(nil, BatchRateEngine.new(pilot_rates + later_rates, configs: 2)).run
+    summary = runner(nil, DetectBatchRateEngine.new(pilot_rates + later_rates, configs: 2)).run
     assert_equal 100, summary.ok
     refute_includes out.string, "needed"
     env = Rackbench::Store.open(dir) { |store| store.runs.last[:environment] }
     refute env.key?("detect"), "no settings stored without --detect"
+    Rackbench::Store.open(dir) do |store|
+      report = Rackbench::Report.new(store, resamples: 200)
+      assert_nil report.detect
+      refute report.to_h.key?("detect")
+      refute_includes report.terminal_table, "Time to a verdict"
+    end
+  end
+
+  it "reports the power the run achieved, in the terminal and the document" do
+    runner(settings, engine).run
+    Rackbench::Store.open(dir) do |store|
+      report = Rackbench::Report.new(store, resamples: 200)
+      document = report.to_h["detect"]
+      assert_equal settings.to_h, document["settings"]
+      assert_equal 14, document["needed"]
+      comparison = document["comparisons"].first
+      assert_equal ["puma-b", "puma-a", 14, false], comparison.values_at("config", "baseline", "batches", "budget_too_small")
+      # All 14 batches, pilot included: the pilot's 5 and nine at 1000 (a
+      # MAD of 0: the robust CV falls back to the plain one, 0.81%).
+      values = pilot_rates + [1000.0] * 9
+      cv = Rackbench::Stats.pooled_cv(values, values)
+      assert_in_delta 0.0081, cv, 0.0001
+      assert_in_delta Rackbench::Stats.power(cv: cv, batches: 14, detect: 0.02), comparison["power"], 1e-12
+      text = report.terminal_table
+      assert_includes text, "Time to a verdict (--detect 2%, pilot 5 batches):"
+      assert_includes text, "puma-b against puma-a: power 100% to detect 2% (14 batches, pooled CV 0.81%)"
+    end
+  end
+
+  it "reports a budget too small when the cap stopped the run short of what was needed" do
+    runner(settings(max_batches: 9), engine).run
+    Rackbench::Store.open(dir) do |store|
+      text = Rackbench::Report.new(store, resamples: 200).terminal_table
+      assert_match(/puma-b against puma-a: the budget was too small: 14 batches needed, 9 run; power \d+%/, text)
+    end
   end
 
   it "stores the settings with the run, where the report finds them" do
@@ -138,7 +173,7 @@ describe "Rackbench::Runner with --detect" do
   end
 
   it "runs what is needed when more than the pilot, and only the pilot when that is enough" do
-    quiet = BatchRateEngine.new([1000.0] * 50, configs: 2)
+    quiet = DetectBatchRateEngine.new([1000.0] * 50, configs: 2)
     runner(settings, quiet).run
     assert_equal 5, stored_batches.max, "no noise: the pilot is enough"
     assert_includes out.string, "2 batches needed: running 5 batches in all"
