@@ -123,14 +123,14 @@ describe "Rackbench::Runner with --detect" do
       comparison = document["comparisons"].first
       assert_equal ["puma-b", "puma-a", 14, false], comparison.values_at("config", "baseline", "batches", "budget_too_small")
       # All 14 batches, pilot included: the pilot's 5 and nine at 1000 (a
-      # MAD of 0: the robust CV falls back to the plain one, 0.81%).
+      # MAD of 0: the robust CV falls back to the plain one, 0.88%).
       values = pilot_rates + [1000.0] * 9
       cv = Rackbench::Stats.pooled_cv(values, values)
-      assert_in_delta 0.0081, cv, 0.0001
+      assert_in_delta 0.0088, cv, 0.0001
       assert_in_delta Rackbench::Stats.power(cv: cv, batches: 14, detect: 0.02), comparison["power"], 1e-12
       text = report.terminal_table
       assert_includes text, "Time to a verdict (--detect 2%, pilot 5 batches):"
-      assert_includes text, "puma-b against puma-a: power 100% to detect 2% (14 batches, pooled CV 0.81%)"
+      assert_includes text, "puma-b against puma-a: power 100% to detect 2% (14 batches, pooled CV 0.88%)"
     end
   end
 
