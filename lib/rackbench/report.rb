@@ -187,7 +187,8 @@ module Rackbench
       return nil unless settings
 
       pilot = Report.new(store, experiment_id: @experiment[:id], through_batch: settings.pilot_batches,
-                                baseline: @options.baseline || settings.baseline)
+                                baseline: @options.baseline || settings.baseline,
+                                resamples: Detect::Stopping::PILOT_RESAMPLES)
       Detect::Outcome.new(@configs, pilot.configs, settings)
     end
 

@@ -10,6 +10,9 @@ module Rackbench
     # whose pilot is stored decides the same from the same trials, and
     # continues, or stops at once when the batches decided are stored.
     class Stopping
+      # Resamples of the pilot's report, whose intervals nobody reads.
+      PILOT_RESAMPLES = 100
+
       # :settings :: Detect::Settings
       # :store :: the open Store
       # :experiment_id :: the experiment being run
@@ -40,9 +43,12 @@ module Rackbench
 
       private
 
+      # The decision reads only each configuration's batches and its
+      # baseline: the pilot report's intervals are never shown, so a few
+      # resamples do (PILOT_RESAMPLES).
       def pilot_configs
         Report.new(@store, experiment_id: @experiment_id, baseline: @settings.baseline,
-                           through_batch: @settings.pilot_batches).configs
+                           through_batch: @settings.pilot_batches, resamples: PILOT_RESAMPLES).configs
       end
 
       # The batches that fit the time budget, the pilot's included: the
