@@ -140,7 +140,7 @@ module Rackbench
         "trials" => @trials.map { |t| trial_hash(t) }
       }.tap do |document|
         document["profiles"] = @profiles.to_a unless @profiles.empty?
-        document["detect"] = @detect.to_h if @detect
+        document["detect"] = @detect&.to_h
       end
     end
 
