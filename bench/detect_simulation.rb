@@ -16,14 +16,17 @@
 #
 #   bundle exec ruby bench/detect_simulation.rb [RESULTS_DIR...]
 #   (default: the A/A runs of bench/detect_aa.rb under /tmp/detect-bench)
-# Environment: REPS (default 4000), MAX_BATCHES (default 50), QUIET_CV
-# (the CV of a quiet machine to simulate too, default 0.02)
+# Environment: REPS (repetitions of each A/A scenario, default 2000),
+# POWER_REPS (of each scenario with a true effect, default 1000),
+# MAX_BATCHES (default 50), QUIET_CV (the CV of a quiet machine to simulate
+# too, default 0.02)
 
 require "json"
 $LOAD_PATH.unshift File.expand_path("../lib", __dir__)
 require "rackbench"
 
-REPS = Integer(ENV.fetch("REPS", "4000"))
+REPS = Integer(ENV.fetch("REPS", "2000"))
+POWER_REPS = Integer(ENV.fetch("POWER_REPS", "1000"))
 MAX_BATCHES = Integer(ENV.fetch("MAX_BATCHES", "50"))
 QUIET_CV = Float(ENV.fetch("QUIET_CV", "0.02"))
 PILOT = 5
@@ -64,7 +67,7 @@ end
 two_stage = lambda do |model, rng, ratio, seed|
   base = draw.call(model, rng, PILOT, 1.0)
   cand = draw.call(model, rng, PILOT, ratio)
-  cv = Rackbench::Stats.pooled_cv(base, cand)
+  cv = Rackbench::Stats.planning_cv(base, cand)
   n = Rackbench::Stats.batches_needed(cv: cv, detect: EFFECT).clamp(PILOT, MAX_BATCHES)
   base += draw.call(model, rng, n - PILOT, 1.0)
   cand += draw.call(model, rng, n - PILOT, ratio)
@@ -78,20 +81,23 @@ end
 # Share of verdicts that are +wanted+ ("faster"/"slower" for a false
 # verdict under A/A, "slower" for power), with the median n.
 scenario = lambda do |name, model, ratio, wanted, seed|
+  reps = ratio == 1.0 ? REPS : POWER_REPS
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   rng = Random.new(seed)
   ns = []
   hits = 0
-  REPS.times do |i|
+  reps.times do |i|
     v, n = two_stage.call(model, rng, ratio, seed + i)
     ns << n
     hits += 1 if wanted.include?(v)
   end
   ns.sort!
   med_n = ns[ns.size / 2]
-  fixed_hits = REPS.times.count { |i| wanted.include?(fixed.call(model, rng, ratio, med_n, seed + i)) }
-  row = { "scenario" => name, "reps" => REPS, "two_stage_rate" => hits.fdiv(REPS), "median_n" => med_n,
-          "n_p10" => ns[ns.size / 10], "n_p90" => ns[ns.size * 9 / 10], "capped_share" => ns.count(MAX_BATCHES).fdiv(REPS),
-          "fixed_n_rate" => fixed_hits.fdiv(REPS) }
+  fixed_hits = reps.times.count { |i| wanted.include?(fixed.call(model, rng, ratio, med_n, seed + i)) }
+  row = { "scenario" => name, "reps" => reps, "two_stage_rate" => hits.fdiv(reps), "median_n" => med_n,
+          "n_p10" => ns[ns.size / 10], "n_p90" => ns[ns.size * 9 / 10], "capped_share" => ns.count(MAX_BATCHES).fdiv(reps),
+          "fixed_n_rate" => fixed_hits.fdiv(reps),
+          "seconds" => (Process.clock_gettime(Process::CLOCK_MONOTONIC) - started).round(1) }
   warn row.to_json
   row
 end

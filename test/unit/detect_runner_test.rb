@@ -37,8 +37,9 @@ describe "Rackbench::Runner with --detect" do
                                    version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
                                    jit: ["yjit"])
   end
-  # Pilot (5 batches): median 1000, MAD 10, so the robust CV is 1.4826%;
-  # two configurations alike give a pooled CV of the same.
+  # Pilot (5 batches): mean 1000, stddev 15.81, so the CV is 1.581%; two
+  # configurations alike pool to the same, planned at its 60% upper limit:
+  # 1.581% * sqrt(8 / chi2(0.4, 8)) = 1.763%.
   let(:pilot_rates) { [990.0, 1000.0, 1010.0, 980.0, 1020.0] }
   let(:later_rates) { [1000.0] * 45 }
 
@@ -78,30 +79,31 @@ describe "Rackbench::Runner with --detect" do
     Rackbench::Store.open(dir, &:trials).map(&:batch)
   end
 
-  # batches_needed for 2% at the pilot's CV, 95% and 80%: pi * cv^2 * 7.849^2 / 0.02^2.
+  # batches_needed for 2% at the pilot's planning CV, 95% and 80%:
+  # pi * cv^2 * (1.96 + 0.8416)^2 / 0.02^2.
   def needed_for_pilot
-    cv = 1.4826 * 10.0 / 1000.0
+    cv = Math.sqrt(250.0) / 1000.0 * Math.sqrt(8 / 6.4348) # Wilson-Hilferty's chi2(0.4, 8)
     (Math::PI * cv**2 * (1.959964 + 0.841621)**2 / 0.02**2).ceil
   end
 
   it "runs the pilot, then exactly the batches the pilot's noise needs, and stops" do
-    assert_equal 14, needed_for_pilot, "the fixture's pilot needs 14 batches"
+    assert_equal 20, needed_for_pilot, "the fixture's pilot needs 20 batches"
     summary = runner(settings, engine).run
-    assert_equal (1..14).flat_map { |b| [b, b] }, stored_batches.sort
-    assert_equal 28, summary.ok
-    assert_equal 72, summary.not_run, "the plan's 50 batches less the 14 run, 2 trials each"
+    assert_equal (1..20).flat_map { |b| [b, b] }, stored_batches.sort
+    assert_equal 40, summary.ok
+    assert_equal 60, summary.not_run, "the plan's 50 batches less the 20 run, 2 trials each"
     text = out.string
     assert_includes text, "--detect 2%: a pilot of 5 batches"
-    assert_match(/pilot of 5 batches done; CV of requests\/s per batch \(robust\): puma-a 1\.48%, puma-b 1\.48%/, text)
-    assert_includes text, "puma-b against puma-a: needs 14 batches (pooled CV 1.48%)"
-    assert_includes text, "to detect 2%: 14 batches needed: running 14 batches in all"
-    assert_includes text, "stopping after batch 14: the plan's 72 later trials are not run"
+    assert_match(/pilot of 5 batches done; CV of requests\/s per batch: puma-a 1\.58%, puma-b 1\.58%/, text)
+    assert_includes text, "puma-b against puma-a: needs 20 batches (planned at a CV of 1.76%: the pooled CV's 60% upper limit)"
+    assert_includes text, "to detect 2%: 20 batches needed: running 20 batches in all"
+    assert_includes text, "stopping after batch 20: the plan's 60 later trials are not run"
     assert_equal 1, text.scan("batches needed").size, "decided once"
   end
 
   it "runs the whole plan without --detect (the other side of the knob)" do
     summary = runner(nil, DetectBatchRateEngine.new(pilot_rates + later_rates, configs: 2), batches: 20).run
-    assert_equal 40, summary.ok, "all 20 batches, though the pilot's 14 would do with --detect"
+    assert_equal 40, summary.ok, "all 20 batches of the plan"
     refute_includes out.string, "needed"
     env = Rackbench::Store.open(dir) { |store| store.runs.last[:environment] }
     refute env.key?("detect"), "no settings stored without --detect"
@@ -121,18 +123,18 @@ describe "Rackbench::Runner with --detect" do
       report = Rackbench::Report.new(store, resamples: 200)
       document = report.to_h["detect"]
       assert_equal settings.to_h, document["settings"]
-      assert_equal 14, document["needed"]
+      assert_equal 20, document["needed"]
       comparison = document["comparisons"].first
-      assert_equal ["puma-b", "puma-a", 14, false], comparison.values_at("config", "baseline", "batches", "budget_too_small")
-      # All 14 batches, pilot included: the pilot's 5 and nine at 1000 (a
-      # MAD of 0: the robust CV falls back to the plain one, 0.88%).
-      values = pilot_rates + [1000.0] * 9
+      assert_equal ["puma-b", "puma-a", 20, false], comparison.values_at("config", "baseline", "batches", "budget_too_small")
+      # All 20 batches, pilot included: the pilot's 5 and 15 at 1000 (a
+      # MAD of 0: the robust CV falls back to the plain one, 0.73%).
+      values = pilot_rates + [1000.0] * 15
       cv = Rackbench::Stats.pooled_cv(values, values)
-      assert_in_delta 0.0088, cv, 0.0001
-      assert_in_delta Rackbench::Stats.power(cv: cv, batches: 14, detect: 0.02), comparison["power"], 1e-12
+      assert_in_delta 0.0073, cv, 0.0001
+      assert_in_delta Rackbench::Stats.power(cv: cv, batches: 20, detect: 0.02), comparison["power"], 1e-12
       text = report.terminal_table
       assert_includes text, "Time to a verdict (--detect 2%, pilot 5 batches):"
-      assert_includes text, "puma-b against puma-a: power 100% to detect 2% (14 batches, pooled CV 0.88%)"
+      assert_includes text, "puma-b against puma-a: power 100% to detect 2% (20 batches, pooled CV 0.73%)"
     end
   end
 
@@ -140,7 +142,7 @@ describe "Rackbench::Runner with --detect" do
     runner(settings(max_batches: 9), engine).run
     Rackbench::Store.open(dir) do |store|
       text = Rackbench::Report.new(store, resamples: 200).terminal_table
-      assert_match(/puma-b against puma-a: the budget was too small: 14 batches needed, 9 run; power \d+%/, text)
+      assert_match(/puma-b against puma-a: the budget was too small: 20 batches needed, 9 run; power \d+%/, text)
     end
   end
 
@@ -157,7 +159,7 @@ describe "Rackbench::Runner with --detect" do
     summary = runner(settings(max_batches: 9), engine).run
     assert_equal 9, stored_batches.max
     assert_equal 0, summary.not_run, "a cap at the plan's size leaves nothing unrun"
-    assert_includes out.string, "14 batches needed; capped by --max-batches 9: running 9 batches in all"
+    assert_includes out.string, "20 batches needed; capped by --max-batches 9: running 9 batches in all"
   end
 
   it "caps the batches by the time budget, from the pilot's stored wall times" do
@@ -170,7 +172,7 @@ describe "Rackbench::Runner with --detect" do
 
   it "does not cap a budget that holds what is needed" do
     runner(settings(time_budget_s: 3600), engine).run
-    assert_equal 14, stored_batches.max
+    assert_equal 20, stored_batches.max
     refute_includes out.string, "capped"
   end
 
@@ -189,14 +191,14 @@ describe "Rackbench::Runner with --detect" do
     again = engine
     again.offset = 8 # the engine's next values: batch 9 on
     summary = runner(settings, again, resume: true, output: resumed_out).run
-    assert_equal (1..14).flat_map { |b| [b, b] }, stored_batches.sort
-    assert_includes resumed_out.string, "to detect 2%: 14 batches needed: running 14 batches in all"
+    assert_equal (1..20).flat_map { |b| [b, b] }, stored_batches.sort
+    assert_includes resumed_out.string, "to detect 2%: 20 batches needed: running 20 batches in all"
     assert_equal 16, summary.already_done
     # A third run has nothing left: it decides the same and stops at once.
     third_out = StringIO.new
     summary = runner(settings, engine, resume: true, output: third_out).run
     assert_equal 0, summary.ok
-    assert_includes third_out.string, "running 14 batches in all"
+    assert_includes third_out.string, "running 20 batches in all"
   end
 
   it "refuses one configuration: there is nothing to compare" do

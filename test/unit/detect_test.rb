@@ -21,9 +21,9 @@ describe "Rackbench::Detect" do
     Rackbench::Detect::Settings.new(effect: 0.02, **given)
   end
 
-  # Robust CV 1.4826 * 10 / 1000.
+  # CV 1.5811% (robust: 1.4826%).
   let(:quiet) { [990.0, 1000.0, 1010.0, 980.0, 1020.0] }
-  # Robust CV 1.4826 * 30 / 1000.
+  # CV 4.7434% (robust: 4.4478%).
   let(:noisy) { [970.0, 1000.0, 1030.0, 940.0, 1060.0] }
 
   describe "Rackbench::Stats.power" do
@@ -50,6 +50,16 @@ describe "Rackbench::Detect" do
       assert_raises(ArgumentError) { Rackbench::Stats.power(cv: -0.1, batches: 5, detect: 0.02) }
       assert_raises(ArgumentError) { Rackbench::Stats.power(cv: 0.1, batches: 0, detect: 0.02) }
       assert_raises(ArgumentError) { Rackbench::Stats.power(cv: 0.1, batches: 5, detect: 0) }
+    end
+
+    it "plans with the pooled plain CV raised to its 60% upper confidence limit" do
+      # df 8: chi2(0.4, 8) = 6.4226 exactly; Wilson-Hilferty gives 6.4348.
+      assert_in_delta 6.4226, Rackbench::Stats.chi_square_quantile(0.4, 8), 0.02
+      assert_in_delta 3.4895, Rackbench::Stats.chi_square_quantile(0.1, 8), 0.02
+      pooled = Math.sqrt((0.015811**2 + 0.047434**2) / 2)
+      assert_in_delta pooled * Math.sqrt(8 / 6.4348), Rackbench::Stats.planning_cv(quiet, noisy), 1e-5
+      assert_operator Rackbench::Stats.planning_cv(quiet, noisy, assurance: 0.8), :>, Rackbench::Stats.planning_cv(quiet, noisy)
+      assert_nil Rackbench::Stats.planning_cv([1000.0], noisy)
     end
 
     it "pools two sides' robust CVs, and knows none with fewer than 2 batches" do
@@ -90,11 +100,11 @@ describe "Rackbench::Detect" do
     it "takes the batches of the comparison that needs the most, from the pilot's pooled CV" do
       decision = Rackbench::Detect::Decision.new(configs(quiet, quiet, noisy), settings(max_batches: 100))
       needs = decision.needs.to_h { |need| [need.label, need.needs] }
-      assert_equal({ "c1" => 14, "c2" => Rackbench::Stats.batches_needed(cv: Rackbench::Stats.pooled_cv(quiet, noisy), detect: 0.02) }, needs)
+      assert_equal({ "c1" => 20, "c2" => Rackbench::Stats.batches_needed(cv: Rackbench::Stats.planning_cv(quiet, noisy), detect: 0.02) }, needs)
       assert_equal needs["c2"], decision.needed
       assert_equal needs["c2"], decision.batches
       assert_nil decision.cap
-      assert_equal({ "c0" => 0.014826, "c1" => 0.014826, "c2" => 0.044478 }, decision.pilot_cvs.transform_values { |v| v.round(6) })
+      assert_equal({ "c0" => 0.015811, "c1" => 0.015811, "c2" => 0.047434 }, decision.pilot_cvs.transform_values { |v| v.round(6) })
     end
 
     it "runs at least the pilot" do
@@ -109,8 +119,8 @@ describe "Rackbench::Detect" do
       by_budget = Rackbench::Detect::Decision.new(configs(quiet, quiet), settings(max_batches: 10), budget_batches: 7)
       assert_equal [7, Rackbench::Detect::Decision::TIME_BUDGET], [by_budget.batches, by_budget.cap]
       roomy = Rackbench::Detect::Decision.new(configs(quiet, quiet), settings, budget_batches: 40)
-      assert_equal [14, nil], [roomy.batches, roomy.cap]
-      assert_includes by_budget.lines.last, "14 batches needed; capped by the time budget: 7 batches fit: running 7 batches in all"
+      assert_equal [20, nil], [roomy.batches, roomy.cap]
+      assert_includes by_budget.lines.last, "20 batches needed; capped by the time budget: 7 batches fit: running 7 batches in all"
     end
 
     it "runs the whole plan (capped) when a pilot side has fewer than 2 ok batches" do
@@ -126,29 +136,29 @@ describe "Rackbench::Detect" do
       list.each { |config| config.baseline_config = list[1] }
       decision = Rackbench::Detect::Decision.new(list, settings)
       assert_equal %w[c0 c2], decision.needs.map(&:label)
-      assert_equal 14, decision.needs.last.needs
+      assert_equal 20, decision.needs.last.needs
     end
   end
 
   describe Rackbench::Detect::Outcome do
     it "states the power the final batches had at their noise, pilot included" do
-      all = quiet + quiet + quiet # 15 batches
+      all = quiet * 5 # 25 batches
       outcome = Rackbench::Detect::Outcome.new(configs(all, all), configs(quiet, quiet), settings)
       row = outcome.rows.first
       cv = Rackbench::Stats.pooled_cv(all, all)
-      assert_equal 15, row.batches
-      assert_in_delta Rackbench::Stats.power(cv: cv, batches: 15, detect: 0.02), row.power, 1e-12
-      assert_equal 14, row.needed
-      assert_match(/\Apower \d+% to detect 2% \(15 batches, pooled CV [\d.]+%\)\z/, row.statement)
+      assert_equal 25, row.batches
+      assert_in_delta Rackbench::Stats.power(cv: cv, batches: 25, detect: 0.02), row.power, 1e-12
+      assert_equal 20, row.needed
+      assert_match(/\Apower \d+% to detect 2% \(25 batches, pooled CV [\d.]+%\)\z/, row.statement)
       assert_equal false, outcome.to_h["comparisons"].first["budget_too_small"]
     end
 
     it "says the budget was too small when fewer batches ran than the pilot said were needed" do
       outcome = Rackbench::Detect::Outcome.new(configs(quiet + quiet, quiet + quiet), configs(quiet, quiet), settings)
-      assert_match(/\Athe budget was too small: 14 batches needed, 10 run; power \d+%/, outcome.rows.first.statement)
+      assert_match(/\Athe budget was too small: 20 batches needed, 10 run; power \d+%/, outcome.rows.first.statement)
       document = outcome.to_h
       assert_equal true, document["comparisons"].first["budget_too_small"]
-      assert_equal 14, document["needed"]
+      assert_equal 20, document["needed"]
       assert_equal settings.to_h, document["settings"]
       assert_equal "Time to a verdict (--detect 2%, pilot 5 batches):", outcome.lines.first
     end

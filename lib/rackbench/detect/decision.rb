@@ -5,17 +5,19 @@ module Rackbench
     # How many batches a --detect run takes, decided from its pilot: for
     # each configuration compared with its baseline (the report's: the
     # first configuration, or the --baseline spec), the batches that detect
-    # the asked difference at the pilot's noise (Stats.batches_needed of
-    # the pooled robust CV, at the settings' confidence and power); the
-    # largest of them, at least the pilot, then capped by --max-batches and
-    # by the batches that fit the time budget.
+    # the asked difference at the pilot's noise (Stats.batches_needed, at
+    # the settings' confidence and power, of Stats.planning_cv: the pooled
+    # CV raised to its 60% upper confidence limit, so that a pilot of 5
+    # batches delivers the power asked on average); the largest of them, at
+    # least the pilot, then capped by --max-batches and by the batches that
+    # fit the time budget.
     #
     # Computed from the pilot's stored trials only, so that a resumed run
     # decides the same.
     class Decision
       # One comparison of the pilot: +label+ and +baseline+ (configuration
-      # labels), its pooled +cv+ (nil when a side has fewer than 2 ok
-      # batches) and the batches it +needs+ (nil with the cv).
+      # labels), its planning +cv+ (Stats.planning_cv; nil when a side has
+      # fewer than 2 ok batches) and the batches it +needs+ (nil with the cv).
       Need = Struct.new(:label, :baseline, :cv, :needs, keyword_init: true)
 
       # Where the cap came from, when one applied.
@@ -31,12 +33,12 @@ module Rackbench
       def initialize(pilot_configs, settings, budget_batches: nil)
         @settings = settings
         @budget_batches = budget_batches
-        @pilot_cvs = pilot_configs.to_h { |c| [c.label, Stats.robust_cv(c.rps_values)] }
+        @pilot_cvs = pilot_configs.to_h { |c| [c.label, Stats.summary(c.rps_values).cv] }
         @needs = pilot_configs.filter_map do |config|
           base = config.baseline_config
           next if base.nil? || base.equal?(config)
 
-          cv = Stats.pooled_cv(base.rps_values, config.rps_values)
+          cv = Stats.planning_cv(base.rps_values, config.rps_values)
           needs = cv && Stats.batches_needed(cv: cv, detect: settings.effect, confidence: settings.confidence,
                                              power: settings.power)
           Need.new(label: config.label, baseline: base.label, cv: cv, needs: needs)
@@ -70,10 +72,15 @@ module Rackbench
       # The lines the run prints once the pilot is in.
       def lines
         pilot = settings.pilot_batches
-        out = ["pilot of #{pilot} batches done; CV of requests/s per batch (robust): " +
+        out = ["pilot of #{pilot} batches done; CV of requests/s per batch: " +
                @pilot_cvs.map { |label, cv| "#{label} #{cv ? Detect.percent(cv.round(4)) : "unknown"}" }.join(", ")]
         @needs.each do |need|
-          what = need.needs ? "needs #{need.needs} batches (pooled CV #{Detect.percent(need.cv.round(4))})" : "CV unknown (fewer than 2 ok batches)"
+          what = if need.needs
+                   "needs #{need.needs} batches (planned at a CV of #{Detect.percent(need.cv.round(4))}: " \
+                     "the pooled CV's 60% upper limit)"
+                 else
+                   "CV unknown (fewer than 2 ok batches)"
+                 end
           out << "#{need.label} against #{need.baseline}: #{what}"
         end
         out << summary_line
