@@ -102,6 +102,27 @@ scenario = lambda do |name, model, ratio, wanted, seed|
   row
 end
 
+# The planning estimators: the mean power (normal approximation: the power
+# the n decided has at the true CV) and mean n of a 5-batch pilot planning
+# for 2%, with the report's robust CV, the plain CV, and the plain CV's 60%
+# upper limit that Detect::Decision uses. Cheap: no bootstrap.
+planning = [0.01, 0.02].flat_map do |cv|
+  model = normal.call(cv)
+  rng = Random.new(11)
+  { "robust" => ->(a, b) { Rackbench::Stats.pooled_cv(a, b) },
+    "plain" => ->(a, b) { Math.sqrt((Rackbench::Stats.summary(a).cv**2 + Rackbench::Stats.summary(b).cv**2) / 2) },
+    "plain, 60% upper limit" => ->(a, b) { Rackbench::Stats.planning_cv(a, b) } }.map do |name, estimate|
+    ns = Array.new(10_000) do
+      n = Rackbench::Stats.batches_needed(cv: estimate.call(draw.call(model, rng, PILOT, 1.0), draw.call(model, rng, PILOT, 1.0)),
+                                          detect: EFFECT)
+      n.clamp(PILOT, 500)
+    end
+    power = ns.sum { |n| Rackbench::Stats.power(cv: cv, batches: n, detect: EFFECT) } / ns.size
+    { "cv" => cv, "estimator" => name, "mean_n" => ns.sum.fdiv(ns.size).round(1), "mean_power" => power.round(3),
+      "n_for_80_at_true_cv" => Rackbench::Stats.batches_needed(cv: cv, detect: EFFECT) }.tap { |row| warn row.to_json }
+  end
+end
+
 different = %w[faster slower]
 rows = [
   scenario.call("A/A, empirical model (this machine)", empirical, 1.0, different, 1),
@@ -113,4 +134,5 @@ rows = [
   scenario.call("3% slower, empirical model", empirical, 0.97, ["slower"], 7)
 ]
 puts JSON.pretty_generate("batches" => residuals.size, "machine_robust_cv" => machine_cv, "quiet_cv" => QUIET_CV,
-                          "max_batches" => MAX_BATCHES, "pilot" => PILOT, "effect" => EFFECT, "rows" => rows)
+                          "max_batches" => MAX_BATCHES, "pilot" => PILOT, "effect" => EFFECT, "planning" => planning,
+                          "rows" => rows)
