@@ -33,7 +33,7 @@ PILOT = 5
 EFFECT = 0.02
 RESAMPLES = 1000
 
-dirs = ARGV.empty? ? Dir.glob("/tmp/detect-bench/aa-seed-*") : ARGV
+dirs = ARGV.empty? ? Dir.glob("/tmp/detect-bench/aa-seed-*").select { |path| File.directory?(path) } : ARGV
 # Each stored configuration's batches over their median.
 residuals = dirs.flat_map do |dir|
   Rackbench::Store.open(dir) do |store|
