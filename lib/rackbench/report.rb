@@ -120,12 +120,13 @@ module Rackbench
     # experiment was not run with --detect.
     attr_reader :detect
 
-    # The Detect::Settings the latest run of the experiment that had them
-    # stored (`rackbench run --detect`), or nil.
+    # The Detect::Settings of the latest run of the experiment that stored
+    # some (`rackbench run --detect`: its environment's "detect"), else of
+    # the experiment's own environment, else nil.
     def detect_settings
-      stored = (@runs.map { |run| run[:environment] } + [@experiment[:environment]]).reverse
-                                                                                  .find { |env| env.is_a?(Hash) && env["detect"] }
-      stored && Detect::Settings.from_h(stored["detect"])
+      environments = [@experiment[:environment], *@runs.map { |run| run[:environment] }]
+      latest = environments.reverse.find { |env| env.is_a?(Hash) && env["detect"] }
+      latest && Detect::Settings.from_h(latest["detect"])
     end
 
     def to_h
