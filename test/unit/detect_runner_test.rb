@@ -114,6 +114,8 @@ describe "Rackbench::Runner with --detect" do
       assert document.key?("detect")
       assert_nil document["detect"]
       refute_includes report.terminal_table, "Time to a verdict"
+      report.write_html(File.join(dir, "plain.html"))
+      refute_includes File.read(File.join(dir, "plain.html")), "time to a verdict"
     end
   end
 
@@ -135,6 +137,10 @@ describe "Rackbench::Runner with --detect" do
       text = report.terminal_table
       assert_includes text, "Time to a verdict (--detect 2%, pilot 5 batches):"
       assert_includes text, "puma-b against puma-a: power 100% to detect 2% (20 batches, pooled CV 0.73%)"
+      report.write_html(File.join(dir, "detect.html"))
+      html = File.read(File.join(dir, "detect.html"))
+      assert_includes html, "<dt>time to a verdict</dt><dd>puma-b against puma-a: power 100% to detect 2% " \
+                            "(20 batches, pooled CV 0.73%)</dd>"
     end
   end
 
