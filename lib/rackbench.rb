@@ -8,6 +8,7 @@ module Rackbench
   autoload :App, File.expand_path("rackbench/apps", __dir__)
   autoload :Apps, File.expand_path("rackbench/apps", __dir__)
   autoload :CLI, File.expand_path("rackbench/cli", __dir__)
+  autoload :Detect, File.expand_path("rackbench/detect", __dir__)
   autoload :Duration, File.expand_path("rackbench/duration", __dir__)
   autoload :LoadEngine, File.expand_path("rackbench/load/engine", __dir__)
   autoload :LoadResult, File.expand_path("rackbench/load/result", __dir__)

@@ -40,23 +40,28 @@ module Rackbench
     # store :: an open Store
     # :experiment_id :: which experiment (default: the latest, or the latest named :name)
     # :name :: experiment name whose latest run to report (default: any)
+    # :through_batch :: only the trials of batches up to this one (a --detect run's pilot)
+    #                    (default: nil: all)
     # Other options are Report::Options' (baseline, equivalence, detect,
     # confidence, resamples, seed).
-    def initialize(store, experiment_id: nil, name: nil, **options)
+    def initialize(store, experiment_id: nil, name: nil, through_batch: nil, **options)
       @options = Options.new(**options)
       @store_location = store.location
       @experiment = find_experiment(store, experiment_id, name)
       @runs = store.runs(@experiment[:id])
+      records = store.trials(@experiment[:id])
+      records = records.select { |record| record.batch.to_i <= through_batch } if through_batch
       # A profiled trial measured a server slowed by its profiler: it
       # counts in no figure, only its profile is reported.
-      @profiled_trials, @trials = store.trials(@experiment[:id]).map { |record| TrialEntry.new(record) }
-                                       .partition { |trial| Profile.profiled?(trial.record) }
+      @profiled_trials, @trials = records.map { |record| TrialEntry.new(record) }
+                                         .partition { |trial| Profile.profiled?(trial.record) }
       @profiles = Profiles.new(@profiled_trials, results_dir)
       @history = History.new(store.earlier_attempts(@experiment[:id], result: false))
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
       Baseline.new(@configs, @options).apply
       @configs.each(&:to_h) # computes every statistic now (ConfigSummary keeps them), so bad data fails here
+      @detect = detect_outcome(store, through_batch)
     rescue ArgumentError => e
       # Stats raise ArgumentError for data no ok trial can hold (a histogram
       # whose counts do not add up, a null in a timeline): the database was
@@ -111,6 +116,20 @@ module Rackbench
       @configs.find { |c| c.id == text || c.label == text }
     end
 
+    # What the --detect run achieved (Detect::Outcome: the power per
+    # comparison, or that its budget was too small), or nil when the
+    # experiment was not run with --detect.
+    attr_reader :detect
+
+    # The Detect::Settings of the latest run of the experiment that stored
+    # some (`rackbench run --detect`: its environment's "detect"), else of
+    # the experiment's own environment, else nil.
+    def detect_settings
+      environments = [@experiment[:environment], *@runs.map { |run| run[:environment] }]
+      latest = environments.reverse.find { |env| env.is_a?(Hash) && env["detect"] }
+      latest && Detect::Settings.from_h(latest["detect"])
+    end
+
     def to_h
       {
         "format" => FORMAT, "format_version" => FORMAT_VERSION,
@@ -124,6 +143,7 @@ module Rackbench
       }.tap do |document|
         document["profiles"] = @profiles.to_a unless @profiles.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
+        document["detect"] = @detect&.to_h
       end
     end
 
@@ -169,6 +189,19 @@ module Rackbench
     # The results directory of a store in a file (profiles/ beside it).
     def results_dir
       File.dirname(@store_location) if @store_location.is_a?(String) && File.file?(@store_location)
+    end
+
+    # The report of the pilot batches (the same baseline) gives what the
+    # pilot said each comparison needed. Not for a report that is itself
+    # cut at a batch (the pilot's own).
+    def detect_outcome(store, through_batch)
+      settings = through_batch.nil? && detect_settings
+      return nil unless settings
+
+      pilot = Report.new(store, experiment_id: @experiment[:id], through_batch: settings.pilot_batches,
+                                baseline: @options.baseline || settings.baseline,
+                                resamples: Detect::Stopping::PILOT_RESAMPLES)
+      Detect::Outcome.new(@configs, pilot.configs, settings)
     end
 
     def find_experiment(store, experiment_id, name)

@@ -18,7 +18,8 @@ module Rackbench
   #
   #   Runner.new(source: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
   class Runner
-    Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, keyword_init: true)
+    # not_run :: planned trials a stopping rule (--detect) left unrun
+    Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, :not_run, keyword_init: true)
 
     # The machine's description to store with an experiment and each run
     # (the warnings, printed on err, are kept with it, so every report view
@@ -65,10 +66,13 @@ module Rackbench
     # :machine :: the machine's description from Runner.capture_machine, taken once for several runs
     #             (Runner::Steps): this run adds its rubies and layout to it (default: nil: captured
     #             here, unless :environment is given)
+    # :detect :: Detect::Settings: run a pilot, then only the batches the comparisons need (the source's
+    #            batches are the most it may run); stored in the run's environment (default: nil)
     def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
-                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil)
+                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil)
       @source = source
+      @detect = detect
       @results_dir = File.expand_path(results_dir)
       @resume = resume
       raise UsageError, "--retry-failed only works with --resume" if retry_failed && !resume
@@ -159,9 +163,11 @@ module Rackbench
     def run_locked
       kind.check!
       plan # resolve rubies and what can run before touching the store
+      check_detect
       environment = @environment ||
                     (@machine && Runner.with_run_parts(@machine, variants: variants, layout: @layout)) ||
                     Runner.capture_environment(err: @err, variants: variants, layout: @layout)
+      environment = environment.merge("detect" => @detect.to_h) if @detect
       with_watchdog { store_and_run(environment) }
     end
 
@@ -209,9 +215,23 @@ module Rackbench
       remaining = plan.remaining(done - retries.keys)
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
       announce(done, remaining, retries, estimate.remaining(remaining))
+      stopping = @detect && Detect::Stopping.new(settings: @detect, store: store, experiment_id: experiment_id,
+                                                 plan: plan, out: @out)
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
                     resumed: !done.empty?, out: @out, describe: method(:describe), estimate: estimate,
-                    fail_fast: @fail_fast, environment: environment, retries: retries).run { |trial| kind.run(trial) }
+                    fail_fast: @fail_fast, environment: environment, retries: retries, stopping: stopping)
+               .run { |trial| kind.run(trial) }
+    end
+
+    # --detect compares configurations, over a plan made for its most batches.
+    def check_detect
+      return unless @detect
+
+      if @source.batches != @detect.max_batches
+        raise UsageError, "--detect plans #{@detect.max_batches} batches (--max-batches), the experiment #{@source.batches}"
+      end
+      count = plan.trials.map { |trial| trial.config.key }.uniq.size
+      raise UsageError, "--detect compares configurations; this experiment runs #{count}" if count < 2
     end
 
     def announce(done, remaining, retries, guess)
@@ -222,6 +242,7 @@ module Rackbench
                 "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
                 "results in #{@results_dir}"
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
+      @out.puts "  #{@detect.describe}" if @detect
       kind.announce.each { |line| @out.puts "  #{line}" }
     end
 

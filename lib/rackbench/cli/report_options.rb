@@ -63,10 +63,11 @@ module Rackbench
       # What `run` and `micro` end with: the statistics table (or the JSON
       # document) of the experiment just run, report.html in the results
       # directory, and the count line. Progress and the count go to stderr
-      # with --json, so stdout holds only the document.
-      def print_experiment_report(results_dir, summary, json:)
+      # with --json, so stdout holds only the document. +baseline+: the
+      # run's --baseline spec (default: nil: the first configuration).
+      def print_experiment_report(results_dir, summary, json:, baseline: nil)
         Store.open(results_dir) do |store|
-          report = Report.new(store, experiment_id: summary.experiment_id)
+          report = Report.new(store, experiment_id: summary.experiment_id, baseline: baseline)
           html = write_report_html(report, results_dir)
           json ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(Report::Terminal.new(report, color: color?).render)
           (json ? @err : @out).puts "HTML report: #{html}" if html
@@ -74,6 +75,7 @@ module Rackbench
         line = "#{summary.ok} ok, #{summary.failed} failed"
         line += ", #{summary.already_done} from earlier runs" if summary.already_done.positive?
         line += ", #{summary.skipped} configurations skipped" if summary.skipped.positive?
+        line += ", #{summary.not_run} planned trials not needed (--detect)" if summary.not_run.to_i.positive?
         (json ? @err : @out).puts line
       end
 

@@ -22,10 +22,29 @@ module Rackbench
         raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
         raise UsageError, "--retry-failed only works with --resume" if options[:retry_failed] && !options[:resume]
 
+        options[:detect] = detect_settings(options)
         run_source(load_experiment(files.first, options), options, resume: resume_command(files, options))
       end
 
       private
+
+      DETECT_ONLY = { pilot_batches: "--pilot-batches", max_batches: "--max-batches",
+                      time_budget_s: "--time-budget" }.freeze
+      private_constant :DETECT_ONLY
+
+      # The Detect::Settings of --detect and its options, or nil.
+      def detect_settings(options)
+        unless options[:detect_effect]
+          given = DETECT_ONLY.select { |key, _| options.key?(key) }.values
+          raise UsageError, "#{given.join(", ")} only work#{"s" if given.size == 1} with --detect" unless given.empty?
+
+          return nil
+        end
+        raise UsageError, "--detect chooses the batches; use --max-batches instead of --batches" if options[:batches]
+
+        Detect::Settings.new(effect: options[:detect_effect], baseline: options[:baseline],
+                             **options.slice(*DETECT_ONLY.keys))
+      end
 
       def load_experiment(file, options)
         experiment = file ? Experiment.load(file) : Experiment.default
@@ -33,6 +52,8 @@ module Rackbench
         raise UsageError, "#{file} has a capacity: section: run it with rackbench capacity #{file}" if experiment.capacity
 
         overrides = options.slice(:seed, :batches)
+        # --detect's plan is made for its most batches; the run stops when it knows.
+        overrides[:batches] = options[:detect].max_batches if options[:detect]
         overrides.empty? ? experiment : experiment.with(**overrides)
       end
 
@@ -40,7 +61,20 @@ module Rackbench
         words = ["rackbench", "run", *files, "--resume", "--results", options[:results]]
         words.push("--seed", options[:seed].to_s) if options[:seed]
         words.push("--batches", options[:batches].to_s) if options[:batches]
+        words.push("--baseline", options[:baseline]) if options[:baseline]
+        detect = options[:detect]
+        return words unless detect
+
+        words.push("--detect", Detect.percent(detect.effect), "--pilot-batches", detect.pilot_batches.to_s,
+                   "--max-batches", detect.max_batches.to_s)
+        words.push("--time-budget", "#{detect.time_budget_s}s") if detect.time_budget_s
         words
+      end
+
+      def duration_s(text, option)
+        Duration.parse_s(text)
+      rescue ArgumentError
+        raise UsageError, "#{option} takes a duration such as 30m, 90s or 1h, got '#{text}'"
       end
 
       def parse(argv, options)
@@ -59,6 +93,21 @@ module Rackbench
           p.on("--seed N", Integer, "override the experiment's seed") { |v| options[:seed] = v }
           p.on("--batches N", Integer, "override the experiment's number of batches") { |v| options[:batches] = v }
           p.on("--fail-fast", "stop at the first failed trial") { options[:fail_fast] = true }
+          p.on("--detect PCT", "run a pilot, then the batches that detect a PCT difference (80% power, " \
+                               "95% confidence), then stop (doc/methodology.md)") do |v|
+            options[:detect_effect] = fraction(v, "--detect")
+          end
+          p.on("--pilot-batches N", Integer, "with --detect: batches of the pilot (default 5)") do |v|
+            options[:pilot_batches] = v
+          end
+          p.on("--max-batches N", Integer, "with --detect: the most batches to run (default 50)") do |v|
+            options[:max_batches] = v
+          end
+          p.on("--time-budget DURATION", "with --detect: the most wall time the experiment may take, e.g. 30m") do |v|
+            options[:time_budget_s] = duration_s(v, "--time-budget")
+          end
+          p.on("--baseline SPEC", "what each configuration is compared with, e.g. 'server=puma' " \
+                                  "(default: the first configuration)") { |v| options[:baseline] = v }
           p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
         end
       end

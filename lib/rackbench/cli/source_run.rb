@@ -15,14 +15,15 @@ module Rackbench
       def run_source(source, options, resume:)
         runner = Runner.new(source: source, results_dir: options[:results], resume: options[:resume],
                             retry_failed: options[:retry_failed] || false,
-                            fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err)
+                            fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err,
+                            detect: options[:detect])
         if options[:dry_run]
           @out.print runner.plan
           return CLI::EXIT_OK
         end
 
         summary = runner.run
-        print_experiment_report(options[:results], summary, json: options[:json])
+        print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline])
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: resume with #{resume.shelljoin}"

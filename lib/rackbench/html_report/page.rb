@@ -79,7 +79,7 @@ module Rackbench
           "comparison" => comparison_text,
           "started" => experiment["created_at"], "finished" => experiment["finished_at"] || "not finished",
           "seed" => experiment["seed"], "fingerprint" => experiment["fingerprint"]
-        }
+        }.merge(time_to_verdict)
         <<~HTML.chomp
           <header>
           <h1>#{esc(experiment["name"])}</h1>
@@ -88,6 +88,16 @@ module Rackbench
           <nav>#{nav_links}</nav>
           </header>
         HTML
+      end
+
+      # What a --detect run achieved (the document's "detect"): the power of
+      # each comparison, or that the budget was too small. None otherwise.
+      def time_to_verdict
+        detect = @doc.raw["detect"]
+        return {} unless detect.is_a?(Hash)
+
+        lines = Array(detect["comparisons"]).map { |c| "#{c["config"]} against #{c["baseline"]}: #{c["statement"]}" }
+        { "time to a verdict" => lines.join("; ") }
       end
 
       def comparison_text

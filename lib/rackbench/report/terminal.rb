@@ -42,13 +42,19 @@ module Rackbench
           return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
         end
 
-        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep, pages(configs),
-         inside(configs), flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
+        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
+         pages(configs), inside(configs), detect_lines, flag_lines(configs), ran_lines(configs),
+         profile_lines].compact.join("\n") + "\n"
       end
 
       private
 
       def dims = @report.dimensions
+
+      # What a --detect run achieved (Detect::Outcome#lines), or nil.
+      def detect_lines
+        @report.detect && "\n#{@report.detect.lines.join("\n")}"
+      end
 
       # The profiled trials' top frames (Profile::Terminal), or nil.
       def profile_lines

@@ -31,6 +31,10 @@ module Rackbench
         @lock = Mutex.new
       end
 
+      # Trials in the plan that will run: fewer once a stopping rule
+      # (--detect) has decided to leave later batches unrun.
+      attr_writer :total
+
       # trial :: the Plan::Trial starting; eta :: an Estimate::Guess of it
       # and every trial after it (default: nil: no ETA shown)
       def starting(trial, eta: nil)

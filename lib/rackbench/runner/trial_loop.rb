@@ -24,8 +24,11 @@ module Rackbench
       # :environment :: the machine's description at this run's start, stored with the run (default: nil)
       # :retries :: key => Store::History::Failed, the remaining trials that are failures run again
       #             (--retry-failed): each is stored as the next attempt at its key (default: {})
+      # :stopping :: asked before each trial for the last batch to run (#last_batch(batch) => Integer,
+      #              or nil for no limit yet; Detect::Stopping): the first trial of a later batch ends
+      #              the run, the plan's later batches unrun (default: nil: the whole plan runs)
       def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimate: Estimate.new,
-                     fail_fast: false, environment: nil, retries: {})
+                     fail_fast: false, environment: nil, retries: {}, stopping: nil)
         @store = store
         @experiment_id = experiment_id
         @plan = plan
@@ -37,6 +40,7 @@ module Rackbench
         @fail_fast = fail_fast
         @environment = environment
         @retries = retries
+        @stopping = stopping
       end
 
       # Runs the block on each remaining trial; the block returns its
@@ -44,10 +48,21 @@ module Rackbench
       def run
         run_id = @store.start_run(@experiment_id, resumed: @resumed, environment: @environment)
         summary = Summary.new(experiment_id: @experiment_id, ok: 0, failed: 0, skipped: @plan.skipped.size,
-                              already_done: @plan.size - @remaining.size)
+                              already_done: @plan.size - @remaining.size, not_run: 0)
         progress = Progress.new(out: @out, total: @plan.size, already_done: summary.already_done)
         @remaining.each_with_index do |trial, i|
-          progress.starting(trial, eta: @estimate.remaining(@remaining.drop(i)))
+          # Asked at every trial, decided once (at the first after the pilot); the
+          # plan runs batch by batch, so every trial after this one is of a later batch.
+          last_batch = @stopping&.last_batch(trial.batch)
+          if last_batch
+            @last_batch = last_batch
+            progress.total = @plan.trials.count { |t| t.batch <= last_batch }
+            if trial.batch > last_batch
+              stop_early(last_batch, summary)
+              break
+            end
+          end
+          progress.starting(trial, eta: @estimate.remaining(left_from(i)))
           earlier = @retries[trial.key]
           earlier_log = keep_log(earlier) if earlier
           record = yield trial
@@ -55,7 +70,7 @@ module Rackbench
           # committed before the next trial starts
           @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log)
           progress.finished(@describe.call(record), record.wall_s,
-                            eta: @estimate.learn(record).remaining(@remaining.drop(i + 1)))
+                            eta: @estimate.learn(record).remaining(left_from(i + 1)))
           record.ok? ? summary.ok += 1 : summary.failed += 1
           raise Error, "stopping (--fail-fast): #{record.reason}" if @fail_fast && !record.ok?
         end
@@ -73,6 +88,19 @@ module Rackbench
       end
 
       private
+
+      # The remaining trials from the i-th on that will run: those up to
+      # the stopping rule's last batch once it has decided.
+      def left_from(index)
+        left = @remaining.drop(index)
+        @last_batch ? left.select { |trial| trial.batch <= @last_batch } : left
+      end
+
+      def stop_early(last_batch, summary)
+        left = @remaining.count { |trial| trial.batch > last_batch }
+        summary.not_run = left
+        @out.puts "  stopping after batch #{last_batch}: the plan's #{left} later trials are not run"
+      end
 
       # The retry writes its log where the failure's was: the failure's is
       # copied beside it first ("NAME.attempt-1.log"), for its history row.
