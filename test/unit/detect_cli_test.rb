@@ -75,4 +75,20 @@ describe "rackbench run --detect (command line)" do
     assert_equal %w[rackbench run aa.yml --resume --results r],
                  command.send(:resume_command, ["aa.yml"], { results: "r" }), "nothing added without --detect"
   end
+
+  it "plans and judges on CPU per request with --detect-measure cpu, which needs the agent" do
+    _, detect = planned("--detect", "2%", "--detect-measure", "cpu")
+    assert_equal "cpu", detect.measure
+    assert_equal "rps", planned("--detect", "2%").last.measure
+    command = Rackbench::CLI::RunCommand.new(out: StringIO.new, err: StringIO.new)
+    words = command.send(:resume_command, [file], { results: dir, detect: detect })
+    assert_equal %w[--detect-measure cpu], words.last(2)
+    File.write(file, File.read(file) + "inside: off\n")
+    status, _, err = cli("run", file, "--results", dir, "--detect", "2%", "--detect-measure", "cpu")
+    assert_equal Rackbench::CLI::EXIT_USAGE, status
+    assert_match(/--detect-measure cpu needs the in-server agent, but .* sets inside: off/, err)
+    status, _, err = cli("run", file, "--results", dir, "--detect-measure", "cpu")
+    assert_equal Rackbench::CLI::EXIT_USAGE, status
+    assert_match(/--detect-measure only works with --detect/, err)
+  end
 end

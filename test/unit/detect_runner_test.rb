@@ -135,7 +135,7 @@ describe "Rackbench::Runner with --detect" do
       assert_in_delta 0.0073, cv, 0.0001
       assert_in_delta Rackbench::Stats.power(cv: cv, batches: 20, detect: 0.02), comparison["power"], 1e-12
       text = report.terminal_table
-      assert_includes text, "Time to a verdict (--detect 2%, pilot 5 batches):"
+      assert_includes text, "Time to a verdict (--detect 2%, pilot 5 batches, measure: requests/s per batch"
       assert_includes text, "puma-b against puma-a: power 100% to detect 2% (20 batches, pooled CV 0.73%)"
       report.write_html(File.join(dir, "detect.html"))
       html = File.read(File.join(dir, "detect.html"))

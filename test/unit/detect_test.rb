@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "json"
 require "stringio"
 
 # The pieces of --detect that are pure: the power of a comparison, the
@@ -77,7 +78,8 @@ describe "Rackbench::Detect" do
     it "round-trips through the stored hash" do
       s = settings(pilot_batches: 4, max_batches: 30, time_budget_s: 600.0, baseline: "server=puma-a")
       assert_equal s, Rackbench::Detect::Settings.from_h(JSON.parse(JSON.generate(s.to_h)))
-      assert_equal "requests/s per batch, ratio of medians", s.to_h["measure"]
+      assert_equal "rps", s.to_h["measure"]
+      assert_equal "requests/s per batch, ratio of medians", s.measure_text
       assert_nil Rackbench::Detect::Settings.from_h(nil)
     end
 
@@ -160,7 +162,51 @@ describe "Rackbench::Detect" do
       assert_equal true, document["comparisons"].first["budget_too_small"]
       assert_equal 20, document["needed"]
       assert_equal settings.to_h, document["settings"]
-      assert_equal "Time to a verdict (--detect 2%, pilot 5 batches):", outcome.lines.first
+      assert_equal "Time to a verdict (--detect 2%, pilot 5 batches, measure: requests/s per batch, ratio of medians):",
+                   outcome.lines.first
+    end
+  end
+
+  describe "--detect-measure cpu" do
+    # A ConfigSummary with requests/s batches and the agent's server CPU
+    # µs per request batches.
+    CpuFakeConfig = Struct.new(:label, :rps_values, :cpu_values, :baseline_config) do
+      def batches = rps_values.size
+
+      def inside
+        { "cpu_us_per_request" => Struct.new(:values).new(cpu_values) }
+      end
+    end
+
+    def cpu_configs(rps_base, rps_other, cpu_base, cpu_other)
+      base = CpuFakeConfig.new("c0", rps_base, cpu_base)
+      other = CpuFakeConfig.new("c1", rps_other, cpu_other)
+      [base, other].each { |config| config.baseline_config = base }
+    end
+
+    it "plans and judges on CPU per request: its quiet batches need fewer than the noisy requests/s" do
+      configs = cpu_configs(noisy, noisy.reverse, quiet, quiet.map { |v| v * 1.03 })
+      by_rps = Rackbench::Detect::Decision.new(configs, settings)
+      by_cpu = Rackbench::Detect::Decision.new(configs, settings(measure: "cpu"))
+      assert_equal Rackbench::Stats.batches_needed(cv: Rackbench::Stats.planning_cv(quiet, quiet.map { |v| v * 1.03 }),
+                                                   detect: 0.02), by_cpu.needed
+      assert_operator by_cpu.needed, :<, by_rps.needed
+      assert_match(/CV of server CPU µs per request/, by_cpu.lines.first)
+      assert_match(/CV of requests\/s/, by_rps.lines.first)
+      outcome = Rackbench::Detect::Outcome.new(configs, configs, settings(measure: "cpu"))
+      assert_in_delta Rackbench::Stats.pooled_cv(quiet, quiet.map { |v| v * 1.03 }), outcome.rows.first.cv, 1e-12
+      assert_match(/measure: server CPU µs per request.*Inside the server/, outcome.lines.first)
+      assert_equal "cpu", outcome.to_h["settings"]["measure"]
+    end
+
+    it "is stored and read back, and refused when unknown" do
+      stored = settings(measure: "cpu").to_h
+      assert_equal "cpu", Rackbench::Detect::Settings.from_h(stored).measure
+      # Runs stored before the option said what they measured in words.
+      old = stored.merge("measure" => "requests/s per batch, ratio of medians")
+      assert_equal "rps", Rackbench::Detect::Settings.from_h(old).measure
+      error = assert_raises(Rackbench::UsageError) { settings(measure: "latency") }
+      assert_match(/--detect-measure takes rps or cpu/, error.message)
     end
   end
 end

@@ -29,7 +29,7 @@ module Rackbench
       private
 
       DETECT_ONLY = { pilot_batches: "--pilot-batches", max_batches: "--max-batches",
-                      time_budget_s: "--time-budget" }.freeze
+                      time_budget_s: "--time-budget", measure: "--detect-measure" }.freeze
       private_constant :DETECT_ONLY
 
       # The Detect::Settings of --detect and its options, or nil.
@@ -51,6 +51,10 @@ module Rackbench
         # Its matrix alone would run closed loop and answer another question.
         raise UsageError, "#{file} has a capacity: section: run it with rackbench capacity #{file}" if experiment.capacity
 
+        if options[:detect]&.measure == "cpu" && experiment.inside == "off"
+          raise UsageError, "--detect-measure cpu needs the in-server agent, but #{file} sets inside: off"
+        end
+
         overrides = options.slice(:seed, :batches)
         # --detect's plan is made for its most batches; the run stops when it knows.
         overrides[:batches] = options[:detect].max_batches if options[:detect]
@@ -68,6 +72,7 @@ module Rackbench
         words.push("--detect", Detect.percent(detect.effect), "--pilot-batches", detect.pilot_batches.to_s,
                    "--max-batches", detect.max_batches.to_s)
         words.push("--time-budget", "#{detect.time_budget_s}s") if detect.time_budget_s
+        words.push("--detect-measure", detect.measure) unless detect.measure == "rps"
         words
       end
 
@@ -105,6 +110,10 @@ module Rackbench
           end
           p.on("--time-budget DURATION", "with --detect: the most wall time the experiment may take, e.g. 30m") do |v|
             options[:time_budget_s] = duration_s(v, "--time-budget")
+          end
+          p.on("--detect-measure rps|cpu", "with --detect: plan and judge on requests/s (default) or on server " \
+                                           "CPU µs per request (lower noise on a shared machine)") do |v|
+            options[:measure] = v
           end
           p.on("--baseline SPEC", "what each configuration is compared with, e.g. 'server=puma' " \
                                   "(default: the first configuration)") { |v| options[:baseline] = v }

@@ -33,12 +33,12 @@ module Rackbench
       def initialize(pilot_configs, settings, budget_batches: nil)
         @settings = settings
         @budget_batches = budget_batches
-        @pilot_cvs = pilot_configs.to_h { |c| [c.label, Stats.summary(c.rps_values).cv] }
+        @pilot_cvs = pilot_configs.to_h { |c| [c.label, Stats.summary(settings.values(c)).cv] }
         @needs = pilot_configs.filter_map do |config|
           base = config.baseline_config
           next if base.nil? || base.equal?(config)
 
-          cv = Stats.planning_cv(base.rps_values, config.rps_values)
+          cv = Stats.planning_cv(settings.values(base), settings.values(config))
           needs = cv && Stats.batches_needed(cv: cv, detect: settings.effect, confidence: settings.confidence,
                                              power: settings.power)
           Need.new(label: config.label, baseline: base.label, cv: cv, needs: needs)
@@ -72,7 +72,7 @@ module Rackbench
       # The lines the run prints once the pilot is in.
       def lines
         pilot = settings.pilot_batches
-        out = ["pilot of #{pilot} batches done; CV of requests/s per batch: " +
+        out = ["pilot of #{pilot} batches done; CV of #{settings.measure_text.split(",").first}: " +
                @pilot_cvs.map { |label, cv| "#{label} #{cv ? Detect.percent(cv.round(4)) : "unknown"}" }.join(", ")]
         @needs.each do |need|
           what = if need.needs

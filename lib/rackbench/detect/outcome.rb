@@ -43,15 +43,17 @@ module Rackbench
 
       # The terminal's lines.
       def lines
-        ["Time to a verdict (#{settings.describe.split(":").first}, pilot #{settings.pilot_batches} batches):"] +
+        where = settings.measure == "cpu" ? " (its verdict: server CPU per request, under Inside the server)" : ""
+        ["Time to a verdict (#{settings.describe.split(":").first}, pilot #{settings.pilot_batches} batches, " \
+         "measure: #{settings.measure_text}#{where}):"] +
           @rows.map { |r| "  #{r.label} against #{r.baseline}: #{r.statement}" }
       end
 
       private
 
       def row(config, base, needed)
-        n = [config.batches, base.batches].min
-        cv = Stats.pooled_cv(base.rps_values, config.rps_values)
+        n = [settings.values(config).size, settings.values(base).size].min
+        cv = Stats.pooled_cv(settings.values(base), settings.values(config))
         power = cv && n.positive? ? Stats.power(cv: cv, batches: n, detect: settings.effect, confidence: settings.confidence) : nil
         r = Row.new(label: config.label, baseline: base.label, batches: n, cv: cv, power: power, needed: needed)
         r.statement = statement(r)

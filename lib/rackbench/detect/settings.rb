@@ -13,14 +13,20 @@ module Rackbench
     # :confidence :: of the verdict's interval (default: 0.95)
     # :power :: aimed at (default: 0.8)
     # :baseline :: the report's baseline spec ("server=puma"), or nil for the first configuration
+    # :measure :: what the batches are planned and judged on: "rps" (each batch's requests/s, the report's
+    #             main figure) or "cpu" (each batch's server CPU µs per request, from the in-server agent:
+    #             on a shared machine its batches vary several times less, so a verdict needs several
+    #             times fewer batches; doc/methodology.md) (default: "rps")
     Settings = Struct.new(:effect, :pilot_batches, :max_batches, :time_budget_s, :confidence, :power, :baseline,
-                          keyword_init: true) do
-      # What every decision is computed from: each batch's requests/s (the
-      # report's main figure), compared by the ratio of medians.
-      MEASURE = "requests/s per batch, ratio of medians"
+                          :measure, keyword_init: true) do
+      # How each measure is computed and compared.
+      MEASURES = {
+        "rps" => "requests/s per batch, ratio of medians",
+        "cpu" => "server CPU µs per request per batch, ratio of medians"
+      }.freeze
 
       def initialize(effect:, pilot_batches: 5, max_batches: 50, time_budget_s: nil, confidence: 0.95, power: 0.8,
-                     baseline: nil)
+                     baseline: nil, measure: "rps")
         super
         check!
         freeze
@@ -32,13 +38,26 @@ module Rackbench
 
         new(effect: hash["effect"], pilot_batches: hash["pilot_batches"], max_batches: hash["max_batches"],
             time_budget_s: hash["time_budget_s"], confidence: hash["confidence"], power: hash["power"],
-            baseline: hash["baseline"])
+            baseline: hash["baseline"], measure: MEASURES.key(hash["measure"]) || hash["measure"] || "rps")
+      end
+
+      # Each batch's value of the measure for a Report::ConfigSummary, in
+      # batch order (the ok batches; for "cpu", those the agent counted).
+      def values(config)
+        return config.rps_values if measure == "rps"
+
+        config.inside&.[]("cpu_us_per_request")&.values || []
+      end
+
+      # The measure's description.
+      def measure_text
+        MEASURES.fetch(measure)
       end
 
       def to_h
         { "effect" => effect, "pilot_batches" => pilot_batches, "max_batches" => max_batches,
           "time_budget_s" => time_budget_s, "confidence" => confidence, "power" => power, "baseline" => baseline,
-          "measure" => MEASURE }
+          "measure" => measure }
       end
 
       # One line for the run's start.
@@ -46,7 +65,7 @@ module Rackbench
         budget = time_budget_s ? ", time budget #{Experiment::Plan.format_duration(time_budget_s)}" : ""
         "--detect #{Detect.percent(effect)}: a pilot of #{pilot_batches} batches, then the batches each comparison " \
           "needs for a #{Detect.percent(effect)} difference at #{Detect.percent(confidence)} confidence and " \
-          "#{Detect.percent(power)} power (measure: #{MEASURE}), at most #{max_batches} batches#{budget}"
+          "#{Detect.percent(power)} power (measure: #{measure_text}), at most #{max_batches} batches#{budget}"
       end
 
       private
@@ -67,6 +86,8 @@ module Rackbench
           unless confidence.is_a?(Numeric) && confidence.between?(0.5, 0.9999)
         raise UsageError, "power must be between 0 and 1, got #{power.inspect}" \
           unless power.is_a?(Numeric) && power.between?(0.5, 0.9999)
+        raise UsageError, "--detect-measure takes #{MEASURES.keys.join(" or ")}, got #{measure.inspect}" \
+          unless MEASURES.key?(measure)
       end
     end
 
