@@ -64,6 +64,8 @@ module Rackbench
             end,
             progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?)
           )
+          # What the server needs built once per installed bundle (Passenger's agent).
+          adapter.prepare_bundle(bundle, out: @out, log: log, tty: tty?, extra_env: @marker_env)
           bundle
         rescue SetupError => e
           SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")
