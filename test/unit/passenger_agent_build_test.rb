@@ -1,0 +1,140 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "stringio"
+require "rackbench/bundle_env"
+require "rackbench/servers/passenger/agent_build"
+
+# Passenger's agent compiled once per installed gem, over a fake bundle
+# whose `passenger-config` is a small script: what it runs, the progress
+# it shows, the cache, and a failure's reason.
+describe Rackbench::Servers::PassengerAgentBuild do
+  FakeBundle = Struct.new(:dir, :gem_dir, :lock_path, :exec_prefix, :env, :gemfile_path, :versions,
+                          keyword_init: true) do
+    def gem_versions = versions
+  end
+
+  # Stands in for `launcher.rb passenger-config compile-agent ... --working-dir DIR`:
+  # records its arguments, compiles two "objects", waits for the test's go
+  # file when asked to (so a progress line is certain to come first), then
+  # writes the agent, or fails.
+  FAKE_COMPILER = <<~RUBY
+    args = ARGV
+    File.write(ENV.fetch("FAKE_ARGS"), args.join(" "))
+    File.write(ENV["FAKE_PIDFILE"], Process.pid.to_s) if ENV["FAKE_PIDFILE"]
+    work = args[args.index("--working-dir") + 1]
+    2.times { |i| File.write(File.join(work, "part\#{i}.o"), "") }
+    if (go = ENV["FAKE_WAIT_FOR"])
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
+      sleep 0.01 until File.exist?(go) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    end
+    if ENV["FAKE_FAIL"]
+      puts "g++: fatal error: Killed signal terminated program cc1plus"
+      exit 2
+    end
+    agent = ENV.fetch("FAKE_AGENT")
+    require "fileutils"
+    FileUtils.mkdir_p(File.dirname(agent))
+    File.write(agent, "#!/bin/sh\\n")
+    File.chmod(0o755, agent)
+    puts "Compilation finished!"
+  RUBY
+
+  # An IO that creates the go file when the first progress line arrives.
+  class GoOut < StringIO
+    def initialize(go)
+      super(+"")
+      @go = go
+    end
+
+    def puts(*lines)
+      File.write(@go, "") if lines.join.include?("compiling Passenger")
+      super
+    end
+  end
+
+  before do
+    @dir = Dir.mktmpdir("rackbench-agent-build")
+    script = File.join(@dir, "fake_compiler.rb")
+    File.write(script, FAKE_COMPILER)
+    @gem_dir = File.join(@dir, "gems", "ruby", "3.1.0")
+    @agent = File.join(@gem_dir, "gems", "passenger-6.2.1", "buildout", "support-binaries", "PassengerAgent")
+    @args = File.join(@dir, "args")
+    @env = { "FAKE_ARGS" => @args, "FAKE_AGENT" => @agent }
+    @bundle = FakeBundle.new(dir: @dir, gem_dir: @gem_dir, lock_path: File.join(@dir, "install.lock"),
+                             exec_prefix: [RbConfig.ruby, script], env: @env, gemfile_path: File.join(@dir, "Gemfile"),
+                             versions: { "passenger" => "6.2.1", "rack" => "3.1.0" })
+    @log = File.join(@dir, "logs", "bundle.log")
+  end
+
+  after { FileUtils.remove_entry(@dir) }
+
+  def build(progress_interval_s: 60)
+    Rackbench::Servers::PassengerAgentBuild.new(@bundle, progress_interval_s: progress_interval_s)
+  end
+
+  it "compiles the agent into the bundle's passenger gem with compile-agent --optimize, offline" do
+    out = StringIO.new
+    assert_equal :compiled, build.ensure_built!(out: out, log: @log)
+    assert File.executable?(@agent)
+    assert_equal @agent, build.agent_path
+    args = File.read(@args).split
+    assert_equal %w[passenger-config compile-agent --auto --optimize --working-dir], args.first(5)
+    refute(args.any? { |arg| arg.include?("download") })
+    assert_match(/Compiling Passenger 6\.2\.1's agent from source, once for this gem .*log: #{Regexp.escape(@log)}/,
+                 out.string)
+    assert_match(/Passenger 6\.2\.1's agent compiled in \d+ s \(2 objects\)/, out.string)
+    assert_includes File.read(@log), "Compilation finished!"
+  end
+
+  it "shows how the compile goes while it runs" do
+    @env["FAKE_WAIT_FOR"] = File.join(@dir, "go")
+    out = GoOut.new(@env["FAKE_WAIT_FOR"])
+    assert_equal :compiled, build(progress_interval_s: 0.05).ensure_built!(out: out, log: @log)
+    assert_match(/^  compiling Passenger 6\.2\.1's agent: \d+ objects, \d+ s$/, out.string)
+  end
+
+  it "compiles nothing when the agent is there" do
+    assert_equal :compiled, build.ensure_built!(out: StringIO.new, log: @log)
+    File.delete(@args)
+    out = StringIO.new
+    assert_equal :reused, build.ensure_built!(out: out, log: @log)
+    refute File.exist?(@args), "compiled again"
+    assert_empty out.string
+  end
+
+  it "fails with the compiler's last lines and the log when the compile fails" do
+    @env["FAKE_FAIL"] = "1"
+    error = assert_raises(Rackbench::SetupError) { build.ensure_built!(out: StringIO.new, log: @log) }
+    assert_match(/compiling Passenger 6\.2\.1's agent exited with status 2 \(log: #{Regexp.escape(@log)}\)/,
+                 error.message)
+    assert_includes error.message, "cc1plus"
+    refute File.exist?(@agent)
+  end
+
+  it "fails when the compile times out, leaving nothing running" do
+    @env["FAKE_WAIT_FOR"] = File.join(@dir, "never")
+    pid_file = @env["FAKE_PIDFILE"] = File.join(@dir, "pid")
+    # The first progress line waits for the compiler's pid, so the timeout
+    # surely comes after the compiler started.
+    out = StringIO.new
+    out.define_singleton_method(:puts) do |*lines|
+      if lines.join.include?("  compiling Passenger")
+        wait_until(timeout_s: 30, message: "the fake compiler's pid") { File.size?(pid_file) }
+      end
+      super(*lines)
+    end
+    this = self
+    out.define_singleton_method(:wait_until) { |**options, &block| this.wait_until(**options, &block) }
+    builder = Rackbench::Servers::PassengerAgentBuild.new(@bundle, timeout_s: 0.3, progress_interval_s: 0.01)
+    error = assert_raises(Rackbench::SetupError) { builder.ensure_built!(out: out, log: @log) }
+    assert_match(/timed out after 0 s/, error.message)
+    assert_raises(Errno::ESRCH) { Process.kill(0, File.read(pid_file).to_i) }
+  end
+
+  it "names a bundle without the passenger gem" do
+    @bundle.versions = { "rack" => "3.1.0" }
+    error = assert_raises(Rackbench::SetupError) { build.ensure_built!(out: StringIO.new, log: @log) }
+    assert_match(/does not lock the passenger gem/, error.message)
+  end
+end
