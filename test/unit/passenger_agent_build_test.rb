@@ -14,31 +14,34 @@ describe Rackbench::Servers::PassengerAgentBuild do
     def gem_versions = versions
   end
 
-  # Stands in for `launcher.rb passenger-config compile-agent ... --working-dir DIR`:
-  # records its arguments, compiles two "objects", waits for the test's go
+  # Stands in for `launcher.rb passenger-config ...` (a shell script: it
+  # starts in a millisecond): records its arguments; for compile-agent
+  # ... --working-dir DIR, compiles two "objects", waits for the test's go
   # file when asked to (so a progress line is certain to come first), then
   # writes the agent, or fails.
-  FAKE_COMPILER = <<~RUBY
-    args = ARGV
-    File.write(ENV.fetch("FAKE_ARGS"), args.join(" "))
-    File.write(ENV["FAKE_PIDFILE"], Process.pid.to_s) if ENV["FAKE_PIDFILE"]
-    work = args[args.index("--working-dir") + 1]
-    2.times { |i| File.write(File.join(work, "part\#{i}.o"), "") }
-    if (go = ENV["FAKE_WAIT_FOR"])
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
-      sleep 0.01 until File.exist?(go) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-    end
-    if ENV["FAKE_FAIL"]
-      puts "g++: fatal error: Killed signal terminated program cc1plus"
-      exit 2
-    end
-    agent = ENV.fetch("FAKE_AGENT")
-    require "fileutils"
-    FileUtils.mkdir_p(File.dirname(agent))
-    File.write(agent, "#!/bin/sh\\n")
-    File.chmod(0o755, agent)
-    puts "Compilation finished!"
-  RUBY
+  FAKE_COMPILER = <<~'SH'
+    printf '%s\n' "$*" >> "$FAKE_ARGS"
+    if [ "$2" = build-native-support ]; then
+      if [ -n "$FAKE_NATIVE_FAIL" ]; then echo "native support: cc1: error"; exit 3; fi
+      exit 0
+    fi
+    if [ -n "$FAKE_PIDFILE" ]; then echo $$ > "$FAKE_PIDFILE"; fi
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --working-dir ]; then work=$2; fi
+      shift
+    done
+    : > "$work/part0.o"
+    : > "$work/part1.o"
+    if [ -n "$FAKE_WAIT_FOR" ]; then
+      i=0
+      while [ ! -e "$FAKE_WAIT_FOR" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+    fi
+    if [ -n "$FAKE_FAIL" ]; then echo "g++: fatal error: Killed signal terminated program cc1plus"; exit 2; fi
+    mkdir -p "$(dirname "$FAKE_AGENT")"
+    printf '#!/bin/sh\n' > "$FAKE_AGENT"
+    chmod 755 "$FAKE_AGENT"
+    echo "Compilation finished!"
+  SH
 
   # An IO that creates the go file when the first progress line arrives.
   class GoOut < StringIO
@@ -55,14 +58,14 @@ describe Rackbench::Servers::PassengerAgentBuild do
 
   before do
     @dir = Dir.mktmpdir("rackbench-agent-build")
-    script = File.join(@dir, "fake_compiler.rb")
+    script = File.join(@dir, "fake_compiler.sh")
     File.write(script, FAKE_COMPILER)
     @gem_dir = File.join(@dir, "gems", "ruby", "3.1.0")
     @agent = File.join(@gem_dir, "gems", "passenger-6.2.1", "buildout", "support-binaries", "PassengerAgent")
     @args = File.join(@dir, "args")
     @env = { "FAKE_ARGS" => @args, "FAKE_AGENT" => @agent }
     @bundle = FakeBundle.new(dir: @dir, gem_dir: @gem_dir, lock_path: File.join(@dir, "install.lock"),
-                             exec_prefix: [RbConfig.ruby, script], env: @env, gemfile_path: File.join(@dir, "Gemfile"),
+                             exec_prefix: ["/bin/sh", script], env: @env, gemfile_path: File.join(@dir, "Gemfile"),
                              versions: { "passenger" => "6.2.1", "rack" => "3.1.0" })
     @log = File.join(@dir, "logs", "bundle.log")
   end
@@ -73,14 +76,15 @@ describe Rackbench::Servers::PassengerAgentBuild do
     Rackbench::Servers::PassengerAgentBuild.new(@bundle, progress_interval_s: progress_interval_s)
   end
 
-  it "compiles the agent into the bundle's passenger gem with compile-agent --optimize, offline" do
+  it "compiles the agent into the bundle's passenger gem with compile-agent --optimize, then the native support" do
     out = StringIO.new
     assert_equal :compiled, build.ensure_built!(out: out, log: @log)
     assert File.executable?(@agent)
     assert_equal @agent, build.agent_path
-    args = File.read(@args).split
-    assert_equal %w[passenger-config compile-agent --auto --optimize --working-dir], args.first(5)
-    refute(args.any? { |arg| arg.include?("download") })
+    agent, native = File.readlines(@args).map(&:split)
+    assert_equal %w[passenger-config compile-agent --auto --optimize --working-dir], agent.first(5)
+    assert_equal %w[passenger-config build-native-support], native
+    refute(File.read(@args).include?("download"))
     assert_match(/Compiling Passenger 6\.2\.1's agent from source, once for this gem .*log: #{Regexp.escape(@log)}/,
                  out.string)
     assert_match(/Passenger 6\.2\.1's agent compiled in \d+ s \(2 objects\)/, out.string)
@@ -94,13 +98,19 @@ describe Rackbench::Servers::PassengerAgentBuild do
     assert_match(/^  compiling Passenger 6\.2\.1's agent: \d+ objects, \d+ s$/, out.string)
   end
 
-  it "compiles nothing when the agent is there" do
+  it "compiles no agent when it is there, and leaves the native support to Passenger's own check" do
     assert_equal :compiled, build.ensure_built!(out: StringIO.new, log: @log)
     File.delete(@args)
     out = StringIO.new
     assert_equal :reused, build.ensure_built!(out: out, log: @log)
-    refute File.exist?(@args), "compiled again"
+    assert_equal ["passenger-config build-native-support\n"], File.readlines(@args), "compiled the agent again"
     assert_empty out.string
+  end
+
+  it "fails naming the native support when it cannot be built" do
+    @env["FAKE_NATIVE_FAIL"] = "1"
+    error = assert_raises(Rackbench::SetupError) { build.ensure_built!(out: StringIO.new, log: @log) }
+    assert_match(/compiling Passenger 6\.2\.1's native support exited with status 3 .*cc1: error/, error.message)
   end
 
   it "fails with the compiler's last lines and the log when the compile fails" do

@@ -24,10 +24,28 @@ module Rackbench
 
       AGENT = "PassengerAgent"
       PROGRESS_INTERVAL_S = 15.0
-      POLL_INTERVAL_S = 0.2
+      POLL_INTERVAL_S = 0.05
       # Generous: a cold compile took about 9 minutes on a shared 2-CPU machine.
       TIMEOUT_S = 60 * 60
       TAIL_LINES = 5
+
+      # bin/setup's step: installs the built-in rack-hello app's bundle with
+      # passenger for this ruby (RbConfig.ruby), whose gem directory every
+      # app's bundle of this ruby shares, and compiles the agent there, so
+      # no trial (nor CI's test run) waits minutes for it. Returns
+      # :reused or :compiled.
+      def self.setup!(out: $stdout, app: "rack-hello")
+        require_relative "../../rubies"
+        require_relative "../../apps"
+        require_relative "../../bundle_env"
+        require_relative "../../servers"
+        variant = Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
+        adapter = Servers.fetch("passenger")
+        bundle = BundleEnv.new(app_dir: Apps.builtin(app).dir, install: variant.install,
+                               gemfile_extra: adapter.gem_lines(variant.install.engine))
+        bundle.ensure_installed!(progress: BundleEnv::Progress.new(out: out, label: "  #{app} + passenger"))
+        new(bundle).ensure_built!(out: out, log: bundle.log_path)
+      end
 
       # bundle :: an installed BundleEnv whose lockfile locks passenger
       def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S)
@@ -58,50 +76,68 @@ module Rackbench
         File.file?(agent_path) && File.executable?(agent_path)
       end
 
-      # Compiles the agent unless it is there; returns :reused or :compiled.
-      # Holds the bundle's install lock meanwhile, so two runs never compile
-      # into one gem at once. Raises SetupError with the compiler's last
-      # lines and the log's path when the compile fails or times out.
+      # Compiles the agent unless it is there, then Passenger's native
+      # support (a C extension of the bundle's ruby, which Passenger would
+      # otherwise compile in the first app process of a trial, or download);
+      # returns :reused or :compiled (the agent). Holds the bundle's install
+      # lock meanwhile, so two runs never compile into one gem at once.
+      # Raises SetupError with the compiler's last lines and the log's path
+      # when a compile fails or times out.
       #
       # :out :: where the progress lines go
-      # :log :: the file that receives the compiler's output
+      # :log :: the file that receives the compilers' output
       # :tty :: redraw the progress line in place (default: false)
-      # :extra_env :: variables added to the compiler's environment (the run's marker; default: {})
+      # :extra_env :: variables added to the compilers' environment (the run's marker; default: {})
       def ensure_built!(out:, log:, tty: false, extra_env: {})
-        return :reused if built?
-
-        File.open(@bundle.lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-          BundleEnv::InstallLock.acquire(lock, waiting: nil, log: log)
-          return :reused if built?
-
-          compile(out, log, tty, extra_env)
+        outcome = :reused
+        unless built?
+          File.open(@bundle.lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
+            BundleEnv::InstallLock.acquire(lock, waiting: nil, log: log)
+            unless built?
+              compile_agent(out, log, tty, extra_env)
+              outcome = :compiled
+            end
+          end
         end
-        :compiled
+        build_native_support(log, extra_env)
+        outcome
       end
 
       private
 
-      def compile(out, log, tty, extra_env)
+      def compile_agent(out, log, tty, extra_env)
         FileUtils.mkdir_p(File.dirname(log))
         Dir.mktmpdir("rackbench-passenger-agent") do |work_dir|
           out.puts "Compiling Passenger #{version}'s agent from source, once for this gem (it takes minutes; " \
                    "log: #{log})"
           started = now
-          status = run(work_dir, log, extra_env) { |elapsed_s| show(out, tty, elapsed_s, objects(work_dir), final: false) }
-          raise failure("timed out after #{duration(@timeout_s)}", log) unless status
-          raise failure("exited with status #{status.exitstatus.inspect}", log) unless status.success?
-          raise failure("finished but left no #{agent_path}", log) unless built?
+          argv = ["passenger-config", "compile-agent", "--auto", "--optimize", "--working-dir", work_dir]
+          status = run(argv, log, extra_env) { |elapsed_s| show(out, tty, elapsed_s, objects(work_dir), final: false) }
+          check(status, "agent", log)
+          raise failure("agent", "finished but left no #{agent_path}", log) unless built?
 
           show(out, tty, now - started, objects(work_dir), final: true)
         end
       end
 
-      # Runs the compiler, its output into log; yields the elapsed seconds
-      # every progress interval. Returns the exit status, or nil after a
-      # timeout (the compiler's process group killed).
-      def run(work_dir, log, extra_env)
-        argv = @bundle.exec_prefix + ["passenger-config", "compile-agent", "--auto", "--optimize",
-                                      "--working-dir", work_dir]
+      # `passenger-config build-native-support` compiles the extension for
+      # the ruby that runs it (the bundle's) into the gem's buildout/ruby/,
+      # or says nothing when it is there (about a second).
+      def build_native_support(log, extra_env)
+        check(run(%w[passenger-config build-native-support], log, extra_env) { nil }, "native support", log)
+      end
+
+      def check(status, what, log)
+        raise failure(what, "timed out after #{duration(@timeout_s)}", log) unless status
+        raise failure(what, "exited with status #{status.exitstatus.inspect}", log) unless status.success?
+      end
+
+      # Runs a command of the bundle's passenger gem, its output into log;
+      # yields the elapsed seconds every progress interval. Returns the exit
+      # status, or nil after a timeout (its process group killed).
+      def run(command, log, extra_env)
+        argv = @bundle.exec_prefix + command
+        FileUtils.mkdir_p(File.dirname(log))
         File.write(log, "# #{argv.join(" ")}\n", mode: "a")
         pid = Process.spawn(@bundle.env.merge(extra_env), *argv, chdir: @bundle.dir, in: File::NULL,
                                                                   %i[out err] => [log, "a"], pgroup: true)
@@ -151,9 +187,9 @@ module Rackbench
         out.flush if out.respond_to?(:flush)
       end
 
-      def failure(what, log)
+      def failure(part, what, log)
         tail = File.exist?(log) ? File.readlines(log, chomp: true).map(&:strip).reject(&:empty?).last(TAIL_LINES) : []
-        SetupError.new("compiling Passenger #{version}'s agent #{what} (log: #{log})" +
+        SetupError.new("compiling Passenger #{version}'s #{part} #{what} (log: #{log})" +
                        (tail.empty? ? "" : ": #{tail.join(" | ")}"))
       end
 

@@ -18,8 +18,8 @@
 # loader script (rack-loader.rb, or rack-preloader.rb for smart spawning).
 # That program is a shell script written here (WORK_DIR/passenger-ruby)
 # that execs this very process's interpreter command (its ruby, the
-# variant's options, Bundler's load path and rackbench's launcher, read
-# from /proc/self/cmdline), so every app process runs the trial's ruby
+# variant's options, Bundler's load path and rackbench's launcher, as the
+# launcher kept them from /proc/self/cmdline before $0 overwrote it), so every app process runs the trial's ruby
 # with its options and loads the identity and window agents through the
 # launcher, as every other server's processes do.
 #
@@ -28,6 +28,8 @@
 # Runs under every benchmarked CRuby; it is a script, not a library file.
 require "json"
 require "etc"
+require "fileutils"
+require "tmpdir"
 require_relative "watchdog_command"
 
 settings_path = File.expand_path(ARGV.fetch(0) { abort "rackbench passenger boot: no settings file given" })
@@ -36,6 +38,7 @@ work_dir = File.dirname(settings_path)
 
 require "phusion_passenger"
 PhusionPassenger.locate_directories
+PhusionPassenger.require_passenger_lib "constants"
 agent = PhusionPassenger.find_support_binary(PhusionPassenger::AGENT_EXE)
 unless agent
   abort "rackbench: Passenger #{PhusionPassenger::VERSION_STRING}'s agent is not compiled (looked in " \
@@ -45,15 +48,18 @@ end
 
 launcher = File.expand_path("../../bundle_env/launcher.rb", __dir__)
 interpreter = RackbenchPassenger::WatchdogCommand.interpreter(
-  File.binread("/proc/self/cmdline").split("\0"), launcher: launcher, exe: File.realpath("/proc/self/exe")
+  $rackbench_launch_argv || [], launcher: launcher, exe: File.realpath("/proc/self/exe")
 )
 abort "rackbench passenger boot: not started through rackbench's launcher (#{launcher})" unless interpreter
 
 app_ruby = File.join(work_dir, "passenger-ruby")
 File.write(app_ruby, RackbenchPassenger::WatchdogCommand.app_ruby_script(interpreter))
 File.chmod(0o755, app_ruby)
-instances_dir = File.join(work_dir, "passenger-instances")
-Dir.mkdir(instances_dir) unless File.directory?(instances_dir)
+# Passenger's instance directory holds its Unix sockets, whose paths the
+# kernel limits to 107 bytes: a short directory of its own under /tmp (as
+# Passenger's default is), not the trial's directory, removed when the
+# watchdog has exited.
+instances_dir = Dir.mktmpdir("rackbench-passenger-")
 group = begin
   Etc.getgrgid(Process.gid).name
 rescue ArgumentError
@@ -78,4 +84,5 @@ watchdog = Process.spawn(*argv, in: File::NULL)
   end
 end
 _, status = Process.wait2(watchdog)
+FileUtils.rm_rf(instances_dir)
 exit(status.exitstatus || 1)
