@@ -36,6 +36,12 @@ describe Rackbench::Servers::Passenger do
     assert_equal ['gem "passenger"'], adapter.gem_lines("ruby")
   end
 
+  it "forbids Passenger to compile or download its native support inside a trial (prepare_bundle built it)" do
+    assert_equal({ "PASSENGER_COMPILE_NATIVE_SUPPORT_BINARY" => "0", "PASSENGER_DOWNLOAD_NATIVE_SUPPORT_BINARY" => "0" },
+                 adapter.env)
+    assert_empty Rackbench::Servers.fetch("puma").env
+  end
+
   describe "what it runs" do
     it "accepts any number of single-threaded processes on CRuby" do
       assert_nil reason(processes: 1)
@@ -53,9 +59,9 @@ describe Rackbench::Servers::Passenger do
       assert_match(/processes must be a positive integer/, reason(processes: 0))
     end
 
-    it "counts the boot process, the watchdog and the core besides the app processes" do
-      assert_equal 4, adapter.worker_processes(1)
-      assert_equal 5, adapter.worker_processes(2)
+    it "counts the boot process, the watchdog, the core and the preloader besides the app processes" do
+      assert_equal 5, adapter.worker_processes(1)
+      assert_equal 6, adapter.worker_processes(2)
     end
   end
 
@@ -74,9 +80,10 @@ describe Rackbench::Servers::Passenger do
       assert_raises(Rackbench::ConfigError) { command(environment: "") }
     end
 
-    it "applies spawn_method when set, smart when not" do
-      assert_equal "direct", settings(options: { "spawn_method" => "direct" })["spawn_method"]
+    it "always spawns smart (the preloader forks the app processes): direct is no option" do
       assert_equal "smart", settings["spawn_method"]
+      error = assert_raises(Rackbench::ConfigError) { command(options: { "spawn_method" => "direct" }) }
+      assert_match(/spawn_method/, error.message)
     end
 
     it "turns turbocaching off unless it is asked for" do
@@ -94,8 +101,8 @@ describe Rackbench::Servers::Passenger do
     it "refuses an unknown option or a wrong value, naming it" do
       error = assert_raises(Rackbench::ConfigError) { command(options: { "threads" => 4 }) }
       assert_match(/passenger/, error.message)
-      error = assert_raises(Rackbench::ConfigError) { command(options: { "spawn_method" => "conservative" }) }
-      assert_match(/spawn_method: must be "smart" or "direct"/, error.message)
+      error = assert_raises(Rackbench::ConfigError) { command(options: { "turbocaching" => "yes" }) }
+      assert_match(/turbocaching: must be true or false/, error.message)
     end
   end
 

@@ -9,7 +9,7 @@ module Rackbench
     # engine (no Nginx): Passenger's C++ core accepts the connections and
     # hands each request to one of P single-threaded app processes, which it
     # spawns itself (smart spawning: forked from a preloader that loaded
-    # the app once; direct: each loads the app itself).
+    # the app once).
     #
     #   <ruby> launcher.rb .../servers/passenger/boot.rb WORK_DIR/passenger.json
     #
@@ -18,7 +18,7 @@ module Rackbench
     # process tree; see boot.rb), so the process tree is
     #
     #   boot (ruby) -> PassengerAgent watchdog -> PassengerAgent core
-    #     -> [preloader (ruby) ->] P app processes (ruby)
+    #     -> preloader (ruby) -> P app processes (ruby)
     #
     # and every ruby process of it is the trial's ruby started through
     # rackbench's launcher: each reports its identity.
@@ -29,23 +29,18 @@ module Rackbench
     class Passenger < Adapter
       SETTINGS_FILE = "passenger.json"
       BOOT_SCRIPT = File.expand_path("passenger/boot.rb", __dir__)
-      # Passenger's core logs this once per app process it has spawned
-      # ("Checking whether to disconnect long-running connections for
-      # process 1234, application /app (production)" comes later; this is
-      # the spawn itself, at its default log level).
-      APP_PROCESS_SPAWNED = /Spawned process .*? for app|Process \d+ spawned|spawned app process/i
-      # The boot process, the watchdog and the core, besides the app
-      # processes (and smart spawning's preloader).
-      FIXED_PROCESSES = 3
-
-      SPAWN_METHOD = ServerOptions::Type.new('"smart" or "direct"') { |value| %w[smart direct].include?(value) }
+      # Smart spawning, Passenger's default for Ruby apps: a preloader loads
+      # the app once and forks the app processes. Direct spawning (every app
+      # process loads the app itself) is not offered: readiness counts the
+      # processes, and a direct-spawned process exists long before it has
+      # loaded the app, while Passenger logs nothing when it has.
+      SPAWN_METHOD = "smart"
+      # The boot process, the watchdog, the core and the preloader, besides
+      # the app processes.
+      FIXED_PROCESSES = 4
 
       Option = ServerOptions::Option
       OPTIONS = ServerOptions::Schema.new(
-        Option.new(key: "spawn_method", type: SPAWN_METHOD, default: "smart",
-                   effect: "smart: a preloader process loads the app once and forks the app processes, which " \
-                           "share its pages; direct: every app process loads the app itself",
-                   reaches: "`--spawn-method` (core)"),
         Option.new(key: "max_request_queue_size", type: ServerOptions.integer(min: 0), default: "100",
                    effect: "requests the core queues while every app process is busy; one more gets a 503 " \
                            "(0: no limit). A load with more connections than processes + this queues into 503s",
@@ -67,6 +62,16 @@ module Rackbench
 
       def option_schema = OPTIONS
 
+      # Passenger's native support (a C extension) is compiled with the
+      # agent, before the first trial (#prepare_bundle): an app process must
+      # never compile it during a trial's boot, nor download one.
+      NATIVE_SUPPORT_ENV = { "PASSENGER_COMPILE_NATIVE_SUPPORT_BINARY" => "0",
+                             "PASSENGER_DOWNLOAD_NATIVE_SUPPORT_BINARY" => "0" }.freeze
+
+      def env
+        NATIVE_SUPPORT_ENV
+      end
+
       def gem_lines(_ruby_engine)
         ['gem "passenger"']
       end
@@ -84,15 +89,16 @@ module Rackbench
           "host" => HOST, "port" => Integer(port), "processes" => Integer(processes),
           "app_root" => File.expand_path(app_dir), "startup_file" => File.basename(config_ru.to_s),
           "environment" => environment_name(environment),
-          "spawn_method" => values.fetch("spawn_method", "smart"),
+          "spawn_method" => SPAWN_METHOD,
           "core_flags" => core_flags(values)
         }
         config = write_work_file(work_dir, SETTINGS_FILE, "#{JSON.pretty_generate(settings)}\n")
         [BOOT_SCRIPT, config]
       end
 
-      # Readiness counts the boot process, the watchdog, the core and the P
-      # app processes (smart spawning's preloader comes on top).
+      # Readiness counts the boot process, the watchdog, the core, the
+      # preloader and the P app processes, each forked from the preloader
+      # with the app already loaded.
       def worker_processes(processes)
         processes + FIXED_PROCESSES
       end
@@ -120,7 +126,7 @@ module Rackbench
       # --app-thread-count) is Passenger Enterprise's.
       def own_limits(threads:, ruby_engine:, **)
         if jruby?(ruby_engine)
-          return "passenger: rackbench runs it on CRuby only (smart spawning forks; JRuby under Passenger is untested)"
+          return "passenger: rackbench runs it on CRuby only (its app processes are forked from a preloader)"
         end
         return nil if threads == 1
 

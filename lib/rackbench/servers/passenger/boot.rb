@@ -73,7 +73,13 @@ argv = RackbenchPassenger::WatchdogCommand.argv(
 )
 $stderr.puts "# rackbench passenger: #{argv.join(" ")}"
 
-watchdog = Process.spawn(*argv, in: File::NULL)
+# The measured window's pipes (agent/window.rb) cannot reach the app
+# processes: Passenger closes every inherited descriptor when it spawns
+# them, and the numbers may then be reused by descriptors of Passenger's
+# own, which a watcher must never read. Without the variable their
+# watchers poll for the window's files; this process keeps its pipes.
+env = { "RACKBENCH_WINDOW_FDS" => nil }
+watchdog = Process.spawn(env, *argv, in: File::NULL)
 # A TERM or INT to this process alone (the guard's parent-death signal)
 # reaches the watchdog, which stops the core and the app processes.
 %w[TERM INT].each do |signal|
