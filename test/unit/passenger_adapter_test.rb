@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "json"
+require "open3"
 require "rackbench/servers"
 require "rackbench/servers/passenger"
 require "rackbench/servers/passenger/watchdog_command"
@@ -63,6 +64,25 @@ describe Rackbench::Servers::Passenger do
       assert_equal 5, adapter.worker_processes(1)
       assert_equal 6, adapter.worker_processes(2)
     end
+
+    it "is ready when P app processes said they were forked from the preloader" do
+      pattern, count = adapter.ready_log(3)
+      assert_equal 3, count
+      assert_match pattern, "App 1234 output: [rackbench] passenger app process 1234 forked from the preloader"
+      refute_match pattern, "App 1234 output: [passenger_native_support.so] successfully loaded."
+    end
+
+    it "prints the ready line in a child forked through Ruby, not in the parent" do
+      script = "require #{File.expand_path("../../lib/rackbench/servers/passenger/app_process.rb", __dir__).inspect}; " \
+               "$stdout.sync = true; puts Process.pid; pid = fork; if pid.nil? then exit!(0) else Process.wait(pid) end"
+      out, status = Open3.capture2(RbConfig.ruby, "-e", script)
+      assert status.success?
+      parent, *rest = out.lines.map(&:chomp)
+      assert_equal 1, rest.size, out
+      child = rest.first[/process (\d+) forked/, 1]
+      assert_match adapter.ready_log(1).first, rest.first
+      refute_equal parent, child
+    end
   end
 
   describe "#command" do
@@ -123,9 +143,11 @@ describe Rackbench::Servers::Passenger do
     end
 
     it "writes an app ruby that execs the interpreter command with Passenger's arguments" do
-      script = PassengerWatchdogCommand.app_ruby_script(["/opt/my ruby/bin/ruby", "--yjit", PASSENGER_TEST_LAUNCHER])
+      script = PassengerWatchdogCommand.app_ruby_script(["/opt/my ruby/bin/ruby", "--yjit", PASSENGER_TEST_LAUNCHER],
+                                                        app_process: "/x/app_process.rb")
       assert script.start_with?("#!/bin/sh\n")
-      assert_includes script, "\nexec /opt/my\\ ruby/bin/ruby --yjit #{PASSENGER_TEST_LAUNCHER} \"$@\"\n"
+      assert_includes script,
+                      "\nexec /opt/my\\ ruby/bin/ruby --yjit -r /x/app_process.rb #{PASSENGER_TEST_LAUNCHER} \"$@\"\n"
     end
 
     it "runs the builtin engine in the foreground on 127.0.0.1 with exactly P processes and nothing phoning home" do

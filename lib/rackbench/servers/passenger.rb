@@ -38,6 +38,7 @@ module Rackbench
       # The boot process, the watchdog, the core and the preloader, besides
       # the app processes.
       FIXED_PROCESSES = 4
+      APP_PROCESS_READY = /\[rackbench\] passenger app process \d+ forked from the preloader/
 
       Option = ServerOptions::Option
       OPTIONS = ServerOptions::Schema.new(
@@ -96,11 +97,17 @@ module Rackbench
         [BOOT_SCRIPT, config]
       end
 
-      # Readiness counts the boot process, the watchdog, the core, the
-      # preloader and the P app processes, each forked from the preloader
-      # with the app already loaded.
+      # At least the boot process, the watchdog, the core, the preloader
+      # and the P app processes (Passenger's short-lived spawn helpers may
+      # add more: the ready line is what counts the app processes).
       def worker_processes(processes)
         processes + FIXED_PROCESSES
+      end
+
+      # The line each app process prints (through Passenger's log) once the
+      # preloader, which had loaded the app, has forked it (passenger/app_process.rb).
+      def ready_log(processes)
+        [APP_PROCESS_READY, processes]
       end
 
       # Compiles Passenger's agent for the bundle's passenger gem unless it

@@ -53,7 +53,9 @@ interpreter = RackbenchPassenger::WatchdogCommand.interpreter(
 abort "rackbench passenger boot: not started through rackbench's launcher (#{launcher})" unless interpreter
 
 app_ruby = File.join(work_dir, "passenger-ruby")
-File.write(app_ruby, RackbenchPassenger::WatchdogCommand.app_ruby_script(interpreter))
+File.write(app_ruby, RackbenchPassenger::WatchdogCommand.app_ruby_script(
+                       interpreter, app_process: File.expand_path("app_process.rb", __dir__)
+                     ))
 File.chmod(0o755, app_ruby)
 # Passenger's instance directory holds its Unix sockets, whose paths the
 # kernel limits to 107 bytes: a short directory of its own under /tmp (as
