@@ -58,8 +58,8 @@ module Rackbench
   #   Work the server needs done once per installed BundleEnv before its
   #   first trial, such as compiling a part the gem ships as source
   #   (Passenger's agent); +out+ receives progress lines, +log+ the
-  #   output. Returns :reused or :compiled; raises SetupError. Most
-  #   servers need none (the default does nothing).
+  #   output. Returns :reused or :compiled; raises SetupError. Optional:
+  #   most servers need none (Adapter's does nothing).
   module Servers
     # Every server binds here explicitly: a benchmark server must never be
     # reachable from the network, and "localhost" may resolve to ::1.
