@@ -175,9 +175,9 @@ module Rackbench
 
       def show(out, tty, elapsed_s, objects, final:)
         text = if final
-                 "  Passenger #{version}'s agent compiled in #{duration(elapsed_s)} (#{objects} objects)"
+                 "  Passenger #{version}'s agent compiled in #{duration(elapsed_s)} (#{count(objects)})"
                else
-                 "  compiling Passenger #{version}'s agent: #{objects} objects, #{duration(elapsed_s)}"
+                 "  compiling Passenger #{version}'s agent: #{count(objects)}, #{duration(elapsed_s)}"
                end
         if tty
           out.print("\r#{text}\e[K#{"\n" if final}")
@@ -191,6 +191,10 @@ module Rackbench
         tail = File.exist?(log) ? File.readlines(log, chomp: true).map(&:strip).reject(&:empty?).last(TAIL_LINES) : []
         SetupError.new("compiling Passenger #{version}'s #{part} #{what} (log: #{log})" +
                        (tail.empty? ? "" : ": #{tail.join(" | ")}"))
+      end
+
+      def count(objects)
+        objects == 1 ? "1 object" : "#{objects} objects"
       end
 
       # "42 s", "3m05s", as the bundle install's progress says it.
