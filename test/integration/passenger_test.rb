@@ -115,5 +115,9 @@ describe "Passenger (integration)" do
       false
     end
     assert_empty marked, "processes of the run still alive"
+    # Passenger's instance directory (its sockets, under /tmp) is removed with the watchdog.
+    instance_dirs = passenger_trials.map { |t| File.read(t.log_path)[/--instance-registry-dir (\S+)/, 1] }
+    assert_equal 2, instance_dirs.compact.size
+    instance_dirs.each { |dir| refute File.exist?(dir), "#{dir} left behind" }
   end
 end
