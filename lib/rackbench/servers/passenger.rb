@@ -31,9 +31,10 @@ module Rackbench
       BOOT_SCRIPT = File.expand_path("passenger/boot.rb", __dir__)
       # Smart spawning, Passenger's default for Ruby apps: a preloader loads
       # the app once and forks the app processes. Direct spawning (every app
-      # process loads the app itself) is not offered: readiness counts the
-      # processes, and a direct-spawned process exists long before it has
-      # loaded the app, while Passenger logs nothing when it has.
+      # process loads the app itself) is not offered: readiness waits for
+      # the line each app process prints when the preloader forks it (the
+      # app loaded), a direct-spawned process is never forked, and Passenger
+      # logs nothing when one has loaded the app.
       SPAWN_METHOD = "smart"
       # The boot process, the watchdog, the core and the preloader, besides
       # the app processes.
