@@ -142,6 +142,22 @@ describe Rackbench::Servers::PassengerAgentBuild do
     assert_raises(Errno::ESRCH) { Process.kill(0, File.read(pid_file).to_i) }
   end
 
+  it "kills the compiler when it is interrupted" do
+    @env["FAKE_WAIT_FOR"] = File.join(@dir, "never")
+    pid_file = @env["FAKE_PIDFILE"] = File.join(@dir, "pid")
+    this = self
+    out = StringIO.new
+    out.define_singleton_method(:puts) do |*lines|
+      if lines.join.include?("  compiling Passenger")
+        this.wait_until(timeout_s: 30, message: "the fake compiler's pid") { File.size?(pid_file) }
+        raise Interrupt
+      end
+      super(*lines)
+    end
+    assert_raises(Interrupt) { build(progress_interval_s: 0.01).ensure_built!(out: out, log: @log) }
+    assert_raises(Errno::ESRCH) { Process.kill(0, File.read(pid_file).to_i) }
+  end
+
   it "names a bundle without the passenger gem" do
     @bundle.versions = { "rack" => "3.1.0" }
     error = assert_raises(Rackbench::SetupError) { build.ensure_built!(out: StringIO.new, log: @log) }

@@ -145,8 +145,11 @@ module Rackbench
         shown = started
         loop do
           waited, status = Process.waitpid2(pid, Process::WNOHANG)
-          return status if waited
-          return kill(pid) if now - started > @timeout_s
+          if waited
+            pid = nil
+            return status
+          end
+          return kill(pid).tap { pid = nil } if now - started > @timeout_s
 
           if now - shown >= @progress_interval_s
             shown = now
@@ -154,9 +157,10 @@ module Rackbench
           end
           sleep POLL_INTERVAL_S
         end
-      rescue Interrupt, StandardError
+      ensure
+        # Interrupted (Ctrl-C, TERM, an error in a progress line): the
+        # compiler's whole process group goes too.
         kill(pid) if pid
-        raise
       end
 
       def kill(pid)
