@@ -29,7 +29,8 @@ describe "Passenger (integration)" do
         name: passenger-beside-puma
         seed: 5
         batches: 1
-        rubies: [ruby]
+        # A variant with an option: it must reach every app process Passenger spawns.
+        rubies: [{ name: ruby-yjit, ruby: ruby, options: ["--yjit"] }]
         servers: [puma, passenger]
         apps: [rack-hello, rails-hello]
         processes: 2
@@ -77,7 +78,7 @@ describe "Passenger (integration)" do
     refute(trials.any? { |t| t.server == "passenger" && t.threads == 2 })
   end
 
-  it "identifies both app processes of each Passenger trial as the trial's ruby with the bundle's passenger" do
+  it "identifies both app processes of each Passenger trial as the trial's ruby variant with the bundle's passenger" do
     passenger_trials.each do |trial|
       identity = trial.identity
       assert_equal "passenger", identity.dig("server_gem", "name")
@@ -94,6 +95,9 @@ describe "Passenger (integration)" do
       assert_equal 2, app_processes.size, "#{trial.app}: #{processes.inspect}"
       assert(app_processes.all? { |p| p["ppid"] == preloader["pid"] })
       assert_equal 4, processes.size, "#{trial.app}: boot, preloader and 2 app processes"
+      # The variant's --yjit reached the preloader and the app processes through Passenger's --ruby.
+      assert_equal ["yjit"], processes.map { |p| p["jit"] }.uniq
+      assert_equal "production", identity.dig("env", "RAILS_ENV")
     end
   end
 
