@@ -38,8 +38,8 @@ describe Rackbench::Servers::Passenger do
   end
 
   it "forbids Passenger to compile or download its native support inside a trial (prepare_bundle built it)" do
-    assert_equal({ "PASSENGER_COMPILE_NATIVE_SUPPORT_BINARY" => "0", "PASSENGER_DOWNLOAD_NATIVE_SUPPORT_BINARY" => "0" },
-                 adapter.env)
+    assert_equal({ "PASSENGER_COMPILE_NATIVE_SUPPORT_BINARY" => "0",
+                   "PASSENGER_DOWNLOAD_NATIVE_SUPPORT_BINARY" => "0" }, adapter.env)
     assert_empty Rackbench::Servers.fetch("puma").env
   end
 
@@ -131,15 +131,17 @@ describe Rackbench::Servers::Passenger do
     PASSENGER_TEST_LAUNCHER = "/gems/rackbench/lib/rackbench/bundle_env/launcher.rb"
 
     it "takes the interpreter command up to the launcher: the ruby, its options, Bundler's -I" do
-      cmdline = ["/opt/ruby/bin/ruby", "--yjit", "-I", "/bundler/lib", PASSENGER_TEST_LAUNCHER, "/x/boot.rb", "/w/passenger.json"]
+      cmdline = ["/opt/ruby/bin/ruby", "--yjit", "-I", "/bundler/lib", PASSENGER_TEST_LAUNCHER, "/x/boot.rb",
+                 "/w/passenger.json"]
       assert_equal ["/opt/ruby/bin/ruby", "--yjit", "-I", "/bundler/lib", PASSENGER_TEST_LAUNCHER],
                    PassengerWatchdogCommand.interpreter(cmdline, launcher: PASSENGER_TEST_LAUNCHER, exe: "/real/ruby")
     end
 
     it "replaces a bare program name with the real executable, and finds no launcher when there is none" do
-      assert_equal ["/real/ruby", PASSENGER_TEST_LAUNCHER],
-                   PassengerWatchdogCommand.interpreter(["ruby", PASSENGER_TEST_LAUNCHER, "boot.rb"], launcher: PASSENGER_TEST_LAUNCHER, exe: "/real/ruby")
-      assert_nil PassengerWatchdogCommand.interpreter(["ruby", "boot.rb"], launcher: PASSENGER_TEST_LAUNCHER, exe: "/real/ruby")
+      launcher = PASSENGER_TEST_LAUNCHER
+      assert_equal ["/real/ruby", launcher],
+                   PassengerWatchdogCommand.interpreter(["ruby", launcher, "boot.rb"], launcher: launcher, exe: "/real/ruby")
+      assert_nil PassengerWatchdogCommand.interpreter(["ruby", "boot.rb"], launcher: launcher, exe: "/real/ruby")
     end
 
     it "writes an app ruby that execs the interpreter command with Passenger's arguments" do

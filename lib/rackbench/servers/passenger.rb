@@ -123,7 +123,9 @@ module Rackbench
 
       def core_flags(values)
         flags = []
-        flags += ["--max-request-queue-size", Integer(values["max_request_queue_size"]).to_s] if values.key?("max_request_queue_size")
+        if values.key?("max_request_queue_size")
+          flags += ["--max-request-queue-size", Integer(values["max_request_queue_size"]).to_s]
+        end
         flags += ["--socket-backlog", Integer(values["socket_backlog"]).to_s] if values.key?("socket_backlog")
         flags << "--disable-turbocaching" unless values["turbocaching"]
         flags
