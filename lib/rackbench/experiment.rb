@@ -44,7 +44,7 @@ module Rackbench
     DEFAULT_INSIDE = "counting"
 
     # The server adapters accepted when Rackbench::Servers cannot say.
-    KNOWN_SERVERS = %w[puma webrick unicorn pitchfork falcon thin iodine agoo].freeze
+    KNOWN_SERVERS = %w[puma webrick unicorn pitchfork falcon thin iodine agoo passenger].freeze
 
     # The built-in quick experiment that `rackbench run` runs without a file.
     DEFAULT_PATH = File.expand_path("default_experiment.yml", __dir__)

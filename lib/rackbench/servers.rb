@@ -54,6 +54,12 @@ module Rackbench
   #   the app; its log line says it has finished).
   # supports ::
   #   A short text for `rackbench servers`.
+  # prepare_bundle(bundle, out:, log:, tty:, extra_env:) ::
+  #   Work the server needs done once per installed BundleEnv before its
+  #   first trial, such as compiling a part the gem ships as source
+  #   (Passenger's agent); +out+ receives progress lines, +log+ the
+  #   output. Returns :reused or :compiled; raises SetupError. Optional:
+  #   most servers need none (Adapter's does nothing).
   module Servers
     # Every server binds here explicitly: a benchmark server must never be
     # reachable from the network, and "localhost" may resolve to ::1.
@@ -160,6 +166,9 @@ module Rackbench
       def ready_log(_processes)
         nil
       end
+
+      # Nothing to prepare unless the adapter says otherwise.
+      def prepare_bundle(_bundle, out:, log:, tty: false, extra_env: {}); end
 
       # Checks common to every server, then the adapter's own (#own_limits,
       # which also sees the options, String keys).

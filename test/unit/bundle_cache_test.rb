@@ -68,6 +68,27 @@ describe Rackbench::Trial::Http::BundleCache do
     assert_empty config_of(cache(out).fetch(app(builtin: true), install, FakeAdapter.new("puma"), log_dir: @tmp))
   end
 
+  it "prepares each installed environment once for an adapter that asks (Passenger's agent), for no other" do
+    preparing = Class.new(FakeAdapter) do
+      attr_reader :prepared
+
+      def prepare_bundle(bundle, out:, log:, tty:, extra_env:)
+        (@prepared ||= []) << [bundle, log, tty, extra_env]
+        out.puts "prepared #{name}"
+        :compiled
+      end
+    end.new("passenger")
+    out = StringIO.new
+    bundles = cache(out)
+    bundle = bundles.fetch(app, install, preparing, log_dir: @tmp)
+    assert_same bundle, bundles.fetch(app, install, preparing, log_dir: @tmp)
+    assert_equal [[bundle, File.join(@tmp, "bundle-mine-ruby-passenger.log"), false, {}]], preparing.prepared
+    assert_includes out.string, "prepared passenger"
+    plain = StringIO.new
+    cache(plain).fetch(app, install, FakeAdapter.new("puma"), log_dir: @tmp)
+    refute_includes plain.string, "prepared"
+  end
+
   it "installs once per app, groups, ruby and server" do
     bundles = cache(StringIO.new)
     first = bundles.fetch(app, install, FakeAdapter.new("puma"), log_dir: @tmp)

@@ -63,5 +63,15 @@ else
 
   path = spec.bin_file(executable)
 end
+# This process's command line as it started (the interpreter, its options,
+# this launcher, the executable and its arguments), kept because setting
+# $0 overwrites /proc/self/cmdline: a server that execs its app processes
+# itself (Passenger's boot script) starts them with the same interpreter
+# command.
+$rackbench_launch_argv = begin
+  File.binread("/proc/self/cmdline").split("\0")
+rescue SystemCallError, IOError
+  nil
+end
 $0 = path
 load path

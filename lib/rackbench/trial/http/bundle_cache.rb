@@ -64,6 +64,11 @@ module Rackbench
             end,
             progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?)
           )
+          # What the server needs built once per installed bundle (Passenger's
+          # agent); optional in the adapter interface (Servers).
+          if adapter.respond_to?(:prepare_bundle)
+            adapter.prepare_bundle(bundle, out: @out, log: log, tty: tty?, extra_env: @marker_env)
+          end
           bundle
         rescue SetupError => e
           SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")

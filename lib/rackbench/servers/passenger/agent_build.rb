@@ -1,0 +1,211 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require "tmpdir"
+require_relative "../../errors"
+require_relative "../../monotonic_clock"
+
+module Rackbench
+  module Servers
+    # Passenger's agent (PassengerAgent: the watchdog and the C++ core) for
+    # the passenger gem of one installed BundleEnv. The gem ships its
+    # source, not the binary; Passenger would download a prebuilt one,
+    # which rackbench never lets it do. So it is compiled here, offline,
+    # with the gem's own `passenger-config compile-agent --optimize`, into
+    # the gem's buildout/support-binaries/, where Passenger looks first. The
+    # gem's directory is the bundle cache's (one per ruby ABI and passenger
+    # version, shared by every app's bundle of that ruby): the compile
+    # happens once, and every later trial finds the binary.
+    #
+    # A cold compile takes minutes (doc/servers.md), so it says how it goes
+    # every PROGRESS_INTERVAL_S: the time spent and the objects compiled.
+    class PassengerAgentBuild
+      include MonotonicClock
+
+      AGENT = "PassengerAgent"
+      PROGRESS_INTERVAL_S = 15.0
+      POLL_INTERVAL_S = 0.05
+      # Generous: a cold compile took about 9 minutes on a shared 2-CPU machine.
+      TIMEOUT_S = 60 * 60
+      TAIL_LINES = 5
+
+      # bin/setup's step: installs the built-in rack-hello app's bundle with
+      # passenger for this ruby (RbConfig.ruby), whose gem directory every
+      # app's bundle of this ruby shares, and compiles the agent there, so
+      # no trial (nor CI's test run) waits minutes for it. Returns
+      # :reused or :compiled.
+      def self.setup!(out: $stdout, app: "rack-hello")
+        require_relative "../../rubies"
+        require_relative "../../apps"
+        require_relative "../../bundle_env"
+        require_relative "../../servers"
+        variant = Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
+        adapter = Servers.fetch("passenger")
+        bundle = BundleEnv.new(app_dir: Apps.builtin(app).dir, install: variant.install,
+                               gemfile_extra: adapter.gem_lines(variant.install.engine))
+        bundle.ensure_installed!(progress: BundleEnv::Progress.new(out: out, label: "  #{app} + passenger"))
+        new(bundle).ensure_built!(out: out, log: bundle.log_path)
+      end
+
+      # bundle :: an installed BundleEnv whose lockfile locks passenger
+      def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S)
+        @bundle = bundle
+        @timeout_s = timeout_s
+        @progress_interval_s = progress_interval_s
+      end
+
+      # The locked passenger version; SetupError when the bundle has none.
+      def version
+        @bundle.gem_versions.fetch("passenger") do
+          raise SetupError, "the bundle #{@bundle.gemfile_path} does not lock the passenger gem"
+        end
+      end
+
+      # The gem's directory in the bundle.
+      def gem_dir
+        File.join(@bundle.gem_dir, "gems", "passenger-#{version}")
+      end
+
+      # Where the compiled agent lands (PhusionPassenger.support_binaries_dir
+      # of a gem install).
+      def agent_path
+        File.join(gem_dir, "buildout", "support-binaries", AGENT)
+      end
+
+      def built?
+        File.file?(agent_path) && File.executable?(agent_path)
+      end
+
+      # Compiles the agent unless it is there, then Passenger's native
+      # support (a C extension of the bundle's ruby, which Passenger would
+      # otherwise compile in the first app process of a trial, or download);
+      # returns :reused or :compiled (the agent). Holds the bundle's install
+      # lock meanwhile, so two runs never compile into one gem at once.
+      # Raises SetupError with the compiler's last lines and the log's path
+      # when a compile fails or times out.
+      #
+      # :out :: where the progress lines go
+      # :log :: the file that receives the compilers' output
+      # :tty :: redraw the progress line in place (default: false)
+      # :extra_env :: variables added to the compilers' environment (the run's marker; default: {})
+      def ensure_built!(out:, log:, tty: false, extra_env: {})
+        outcome = :reused
+        unless built?
+          File.open(@bundle.lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
+            BundleEnv::InstallLock.acquire(lock, waiting: nil, log: log)
+            unless built?
+              compile_agent(out, log, tty, extra_env)
+              outcome = :compiled
+            end
+          end
+        end
+        build_native_support(log, extra_env)
+        outcome
+      end
+
+      private
+
+      def compile_agent(out, log, tty, extra_env)
+        FileUtils.mkdir_p(File.dirname(log))
+        Dir.mktmpdir("rackbench-passenger-agent") do |work_dir|
+          out.puts "Compiling Passenger #{version}'s agent from source, once for this gem (it takes minutes; " \
+                   "log: #{log})"
+          started = now
+          argv = ["passenger-config", "compile-agent", "--auto", "--optimize", "--working-dir", work_dir]
+          status = run(argv, log, extra_env) { |elapsed_s| show(out, tty, elapsed_s, objects(work_dir), final: false) }
+          check(status, "agent", log)
+          raise failure("agent", "finished but left no #{agent_path}", log) unless built?
+
+          show(out, tty, now - started, objects(work_dir), final: true)
+        end
+      end
+
+      # `passenger-config build-native-support` compiles the extension for
+      # the ruby that runs it (the bundle's) into the gem's buildout/ruby/,
+      # or says nothing when it is there (about a second).
+      def build_native_support(log, extra_env)
+        check(run(%w[passenger-config build-native-support], log, extra_env) { nil }, "native support", log)
+      end
+
+      def check(status, what, log)
+        raise failure(what, "timed out after #{duration(@timeout_s)}", log) unless status
+        raise failure(what, "exited with status #{status.exitstatus.inspect}", log) unless status.success?
+      end
+
+      # Runs a command of the bundle's passenger gem, its output into log;
+      # yields the elapsed seconds every progress interval. Returns the exit
+      # status, or nil after a timeout (its process group killed).
+      def run(command, log, extra_env)
+        argv = @bundle.exec_prefix + command
+        FileUtils.mkdir_p(File.dirname(log))
+        File.write(log, "# #{argv.join(" ")}\n", mode: "a")
+        pid = Process.spawn(@bundle.env.merge(extra_env), *argv, chdir: @bundle.dir, in: File::NULL,
+                                                                  %i[out err] => [log, "a"], pgroup: true)
+        started = now
+        shown = started
+        loop do
+          waited, status = Process.waitpid2(pid, Process::WNOHANG)
+          if waited
+            pid = nil
+            return status
+          end
+          return kill(pid).tap { pid = nil } if now - started > @timeout_s
+
+          if now - shown >= @progress_interval_s
+            shown = now
+            yield shown - started
+          end
+          sleep POLL_INTERVAL_S
+        end
+      ensure
+        # Interrupted (Ctrl-C, TERM, an error in a progress line): the
+        # compiler's whole process group goes too.
+        kill(pid) if pid
+      end
+
+      def kill(pid)
+        Process.kill(:KILL, -pid)
+        Process.wait(pid)
+        nil
+      rescue Errno::ESRCH, Errno::ECHILD
+        nil
+      end
+
+      # The object files compiled so far (the compiler's own progress bar is
+      # dots without a scale when its output is not a terminal).
+      def objects(work_dir)
+        Dir.glob(File.join(work_dir, "**", "*.o")).size
+      end
+
+      def show(out, tty, elapsed_s, objects, final:)
+        text = if final
+                 "  Passenger #{version}'s agent compiled in #{duration(elapsed_s)} (#{count(objects)})"
+               else
+                 "  compiling Passenger #{version}'s agent: #{count(objects)}, #{duration(elapsed_s)}"
+               end
+        if tty
+          out.print("\r#{text}\e[K#{"\n" if final}")
+        else
+          out.puts(text)
+        end
+        out.flush if out.respond_to?(:flush)
+      end
+
+      def failure(part, what, log)
+        tail = File.exist?(log) ? File.readlines(log, chomp: true).map(&:strip).reject(&:empty?).last(TAIL_LINES) : []
+        SetupError.new("compiling Passenger #{version}'s #{part} #{what} (log: #{log})" +
+                       (tail.empty? ? "" : ": #{tail.join(" | ")}"))
+      end
+
+      def count(objects)
+        objects == 1 ? "1 object" : "#{objects} objects"
+      end
+
+      # "42 s", "3m05s", as the bundle install's progress says it.
+      def duration(seconds)
+        seconds = seconds.round
+        seconds < 60 ? "#{seconds} s" : format("%dm%02ds", seconds / 60, seconds % 60)
+      end
+    end
+  end
+end
