@@ -4,16 +4,22 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Keeps text as a printable one-line reason (control bytes become '?'). */
-static void set_reason(h2_client *c, const char *prefix, const char *text, size_t len) {
-    size_t p = (size_t)snprintf(c->reason, sizeof(c->reason), "%s", prefix);
-    if (p >= sizeof(c->reason)) return;
+/* Writes text into the reason from offset p, as one printable line
+ * (control bytes become '?'; it stops at a line end). */
+static void set_reason_at(h2_client *c, size_t p, const char *text, size_t len) {
     for (size_t i = 0; i < len && p + 1 < sizeof(c->reason); i++) {
         unsigned char ch = (unsigned char)text[i];
         if (ch == '\r' || ch == '\n') break;
         c->reason[p++] = (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
     }
     c->reason[p] = '\0';
+}
+
+/* prefix, then text as a printable one-line reason. */
+static void set_reason(h2_client *c, const char *prefix, const char *text, size_t len) {
+    size_t p = (size_t)snprintf(c->reason, sizeof(c->reason), "%s", prefix);
+    if (p >= sizeof(c->reason)) return;
+    set_reason_at(c, p, text, len);
 }
 
 static void fail_with(h2_client *c, int not_h2, const char *prefix, const char *text) {
@@ -121,6 +127,36 @@ static int on_error(nghttp2_session *session, int lib_error_code, const char *ms
     return 0;
 }
 
+/* A frame nghttp2 refused: kept as the reason should the connection end
+ * for it (it ends with our GOAWAY, not with an error code). */
+static int on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame, int lib_error_code,
+                            void *user_data) {
+    (void)session;
+    h2_client *c = user_data;
+    if (!c->reason[0])
+        snprintf(c->reason, sizeof(c->reason), "invalid frame (type %u) on stream %d: %s", frame->hd.type,
+                 frame->hd.stream_id, nghttp2_strerror(lib_error_code));
+    return 0;
+}
+
+/* nghttp2 ends a connection it cannot go on with (a frame on the wrong
+ * stream, a bad window) by sending GOAWAY with an error code and a debug
+ * text: that is the connection's failure and its reason. */
+static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data) {
+    (void)session;
+    h2_client *c = user_data;
+    if (frame->hd.type != NGHTTP2_GOAWAY || frame->goaway.error_code == NGHTTP2_NO_ERROR || c->failed) return 0;
+    c->failed = 1;
+    c->not_h2 = !c->peer_settings_seen;
+    if (!c->reason[0]) {
+        int n = snprintf(c->reason, sizeof(c->reason), "engine ended the connection with GOAWAY(%s): ",
+                         h2_error_code_name(frame->goaway.error_code));
+        if (n > 0 && (size_t)n < sizeof(c->reason))
+            set_reason_at(c, (size_t)n, (const char *)frame->goaway.opaque_data, frame->goaway.opaque_data_len);
+    }
+    return 0;
+}
+
 static ssize_t read_body(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
                          uint32_t *data_flags, nghttp2_data_source *source, void *user_data) {
     (void)session;
@@ -146,6 +182,8 @@ int h2_client_init(h2_client *c, uint32_t window_bytes, h2_stream_end_cb on_end,
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     nghttp2_session_callbacks_set_error_callback2(cbs, on_error);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cbs, on_invalid_frame);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
     int rv = nghttp2_session_client_new(&c->session, cbs, c);
     nghttp2_session_callbacks_del(cbs);
     if (rv) return -1;
@@ -221,12 +259,14 @@ int h2_client_recv(h2_client *c, const uint8_t *data, size_t len) {
 }
 
 long h2_client_pending_output(h2_client *c, const uint8_t **out) {
+    if (c->failed) return -1;
     ssize_t n = nghttp2_session_mem_send(c->session, out);
     if (n < 0) {
         fail_with(c, 0, "", nghttp2_strerror((int)n));
         return -1;
     }
-    return (long)n;
+    /* Our GOAWAY(error) just went into *out: the connection is over. */
+    return c->failed ? -1 : (long)n;
 }
 
 int h2_client_usable(const h2_client *c) {
