@@ -27,6 +27,11 @@ module Rackbench
         large_responses: lambda do |entries|
           entries.any? { |e| e["bytes_per_s"] && e["rps_median"] && e["bytes_per_s"] >= 65_536 * e["rps_median"] }
         end,
+        # Downloads (large responses) or HTTP/2: body MB/s with its
+        # interval is a figure of its own.
+        body_rate: lambda do |entries|
+          entries.any? { |e| e["mb_per_s"] && (e["protocol"] == "h2c" || CONDITIONS[:large_responses].call([e])) }
+        end,
         # A configuration ran in open loop: the offered rate goes beside
         # the achieved one.
         open_loop: ->(entries) { entries.any? { |e| e["offered_rps"] } }
@@ -129,6 +134,14 @@ module Rackbench
         Column.new("bytes_per_s", unit: :bytes_per_s, value: :bytes_per_s, csv: cell("bytes_per_s"),
                    terminal: cell("MB/s", format: [:megabytes, { unit: false }], only: :large_responses),
                    html: cell("received/s")),
+        Column.new("protocol", value: :protocol),
+        Column.new("mb_per_s", unit: :rate, value: :mb_per_s, csv: cell("mb_per_s"),
+                   terminal: cell("body MB/s", format: lambda { |mb, e, _|
+                     mb.nil? ? Units::NONE : "#{Units.rate(mb)} #{Units.relative_interval(e["mb_per_s_ci95"], mb)}"
+                   }, only: :body_rate),
+                   html: cell("body MB/s", only: :body_rate)),
+        Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci, csv: interval_cells("mb_per_s_ci95"),
+                   html: cell("MB/s 95% CI", format: ->(ci, _, _) { Units.interval(ci, :rate) }, only: :body_rate)),
         Column.new("rss_peak_bytes", unit: :bytes, value: :rss_peak_bytes, csv: cell("rss_peak_bytes"),
                    html: cell("RSS peak")),
         # The terminal has room for one memory figure: PSS, RSS where PSS
