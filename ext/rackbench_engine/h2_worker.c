@@ -337,7 +337,15 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
             s->ready = 1;
             return;
         }
-        conn_close(hc, ERR_GOAWAY, 0, now_ns);
+        /* A GOAWAY with an error code (ENHANCE_YOUR_CALM...) asks us to
+         * back off: the request waits it out, then goes on a new connection. */
+        int calm_down = hc->client.goaway && hc->client.goaway_code != NGHTTP2_NO_ERROR;
+        conn_close(hc, ERR_GOAWAY, calm_down, now_ns);
+        if (calm_down) {
+            s->pending = 1;
+            s->ready = 1;
+            return;
+        }
     }
     const h2_request *hr = &w->h2->requests[s->req - w->requests->items];
     s->deadline_ns = now_ns + w->cfg->timeout_ns;
@@ -441,7 +449,8 @@ static void on_readable(h2_conn *hc, uint64_t now_ns) {
             if (hc->busy == 0) w->idle_closes++;
             note_goaway(hc);
             int refused = hc->client.goaway;
-            conn_close(hc, refused ? ERR_GOAWAY : (hc->connected ? ERR_READ : ERR_CONNECT), !refused, now_ns);
+            int graceful = refused && hc->client.goaway_code == NGHTTP2_NO_ERROR;
+            conn_close(hc, refused ? ERR_GOAWAY : (hc->connected ? ERR_READ : ERR_CONNECT), !graceful, now_ns);
             return;
         }
         if (h2_client_recv(&hc->client, (const uint8_t *)w->read_buf, (size_t)n) < 0) {

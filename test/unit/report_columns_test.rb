@@ -130,6 +130,7 @@ describe Rackbench::Report::Columns do
       layout = Rackbench::Report::ColumnLayout.new([download], dimensions: ["ruby"])
       cell = layout.cells(:terminal).find { |c| c.heading == "body MB/s" }
       assert_equal "65.5 ±2.3%", cell.write(download)
+      assert_equal "65.5", cell.write(download.merge("mb_per_s_ci95" => nil)), "no interval below min_batches"
     end
 
     it "shows the offered rate only in open loop" do

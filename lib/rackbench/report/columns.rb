@@ -137,7 +137,9 @@ module Rackbench
         Column.new("protocol", value: :protocol),
         Column.new("mb_per_s", unit: :rate, value: :mb_per_s, csv: cell("mb_per_s"),
                    terminal: cell("body MB/s", format: lambda { |mb, e, _|
-                     mb.nil? ? Units::NONE : "#{Units.rate(mb)} #{Units.relative_interval(e["mb_per_s_ci95"], mb)}"
+                     next Units::NONE if mb.nil?
+
+                     e["mb_per_s_ci95"] ? "#{Units.rate(mb)} #{Units.relative_interval(e["mb_per_s_ci95"], mb)}" : Units.rate(mb)
                    }, only: :body_rate),
                    html: cell("body MB/s", only: :body_rate)),
         Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci, csv: interval_cells("mb_per_s_ci95"),
