@@ -51,7 +51,8 @@ typedef struct h2_slot {
     uint32_t id;                /* stream slot number across all threads */
     rng rng;
     size_t first_done;
-    int ready;                  /* free: to restart (closed loop) after the read */
+    int ready;                  /* in the worker's ready list */
+    struct h2_slot *next_ready;
     int pending;                /* chosen and counted in flight, waiting for its
                                    connection to drain after a GOAWAY */
     struct h2_slot *next_free;  /* open loop: stack of free slots */
@@ -69,6 +70,8 @@ typedef struct h2_conn {
     size_t out_len;
     int busy;                   /* slots in SLOT_SENT */
     int goaway_counted;
+    int dirty;                  /* in the worker's list of connections to flush */
+    struct h2_conn *next_dirty;
     uint64_t backoff_until_ns;
     h2_slot *slots;             /* cfg->streams of them */
 } h2_conn;
@@ -80,6 +83,11 @@ struct h2_worker {
     h2_slot *slots;
     int streams;
     h2_slot *free_stack;
+    /* Slots that came free (or wait for their connection) since the last
+     * turn of the loop, and connections with requests submitted since: the
+     * loop works through both lists instead of scanning every slot. */
+    h2_slot *ready_head;
+    h2_conn *dirty_head;
     h2_request *requests;       /* translated set->items, same order */
 };
 
@@ -93,6 +101,24 @@ static void *xcalloc(size_t n, size_t size) {
 }
 
 static int is_open_loop(const worker *w) { return w->interval_ns > 0; }
+
+/* Slot s is to be looked at on the loop's next turn (restart_ready). */
+static void push_ready(h2_slot *s) {
+    struct h2_worker *h = s->hc->w->h2;
+    if (s->ready) return;
+    s->ready = 1;
+    s->next_ready = h->ready_head;
+    h->ready_head = s;
+}
+
+/* hc has output to write on the loop's next turn. */
+static void mark_dirty(h2_conn *hc) {
+    struct h2_worker *h = hc->w->h2;
+    if (hc->dirty) return;
+    hc->dirty = 1;
+    hc->next_dirty = h->dirty_head;
+    h->dirty_head = hc;
+}
 
 static void start_request(h2_slot *s, uint64_t start_ns, uint64_t now_ns);
 
@@ -155,7 +181,7 @@ static void slot_ended(h2_slot *s) {
     s->stream.id = 0;
     s->hc->busy--;
     w->in_flight--;
-    s->ready = 1;
+    push_ready(s);
 }
 
 static void count_error(h2_slot *s, error_kind kind, uint64_t now_ns) {
@@ -233,8 +259,6 @@ static void conn_close(h2_conn *hc, error_kind kind, int backoff, uint64_t now_n
             if ((*link)->hc == hc) *link = (*link)->next_free;
             else link = &(*link)->next_free;
         }
-        for (int k = 0; k < h->streams; k++)
-            if (!hc->slots[k].pending) hc->slots[k].ready = 0;
     } else {
         hc->state = H2CONN_CLOSED;
     }
@@ -329,12 +353,11 @@ static int conn_open(h2_conn *hc, uint64_t now_ns) {
 static void send_request(h2_slot *s, uint64_t now_ns) {
     h2_conn *hc = s->hc;
     worker *w = hc->w;
-    s->ready = 0;
     s->pending = 0;
     if (hc->state == H2CONN_OPEN && !h2_client_usable(&hc->client)) {
         if (hc->busy > 0) {
             s->pending = 1;
-            s->ready = 1;
+            push_ready(s);
             return;
         }
         /* A GOAWAY with an error code (ENHANCE_YOUR_CALM...) asks us to
@@ -342,8 +365,7 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
         int calm_down = hc->client.goaway && hc->client.goaway_code != NGHTTP2_NO_ERROR;
         conn_close(hc, ERR_GOAWAY, calm_down, now_ns);
         if (calm_down) {
-            s->pending = 1;
-            s->ready = 1;
+            s->pending = 1; /* looked at again when the backoff ends */
             return;
         }
     }
@@ -361,7 +383,9 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
         /* Stream ids exhausted or the session closing: the connection is
          * done; this request fails with it and the slot starts afresh. */
         conn_close(hc, ERR_H2_PROTOCOL, 0, now_ns);
+        return;
     }
+    mark_dirty(hc);
 }
 
 /* Starts the next request on slot s (free, its connection not in
@@ -395,36 +419,39 @@ static void open_loop_dispatch(worker *w, uint64_t now_ns) {
     }
 }
 
-/* Gives free slots their next request: closed loop at once, open loop
- * through the free stack. Slots of a connection in backoff wait for it. */
+/* Gives the slots of the ready list their next request: closed loop at
+ * once, open loop through the free stack; requests waiting for their
+ * connection (pending) go out. Slots of a connection in backoff wait for
+ * it (housekeeping puts them back when it ends). Then every connection
+ * with new requests writes them, one send for all of a turn's streams. */
 static void restart_ready(worker *w, uint64_t now_ns) {
     struct h2_worker *h = w->h2;
-    for (int i = 0; i < w->conn_count; i++) {
-        h2_conn *hc = &h->conns[i];
-        if (hc->state == H2CONN_BACKOFF) continue;
-        for (int k = 0; k < h->streams; k++) {
-            h2_slot *s = &hc->slots[k];
-            if (!s->ready || s->state != SLOT_FREE) continue;
-            if (s->pending) {
-                /* Due before the end: it goes out even while draining. */
-                send_request(s, now_ns);
-            } else if (w->stopping) {
-                s->ready = 0;
-            } else if (is_open_loop(w)) {
-                s->ready = 0;
-                s->next_free = h->free_stack;
-                h->free_stack = s;
-            } else if (now_ns < w->clock->measure_end_ns) {
-                start_request(s, now_ns, now_ns);
-            } else {
-                s->ready = 0;
-            }
+    h2_slot *list = h->ready_head;
+    h->ready_head = NULL;
+    while (list) {
+        h2_slot *s = list;
+        list = s->next_ready;
+        s->ready = 0;
+        if (s->state != SLOT_FREE || s->hc->state == H2CONN_BACKOFF) continue;
+        if (s->pending) {
+            /* Due before the end: it goes out even while draining. */
+            send_request(s, now_ns);
+        } else if (w->stopping) {
+            continue;
+        } else if (is_open_loop(w)) {
+            s->next_free = h->free_stack;
+            h->free_stack = s;
+        } else if (now_ns < w->clock->measure_end_ns) {
+            start_request(s, now_ns, now_ns);
         }
-        if (hc->state == H2CONN_OPEN && conn_flush(hc, now_ns) < 0) continue;
     }
     if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
-    for (int i = 0; i < w->conn_count; i++)
-        if (h->conns[i].state == H2CONN_OPEN && h->conns[i].out_len == 0) conn_flush(&h->conns[i], now_ns);
+    while (h->dirty_head) {
+        h2_conn *hc = h->dirty_head;
+        h->dirty_head = hc->next_dirty;
+        hc->dirty = 0;
+        if (hc->state == H2CONN_OPEN) conn_flush(hc, now_ns);
+    }
 }
 
 /* Counts a GOAWAY once per connection: the frame and its code. */
@@ -483,7 +510,7 @@ static void housekeeping(worker *w, uint64_t now_ns) {
         if (hc->state == H2CONN_BACKOFF) {
             if (now_ns >= hc->backoff_until_ns || w->stopping) {
                 hc->state = H2CONN_CLOSED;
-                for (int k = 0; k < h->streams; k++) hc->slots[k].ready = 1;
+                for (int k = 0; k < h->streams; k++) push_ready(&hc->slots[k]);
             }
             continue;
         }
@@ -527,8 +554,9 @@ void h2_worker_loop(worker *w) {
     const run_clock *clock = w->clock;
     struct h2_worker *h = w->h2;
     uint64_t now_ns = clock_now_ns();
-    for (int i = 0; i < w->conn_count; i++)
-        for (int k = 0; k < h->streams; k++) h->conns[i].slots[k].ready = 1;
+    /* In slot order: the first streams of every connection first. */
+    for (int i = w->conn_count - 1; i >= 0; i--)
+        for (int k = h->streams - 1; k >= 0; k--) push_ready(&h->conns[i].slots[k]);
     restart_ready(w, now_ns);
     struct epoll_event events[WORKER_MAX_EVENTS];
     uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
