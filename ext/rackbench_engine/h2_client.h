@@ -24,7 +24,9 @@
  * (SETTINGS_INITIAL_WINDOW_SIZE) and for the connection: 16 MiB, so that
  * a loopback download runs at the speed of the server, not of our window
  * updates (nghttp2's default of 64 KiB stalls a large body every 64 KiB). */
+#ifndef H2_WINDOW_BYTES
 #define H2_WINDOW_BYTES (16 * 1024 * 1024)
+#endif
 
 /* Longest text kept for a "not HTTP/2" or protocol-error reason. */
 #define H2_REASON_BYTES 160

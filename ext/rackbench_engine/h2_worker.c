@@ -34,6 +34,9 @@
  * wait before the next attempt, so a wrong server costs a bounded number
  * of attempts instead of a busy loop. */
 #define RECONNECT_BACKOFF_NS (10 * NS_PER_MS)
+/* A connection's output buffer: a turn's requests on all its streams
+ * (HEADERS of a few dozen bytes each once HPACK has indexed them). */
+#define OUT_BUFFER_BYTES (16 * 1024)
 
 typedef enum { SLOT_FREE = 0, SLOT_SENT } slot_state;
 typedef enum { H2CONN_CLOSED = 0, H2CONN_OPEN, H2CONN_BACKOFF } h2conn_state;
@@ -66,8 +69,14 @@ typedef struct h2_conn {
     int established_once;
     h2_client client;
     int has_client;
-    const uint8_t *out;         /* session output not yet written */
-    size_t out_len;
+    /* Output: nghttp2 hands it over a frame at a time; the frames of a
+     * turn are gathered here and written with one send (a send per frame
+     * would cost a system call per request). chunk is what nghttp2 gave
+     * last and did not fit yet (valid until its next call). */
+    uint8_t *out;
+    size_t out_len, out_sent;
+    const uint8_t *chunk;
+    size_t chunk_len;
     int busy;                   /* slots in SLOT_SENT */
     int goaway_counted;
     int dirty;                  /* in the worker's list of connections to flush */
@@ -142,6 +151,7 @@ struct h2_worker *h2_worker_new(worker *w) {
         hc->w = w;
         hc->fd = -1;
         hc->slots = &h->slots[(size_t)i * (size_t)h->streams];
+        hc->out = xcalloc(1, OUT_BUFFER_BYTES);
         for (int k = 0; k < h->streams; k++) {
             h2_slot *s = &hc->slots[k];
             s->hc = hc;
@@ -160,6 +170,7 @@ void h2_worker_free(struct h2_worker *h) {
         h2_conn *hc = &h->conns[i];
         if (hc->has_client) h2_client_free(&hc->client);
         if (hc->fd >= 0) close(hc->fd);
+        free(hc->out);
     }
     h2_requests_free(h->requests, h->request_count);
     free(h->conns);
@@ -245,7 +256,7 @@ static void conn_close(h2_conn *hc, error_kind kind, int backoff, uint64_t now_n
     }
     if (hc->fd >= 0) close(hc->fd); /* also leaves the epoll set */
     hc->fd = -1;
-    hc->out_len = 0;
+    hc->out_len = hc->out_sent = hc->chunk_len = 0;
     hc->connected = 0;
     hc->goaway_counted = 0;
     if (backoff) {
@@ -289,26 +300,34 @@ static void mark_connected(h2_conn *hc) {
     }
 }
 
-/* Writes what the session has to send. Returns 0 (all written, or the
- * socket is full: EPOLLOUT resumes), -1 after closing hc. */
+/* Writes what the session has to send: gathers its frames into hc->out,
+ * then sends them together. Returns 0 (all written, or the socket is full:
+ * EPOLLOUT resumes), -1 after closing hc. */
 static int conn_flush(h2_conn *hc, uint64_t now_ns) {
     for (;;) {
-        if (hc->out_len == 0) {
-            const uint8_t *out = NULL;
-            long n = h2_client_pending_output(&hc->client, &out);
-            if (n < 0) {
-                conn_failed(hc, now_ns);
-                return -1;
+        while (hc->out_len < OUT_BUFFER_BYTES) {
+            if (hc->chunk_len == 0) {
+                long n = h2_client_pending_output(&hc->client, &hc->chunk);
+                if (n < 0) {
+                    conn_failed(hc, now_ns);
+                    return -1;
+                }
+                if (n == 0) break;
+                hc->chunk_len = (size_t)n;
             }
-            if (n == 0) return 0;
-            hc->out = out;
-            hc->out_len = (size_t)n;
+            size_t room = OUT_BUFFER_BYTES - hc->out_len;
+            size_t take = hc->chunk_len < room ? hc->chunk_len : room;
+            memcpy(hc->out + hc->out_len, hc->chunk, take);
+            hc->out_len += take;
+            hc->chunk += take;
+            hc->chunk_len -= take;
         }
-        ssize_t n = send(hc->fd, hc->out, hc->out_len, MSG_NOSIGNAL);
+        if (hc->out_sent == hc->out_len) return 0;
+        ssize_t n = send(hc->fd, hc->out + hc->out_sent, hc->out_len - hc->out_sent, MSG_NOSIGNAL);
         if (n > 0) {
             mark_connected(hc);
-            hc->out += n;
-            hc->out_len -= (size_t)n;
+            hc->out_sent += (size_t)n;
+            if (hc->out_sent == hc->out_len) hc->out_sent = hc->out_len = 0;
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
