@@ -98,6 +98,24 @@ describe "load.protocol h2c" do
     end
   end
 
+  describe Rackbench::LoadSummary do
+    it "names the protocol and streams, body MB/s, resets and GOAWAYs; http1 unchanged" do
+      text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(
+                                          h2_result(resets: { "INTERNAL_ERROR" => 3 }, goaway_codes: { "NO_ERROR" => 1 })
+                                        )).to_s
+      assert_match(/keep-alive, h2c, 4 streams per connection$/, text)
+      assert_match(/bodies 1677\.7 MB\/s/, text)
+      assert_match(/Resets:      INTERNAL_ERROR 3 \(RST_STREAM from the server\)/, text)
+      assert_match(/GOAWAY:      NO_ERROR 1/, text)
+      refute_match(/Not HTTP\/2/, text)
+      bad = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(h2_result(not_h2c_connections: 1,
+                                                                            reason: "it sent \"<html>\""))).to_s
+      assert_match(/Not HTTP\/2:  the server did not speak HTTP\/2 \(h2c prior knowledge\): it sent "<html>"/, bad)
+      plain = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(JSON.parse(JSON.generate(Fakes::ENGINE_RESULT)))).to_s
+      refute_match(/h2c|streams|bodies|Resets|GOAWAY/, plain)
+    end
+  end
+
   describe "experiment keys" do
     def parse(load)
       Rackbench::Experiment.parse(<<~YAML, source: "h2.yml", base_dir: dir)
