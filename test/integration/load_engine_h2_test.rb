@@ -151,6 +151,21 @@ describe "load engine over h2c" do
     end
   end
 
+  it "refuses a request list with captures, which h2c does not support yet, and runs a plain one" do
+    list = File.expand_path("../fixtures/requests/session_login.txt", __dir__)
+    error = assert_raises(Rackbench::UsageError) { run_load(nghttpd_url("/hello"), requests_file: list, cookies: false) }
+    assert_match(/--protocol h2c does not support request lists with captures, variables or @follow yet/, error.message)
+    Dir.mktmpdir do |dir|
+      plain = File.join(dir, "plain.txt")
+      File.write(plain, "--- name=hello weight=3\nGET /hello\n\n--- name=big weight=1\nGET /big\n")
+      result = run_load(nghttpd_url("/hello"), requests_file: plain, connections: 1, streams: 4, duration_s: 0.3)
+      assert_equal 0, result.error_count, result.errors.inspect
+      by_name = result.entries.to_h { |e| [e["name"], e["requests"]] }
+      assert_operator by_name["hello"], :>, 0
+      assert_equal by_name["hello"] * 12 + by_name["big"] * BIG_FILE_BYTES, result.body_bytes
+    end
+  end
+
   describe "Falcon serving the download app" do
     let(:dir) { Dir.mktmpdir("rackbench-h2-run") }
     let(:results) { File.join(dir, "results") }
