@@ -135,14 +135,15 @@ module Rackbench
                    terminal: cell("MB/s", format: [:megabytes, { unit: false }], only: :large_responses),
                    html: cell("received/s")),
         Column.new("protocol", value: :protocol),
-        Column.new("mb_per_s", unit: :rate, value: :mb_per_s, csv: cell("mb_per_s"),
+        # (CSV: after the inside figures, see mb_per_s_csv below.)
+        Column.new("mb_per_s", unit: :rate, value: :mb_per_s,
                    terminal: cell("body MB/s", format: lambda { |mb, e, _|
                      next Units::NONE if mb.nil?
 
                      e["mb_per_s_ci95"] ? "#{Units.rate(mb)} #{Units.relative_interval(e["mb_per_s_ci95"], mb)}" : Units.rate(mb)
                    }, only: :body_rate),
                    html: cell("body MB/s", only: :body_rate)),
-        Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci, csv: interval_cells("mb_per_s_ci95"),
+        Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci,
                    html: cell("MB/s 95% CI", format: ->(ci, _, _) { Units.interval(ci, :rate) }, only: :body_rate)),
         Column.new("rss_peak_bytes", unit: :bytes, value: :rss_peak_bytes, csv: cell("rss_peak_bytes"),
                    html: cell("RSS peak")),
@@ -166,7 +167,15 @@ module Rackbench
         # section of its own, a table per configuration; CSV flattens it
         # after the columns 0.1 wrote, so theirs keep their places.
         Column.new("inside", value: :inside_h, csv: inside_cells),
-        Column.new("ran", value: :ran)
+        Column.new("ran", value: :ran),
+        # Body MB/s and its interval in CSV, after every column written
+        # before them (0.1's, then the inside figures'), which keep their
+        # places.
+        Column.new("mb_per_s_csv", csv: [
+                     cell("mb_per_s", format: ->(_, e, _) { e["mb_per_s"] }),
+                     cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
+                     cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
+                   ])
       ].freeze
 
       module_function
