@@ -210,6 +210,15 @@ describe "load.protocol h2c" do
       assert_equal 2, engine.settings.count { |s| s.protocol == "http1" }
     end
 
+    it "runs a request list over h2c without a cookie jar, and over http1 with one" do
+      File.write(File.join(dir, "plain.requests"), "--- name=home\nGET /\n")
+      engine = Fakes::Engine.new
+      runner(text.sub("servers: [puma, falcon]", "servers: [falcon]")
+                 .sub("streams: 1,", "streams: 1, requests: plain.requests,"), engine).run
+      assert_equal({ "http1" => [true], "h2c" => [false] },
+                   engine.settings.group_by(&:protocol).transform_values { |s| s.map(&:cookies) })
+    end
+
     it "fails a trial whose server did not speak HTTP/2, with the reason, and passes one that did" do
       reason = 'it sent "<!DOCTYPE HTML>" instead of a SETTINGS frame'
       bad = runner(text.sub("servers: [puma, falcon]", "servers: [falcon]"),

@@ -54,12 +54,15 @@ module Rackbench
         # variant of rails-posts). A list keeps cookies per connection unless
         # load.cookies says false, as a browser would: a session that logs in
         # first must stay logged in. A single URL gets no jar unless asked,
-        # or unless load.preset_cookies puts cookies in it.
+        # or unless load.preset_cookies puts cookies in it. h2c runs have no
+        # jar (the engine has none for HTTP/2 yet).
         def self.requests(config, app)
           file = config.load[:requests_file] || app.requests
           cookies = config.load[:cookies]
           presets = config.load[:cookie_presets] || []
-          { requests_file: file, cookies: cookies.nil? ? !file.nil? || !presets.empty? : cookies }
+          # h2c has no cookie jar yet: a list runs without one there.
+          default = (!file.nil? || !presets.empty?) && config.load[:protocol] != "h2c"
+          { requests_file: file, cookies: cookies.nil? ? default : cookies }
         end
 
         private_class_method :requests
