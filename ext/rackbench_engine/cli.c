@@ -13,7 +13,7 @@
 
 static const char usage_text[] =
     "Usage: rackbench-engine [options] URL\n"
-    "Drives HTTP/1.1 load at URL and prints one JSON document on stdout.\n"
+    "Drives HTTP/1.1 or HTTP/2 (h2c) load at URL and prints one JSON document on stdout.\n"
     "  -c, --connections N   concurrent connections (default 10)\n"
     "  -t, --threads N       engine threads, each with its own event loop (default 1)\n"
     "  -d, --duration D      measured window: 10s, 500ms, 2m (default 10s)\n"
@@ -21,6 +21,9 @@ static const char usage_text[] =
     "  -R, --rate R          open loop: R requests/s overall, latency from the\n"
     "                        scheduled send time (default: closed loop)\n"
     "  -k, --no-keepalive    close on the client side after every response\n"
+    "      --protocol P      http1 (default) or h2c (HTTP/2 over cleartext,\n"
+    "                        prior knowledge)\n"
+    "      --streams N       h2c: concurrent streams per connection (default 1)\n"
     "  -H, --header 'K: V'   add a request header (repeatable)\n"
     "  -m, --method M        request method (default GET)\n"
     "      --body TEXT       request body\n"
@@ -116,7 +119,7 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS };
 
 /* name=value with a non-empty token name and a value without ; or
  * control bytes (RFC 6265 cookie-pair, leniently). */
@@ -151,6 +154,8 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"cpus", required_argument, NULL, OPT_CPUS},
         {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
         {"phase-fd", required_argument, NULL, OPT_PHASE_FD},
+        {"protocol", required_argument, NULL, OPT_PROTOCOL},
+        {"streams", required_argument, NULL, OPT_STREAMS},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -164,6 +169,8 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     cfg->method = "GET";
     cfg->seed = 1;
     cfg->phase_fd = -1;
+    cfg->protocol = PROTOCOL_HTTP1;
+    cfg->streams = 1;
 
     opterr = 0;
     optind = 0;
@@ -240,6 +247,15 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             if (parse_int(optarg, 3, 65535, &cfg->phase_fd))
                 return usage_error("invalid --phase-fd '%s' (expected a descriptor number >= 3)", optarg);
             break;
+        case OPT_PROTOCOL:
+            if (strcmp(optarg, "http1") == 0) cfg->protocol = PROTOCOL_HTTP1;
+            else if (strcmp(optarg, "h2c") == 0) cfg->protocol = PROTOCOL_H2C;
+            else return usage_error("invalid --protocol '%s' (expected http1 or h2c)", optarg);
+            break;
+        case OPT_STREAMS:
+            if (parse_int(optarg, 1, 10000, &cfg->streams))
+                return usage_error("invalid --streams '%s' (expected an integer 1-10000)", optarg);
+            break;
         case 'V': printf("rackbench-engine %s\n", ENGINE_VERSION); return -1;
         case 'h': fputs(usage_text, stdout); return -1;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
@@ -254,6 +270,12 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     if (err) return usage_error("invalid URL '%s': %s", argv[optind], err);
     if (cfg->requests_file && (cfg->body || strcmp(cfg->method, "GET") != 0))
         return usage_error("--requests cannot be combined with --method or --body (put them in the file)");
+    if (cfg->protocol == PROTOCOL_HTTP1 && cfg->streams != 1)
+        return usage_error("--streams %d needs --protocol h2c (HTTP/1.1 carries one request at a time)", cfg->streams);
+    if (cfg->protocol == PROTOCOL_H2C && !cfg->keepalive)
+        return usage_error("--no-keepalive cannot be combined with --protocol h2c (streams share the connection)");
+    if (cfg->protocol == PROTOCOL_H2C && cfg->cookies)
+        return usage_error("--cookies and --cookie are not supported with --protocol h2c yet");
     /* Every requested connection is used: threads never outnumber them
      * (wrk silently drops connections that do not divide evenly). */
     if (cfg->threads > cfg->connections)

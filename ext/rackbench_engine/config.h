@@ -15,6 +15,11 @@
 #define MAX_CPUS 256
 #define MAX_URL_BYTES 2048
 
+/* --protocol: HTTP/1.1, or HTTP/2 over cleartext TCP with prior
+ * knowledge (RFC 9113 section 3.3: the client starts with the preface, no
+ * Upgrade dance). */
+enum { PROTOCOL_HTTP1 = 0, PROTOCOL_H2C = 1 };
+
 typedef struct {
     /* target */
     char url[MAX_URL_BYTES];
@@ -34,6 +39,8 @@ typedef struct {
     uint64_t timeout_ns;
     double rate_per_s;       /* 0: closed loop */
     int keepalive;           /* 0: the client closes after every response */
+    int protocol;            /* PROTOCOL_HTTP1 or PROTOCOL_H2C */
+    int streams;             /* h2c: concurrent streams per connection (1 for http1) */
 
     /* requests (single request from flags, or a request list file) */
     const char *method;

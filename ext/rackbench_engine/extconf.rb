@@ -14,6 +14,16 @@ src_dir = __dir__
 install_dir = ENV["RACKBENCH_INSTALL_DIR"] || RbConfig::CONFIG["sitearchdir"]
 cc = ENV["CC"] || "cc"
 
+# The engine's HTTP/2 (--protocol h2c) is nghttp2's (Debian: libnghttp2-dev).
+# Without it the build stops here: an engine that silently lacked h2c would
+# run something other than what an experiment names.
+probe = "#include <nghttp2/nghttp2.h>\nint main(void) { return nghttp2_version(0) == 0; }\n"
+unless IO.popen([cc, "-x", "c", "-", "-lnghttp2", "-o", File::NULL], "w", err: File::NULL) { |io| io.write(probe) } &&
+       $?.success?
+  abort "rackbench: the load engine needs libnghttp2 (HTTP/2): install the Debian package libnghttp2-dev " \
+        "(bin/setup does), then build again"
+end
+
 sources = Dir.glob(File.join(src_dir, "*.c")).map { |f| File.basename(f) }.sort
 objects = sources.map { |s| s.sub(/\.c\z/, ".o") }
 # The guard's objects go to guard/ in the build directory: both programs
@@ -28,7 +38,7 @@ File.write("Makefile", <<~MAKE)
   CC = #{cc}
   CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -pthread -D_GNU_SOURCE
   LDFLAGS = -pthread
-  LIBS = -lm
+  LIBS = -lnghttp2 -lm
   OBJS = #{objects.join(" ")}
   GUARD_OBJS = #{guard_objects.join(" ")}
   BIN = rackbench-engine

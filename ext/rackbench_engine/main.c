@@ -86,6 +86,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rackbench-engine: %s\n", err);
         return 2;
     }
+    if (cfg.protocol == PROTOCOL_H2C && (requests.templated || requests.body_captures || requests.header_work)) {
+        fprintf(stderr, "rackbench-engine: --protocol h2c does not support request lists with "
+                        "captures, variables or @follow yet\n");
+        requests_free(&requests);
+        return 2;
+    }
     int raw_fd = -1;
     if (cfg.raw_file) {
         raw_fd = raw_log_open_file(cfg.raw_file);

@@ -7,7 +7,8 @@
 
 #include "clock.h"
 
-const char *const error_kind_names[ERR_KINDS] = {"connect", "read", "write", "timeout", "parse", "capture", "redirect"};
+const char *const error_kind_names[ERR_KINDS] = {"connect", "read", "write", "timeout", "parse", "capture", "redirect",
+                                                   "stream_reset", "goaway", "not_h2c", "h2_protocol"};
 
 static void *checked_realloc(void *p, size_t bytes) {
     void *q = realloc(p, bytes);
@@ -119,6 +120,7 @@ void phase_stats_merge_totals(phase_stats *dst, const phase_stats *src) {
     dst->unsent += src->unsent;
     dst->requests += src->requests;
     dst->bytes += src->bytes;
+    dst->body_bytes += src->body_bytes;
     for (int k = 0; k < ERR_KINDS; k++) dst->errors[k] += src->errors[k];
     for (int s = 0; s < STATUS_CODES; s++) dst->status[s] += src->status[s];
 }

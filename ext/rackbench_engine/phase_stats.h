@@ -26,7 +26,15 @@ typedef enum { PHASE_WARMUP = 0, PHASE_MEASURE = 1, PHASE_COUNT = 2 } phase_id;
 /* ERR_CAPTURE: a request list's @capture found nothing in a response, or a
  * request needed a variable no capture had set (not sent); ERR_REDIRECT:
  * an @follow entry got a redirect it cannot follow (doc/requests.md). */
-typedef enum { ERR_CONNECT = 0, ERR_READ, ERR_WRITE, ERR_TIMEOUT, ERR_PARSE, ERR_CAPTURE, ERR_REDIRECT, ERR_KINDS } error_kind;
+/* HTTP/2 (h2c) only: ERR_STREAM_RESET, the server reset the stream
+ * (RST_STREAM); ERR_GOAWAY, the stream was refused by the server's GOAWAY
+ * (above its last stream id); ERR_NOT_H2C, the server does not speak HTTP/2
+ * with prior knowledge (it answered the preface with HTTP/1.x, or sent
+ * no SETTINGS first); ERR_H2_PROTOCOL, any other HTTP/2 connection error. */
+typedef enum {
+    ERR_CONNECT = 0, ERR_READ, ERR_WRITE, ERR_TIMEOUT, ERR_PARSE, ERR_CAPTURE, ERR_REDIRECT,
+    ERR_STREAM_RESET, ERR_GOAWAY, ERR_NOT_H2C, ERR_H2_PROTOCOL, ERR_KINDS
+} error_kind;
 
 extern const char *const error_kind_names[ERR_KINDS];
 
@@ -60,6 +68,7 @@ typedef struct {
     uint64_t unsent;
     uint64_t requests;      /* complete responses (any status) */
     uint64_t bytes;         /* bytes received, headers and body */
+    uint64_t body_bytes;    /* response body bytes of complete responses */
     uint64_t errors[ERR_KINDS];
     uint64_t status[STATUS_CODES];
 
@@ -81,6 +90,10 @@ void phase_stats_free(phase_stats *ps);
 
 /* A complete response at now_ns. */
 void phase_stats_response(phase_stats *ps, uint64_t now_ns, uint64_t latency_ns, int status, uint64_t bytes);
+
+/* The body bytes of a complete response (counted with
+ * phase_stats_response): the figure of a download, MB/s. */
+static inline void phase_stats_body(phase_stats *ps, uint64_t body_bytes) { ps->body_bytes += body_bytes; }
 
 /* A failed request at now_ns. bytes: any bytes received before it failed. */
 void phase_stats_error(phase_stats *ps, uint64_t now_ns, error_kind kind, uint64_t bytes);

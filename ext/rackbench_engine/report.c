@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "h2_client.h"
 #include "json_writer.h"
 
 static double seconds(uint64_t ns) { return (double)ns / 1e9; }
@@ -156,6 +157,8 @@ static void write_settings(json_writer *j, const run_result *r) {
     else json_null(j);
     json_kv_string(j, "mode", cfg->rate_per_s > 0 ? "open" : "closed");
     json_kv_bool(j, "keepalive", cfg->keepalive);
+    json_kv_string(j, "protocol", cfg->protocol == PROTOCOL_H2C ? "h2c" : "http1");
+    json_kv_u64(j, "streams", (uint64_t)cfg->streams);
     json_kv_string(j, "method", cfg->requests_file ? NULL : cfg->method);
     json_key(j, "headers");
     json_array_begin(j);
@@ -215,6 +218,49 @@ static uint64_t peak_rss_bytes(const struct rusage *usage) {
     return (uint64_t)usage->ru_maxrss * 1024;
 }
 
+/* An object of counts by HTTP/2 error code name, the non-zero ones. */
+static void write_codes(json_writer *j, const char *key, const uint64_t *counts) {
+    json_key(j, key);
+    json_object_begin(j);
+    for (uint32_t c = 0; c <= H2_ERROR_CODES; c++)
+        if (counts[c]) json_kv_u64(j, c < H2_ERROR_CODES ? h2_error_code_name(c) : "UNKNOWN", counts[c]);
+    json_object_end(j);
+}
+
+/* "h2": how h2c connections and streams ended (null for http1). */
+static void write_h2(json_writer *j, const run_result *r) {
+    json_key(j, "h2");
+    if (r->cfg->protocol != PROTOCOL_H2C) {
+        json_null(j);
+        return;
+    }
+    h2_counters t;
+    memset(&t, 0, sizeof(t));
+    for (int i = 0; i < r->worker_count; i++) {
+        const h2_counters *c = &r->workers[i].h2_stats;
+        t.not_h2c_connections += c->not_h2c_connections;
+        t.protocol_errors += c->protocol_errors;
+        t.goaways += c->goaways;
+        for (int k = 0; k <= H2_ERROR_CODES; k++) {
+            t.goaway_codes[k] += c->goaway_codes[k];
+            t.resets[k] += c->resets[k];
+        }
+        if (c->server_max_streams > t.server_max_streams) t.server_max_streams = c->server_max_streams;
+        if (!t.reason[0] && c->reason[0]) memcpy(t.reason, c->reason, sizeof(t.reason));
+    }
+    json_object_begin(j);
+    json_kv_u64(j, "not_h2c_connections", t.not_h2c_connections);
+    json_kv_u64(j, "protocol_errors", t.protocol_errors);
+    json_kv_string(j, "reason", t.reason[0] ? t.reason : NULL);
+    json_kv_u64(j, "goaways", t.goaways);
+    write_codes(j, "goaway_codes", t.goaway_codes);
+    write_codes(j, "resets", t.resets);
+    json_key(j, "server_max_concurrent_streams");
+    if (t.server_max_streams) json_u64(j, t.server_max_streams);
+    else json_null(j);
+    json_object_end(j);
+}
+
 void report_json(FILE *out, const run_result *r) {
     phase_stats merged[PHASE_COUNT];
     uint64_t connects = 0, attempts = 0, close_ignored = 0, server_closes = 0, idle_closes = 0, abandoned = 0;
@@ -259,12 +305,17 @@ void report_json(FILE *out, const run_result *r) {
     else json_null(j);
     json_kv_u64(j, "bytes", m->bytes);
     json_kv_double(j, "bytes_per_s", per_second(m->bytes, r->measured_ns), 3);
+    /* A download's figure: response bodies only, in MB (10^6 bytes) per
+     * second of the measured window. */
+    json_kv_u64(j, "body_bytes", m->body_bytes);
+    json_kv_double(j, "mb_per_s", per_second(m->body_bytes, r->measured_ns) / 1e6, 3);
     write_status_and_errors(j, m);
     write_latency(j, "latency_us", &m->latency);
     write_histogram(j, &m->latency);
     write_timeline(j, r, PHASE_MEASURE);
     write_late(j, r, m);
     write_entries(j, r);
+    write_h2(j, r);
 
     json_key(j, "connections");
     json_object_begin(j);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "h2_worker.h"
 #include "open_loop.h"
 
 volatile sig_atomic_t engine_interrupted;
@@ -201,9 +202,11 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
         w->interval_ns = 1e9 / rate_per_s;
         w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
     }
+    if (cfg->protocol == PROTOCOL_H2C) w->h2 = h2_worker_new(w);
 }
 
 void worker_free(worker *w) {
+    h2_worker_free(w->h2);
     for (int i = 0; i < w->conn_count; i++) {
         if (w->conns[i].fd >= 0) close(w->conns[i].fd);
         free(w->conns[i].jar);
@@ -541,6 +544,7 @@ static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
 static void count_response(conn *c, int status, uint64_t now_ns) {
     worker *w = c->w;
     phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
+    phase_stats_body(&w->phases[c->phase], c->resp.body_bytes);
     record_raw(c, now_ns - c->start_ns, status, NULL);
     if (w->entries[c->phase]) entry_stats_response(&w->entries[c->phase][c->req->index], status);
 }
@@ -781,7 +785,7 @@ static void pin_thread(worker *w) {
     if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) w->pin_failed = 1;
 }
 
-static int wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns) {
+int worker_wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns) {
     uint64_t wait_ns = until_ns > now_ns ? until_ns - now_ns : 0;
     struct timespec ts = clock_timespec(wait_ns);
     /* epoll_pwait2 takes a nanosecond timeout: the open-loop schedule needs
@@ -810,6 +814,13 @@ void *worker_run(void *arg) {
     phase_stats_init(&w->phases[PHASE_MEASURE], clock->measure_start_ns);
     struct timespec start = clock_timespec(clock->start_ns);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR && !engine_interrupted) {
+    }
+    if (w->h2) {
+        /* h2c: the same clock, stats and schedule, another connection model. */
+        h2_worker_loop(w);
+        for (int p = 0; p < PHASE_COUNT; p++) phase_stats_flush(&w->phases[p]);
+        raw_log_flush(&w->raw);
+        return NULL;
     }
 
     uint64_t now_ns = clock_now_ns();
@@ -847,7 +858,7 @@ void *worker_run(void *arg) {
             uint64_t due_ns = next_due_ns(w);
             if (due_ns < until_ns) until_ns = due_ns;
         }
-        int n = wait_events(w, events, now_ns, until_ns);
+        int n = worker_wait_events(w, events, now_ns, until_ns);
         if (n < 0) {
             if (errno == EINTR) continue;
             perror("rackbench-engine: epoll_wait");

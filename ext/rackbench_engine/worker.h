@@ -34,6 +34,21 @@ typedef struct {
 
 typedef struct worker worker;
 
+/* What an h2c run counts beyond requests and errors: how connections and
+ * streams ended, for the result's "h2" object (doc/output.md). */
+#define H2_ERROR_CODES 14
+typedef struct {
+    uint64_t not_h2c_connections;   /* connections whose server did not speak h2c */
+    uint64_t protocol_errors;       /* other HTTP/2 connection errors */
+    uint64_t goaways;               /* GOAWAY frames received */
+    uint64_t goaway_codes[H2_ERROR_CODES + 1]; /* by code; the last: unknown codes */
+    uint64_t resets[H2_ERROR_CODES + 1];       /* RST_STREAM by code */
+    uint32_t server_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS seen (0: none) */
+    char reason[160];               /* the first not-h2c or protocol error, verbatim */
+} h2_counters;
+
+struct h2_worker;
+
 typedef enum {
     CONN_IDLE = 0,      /* no request in progress; fd open (kept alive) or -1 */
     CONN_CONNECTING,    /* connecting for req */
@@ -132,6 +147,9 @@ struct worker {
     uint64_t abandoned;         /* in flight when interrupted */
     int slots_established;      /* slots that connected at least once */
     int pin_failed;
+
+    struct h2_worker *h2;       /* --protocol h2c: its connections and streams */
+    h2_counters h2_stats;
 };
 
 /* Prepares w (allocations happen here, before the run). */
@@ -142,5 +160,11 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
 void *worker_run(void *arg);
 
 void worker_free(worker *w);
+
+/* Waits for events on w->epfd until until_ns (nanosecond precision where
+ * the kernel has epoll_pwait2). Returns epoll's count, or -1 (errno). */
+struct epoll_event;
+int worker_wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns);
+#define WORKER_MAX_EVENTS 256
 
 #endif

@@ -60,6 +60,10 @@ module Rackbench
   #   (Passenger's agent); +out+ receives progress lines, +log+ the
   #   output. Returns :reused or :compiled; raises SetupError. Optional:
   #   most servers need none (Adapter's does nothing).
+  # protocols ::
+  #   The load protocols (load.protocol) the server answers on its one
+  #   http:// endpoint: "http1", and "h2c" for a server that also serves
+  #   HTTP/2 over cleartext with prior knowledge (default: ["http1"]).
   module Servers
     # Every server binds here explicitly: a benchmark server must never be
     # reachable from the network, and "localhost" may resolve to ::1.
@@ -178,6 +182,20 @@ module Rackbench
 
         own_limits(processes: processes, threads: threads, ruby_engine: ruby_engine.to_s,
                    options: (options || {}).to_h.transform_keys(&:to_s))
+      end
+
+      # HTTP/1.1 only, unless the adapter says otherwise.
+      def protocols
+        %w[http1].freeze
+      end
+
+      # nil when the server answers load.protocol +protocol+, else a
+      # one-line reason (the trial is refused up front).
+      def protocol_reason(protocol)
+        return nil if protocols.include?(protocol.to_s)
+
+        "#{name} does not serve #{protocol} (it serves #{protocols.join(", ")}); " \
+          "load.protocol #{protocol} needs a server that does, e.g. falcon"
       end
 
       def to_s

@@ -565,6 +565,29 @@ static void test_threads_and_connections(void)
     CHECK(usage_error_is(CLI("-t", "11", "http://127.0.0.1/"), "--threads 11 exceeds --connections 10"));
 }
 
+/* --protocol and --streams: http1 with one stream unless told; h2c with
+ * N streams; what h2c cannot be combined with. */
+static void test_protocol_and_streams(void)
+{
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.protocol, PROTOCOL_HTTP1);
+    CHECK_EQ_U64(cfg.streams, 1);
+    CHECK(parsed_ok(CLI("--protocol", "h2c", "--streams", "10", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.protocol, PROTOCOL_H2C);
+    CHECK_EQ_U64(cfg.streams, 10);
+    CHECK(parsed_ok(CLI("--protocol=http1", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.protocol, PROTOCOL_HTTP1);
+    CHECK(usage_error_is(CLI("--protocol", "h2", "http://127.0.0.1/"), "invalid --protocol 'h2' (expected http1 or h2c)"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "--streams", "0", "http://127.0.0.1/"), "invalid --streams '0'"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "--streams", "10001", "http://127.0.0.1/"), "invalid --streams"));
+    CHECK(usage_error_is(CLI("--streams", "4", "http://127.0.0.1/"), "--streams 4 needs --protocol h2c"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "-k", "http://127.0.0.1/"),
+                         "--no-keepalive cannot be combined with --protocol h2c"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "--cookies", "http://127.0.0.1/"), "not supported with --protocol h2c"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "--cookie", "a=b", "http://127.0.0.1/"),
+                         "not supported with --protocol h2c"));
+}
+
 static void test_requests_file_combinations(void)
 {
     CHECK(parsed_ok(CLI("--requests", "/nonexistent/reqs.txt", "http://127.0.0.1/")));
@@ -642,6 +665,7 @@ int main(void)
     test_invalid_values();
     test_arguments();
     test_threads_and_connections();
+    test_protocol_and_streams();
     test_requests_file_combinations();
     test_remote_targets();
     test_help_and_version();

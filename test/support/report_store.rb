@@ -38,7 +38,10 @@ module ReportStore
 
     engine = JSON.parse(JSON.generate(ENGINE_RESULT))
     engine["rps"] = rps
-    engine["bytes_per_s"] = rps * 8 * 1_048_576 if dims["app"] == "download" # 8 MiB responses
+    if dims["app"] == "download" # 8 MiB responses
+      engine["bytes_per_s"] = rps * 8 * 1_048_576
+      engine["mb_per_s"] = rps * 8 * 1_048_576 / 1e6
+    end
     engine["timeline"] = timeline.map.with_index { |n, s| engine["timeline"][0].merge("second" => s, "requests" => n) } if timeline
     sample = { "rss_peak_bytes" => 40_000_000, "pss_peak_bytes" => 30_000_000 }
     Rackbench::Trial::Record.new(**base, status: "ok", result: engine, sample: sample,

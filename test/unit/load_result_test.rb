@@ -123,7 +123,9 @@ describe Rackbench::LoadResult do
     end
     # A request list's result carries entries (null in the single-URL one).
     with_entries = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
-    written = (keys.call(doc, nil) + keys.call(with_entries, nil)).uniq
+    # An h2c run's (a real one against nghttpd) carries the h2 object.
+    h2c = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_h2c.json", __dir__)))
+    written = (keys.call(doc, nil) + keys.call(with_entries, nil) + keys.call(h2c, nil)).uniq
     assert_empty written - documented, "keys missing from doc/output.md"
     assert_empty documented - written, "documented keys the engine does not write"
   end

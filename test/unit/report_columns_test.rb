@@ -122,6 +122,22 @@ describe Rackbench::Report::Columns do
       assert_includes headings(:html, entry), "received/s"
     end
 
+    it "shows body MB/s with its interval for downloads and for h2c, and not for small HTTP/1.1 responses" do
+      download = entry(bytes_per_s: 65_536 * 1000.0, mb_per_s: 65.5, mb_per_s_ci95: [64.0, 67.0])
+      h2c = entry(mb_per_s: 0.01, protocol: "h2c")
+      small = entry(mb_per_s: 0.01, protocol: "http1")
+      assert_includes headings(:terminal, download), "body MB/s"
+      assert_includes headings(:terminal, h2c), "body MB/s"
+      refute_includes headings(:terminal, small), "body MB/s"
+      refute_includes headings(:terminal, entry(bytes_per_s: 65_536 * 1000.0)), "body MB/s", "no figure, no column"
+      assert_equal ["body MB/s", "MB/s 95% CI"], headings(:html, h2c) & ["body MB/s", "MB/s 95% CI"]
+      refute_includes headings(:html, small), "body MB/s"
+      layout = Rackbench::Report::ColumnLayout.new([download], dimensions: ["ruby"])
+      cell = layout.cells(:terminal).find { |c| c.heading == "body MB/s" }
+      assert_equal "65.5 ±2.3%", cell.write(download)
+      assert_equal "65.5", cell.write(download.merge("mb_per_s_ci95" => nil)), "no interval below min_batches"
+    end
+
     it "shows the offered rate only in open loop" do
       assert_includes headings(:terminal, entry, entry(offered_rps: 200.0)), "offered"
       assert_includes headings(:html, entry(offered_rps: 200.0)), "offered/s"
@@ -138,12 +154,13 @@ describe Rackbench::Report::Columns do
     assert_match(/column x: unknown unit :furlongs/, error.message)
   end
 
-  it "gives every column a unique name, and keeps the terminal-only ones out of the JSON entry" do
+  it "gives every column a unique name, and keeps the view-only ones out of the JSON entry" do
     names = columns.map(&:name)
     assert_equal names.uniq, names
     shown_only = columns.reject(&:json?)
-    assert_equal ["rps_ci95_relative"], shown_only.map(&:name)
+    assert_equal %w[rps_ci95_relative mb_per_s_csv], shown_only.map(&:name)
     shown_only.each { |c| refute c.shown_in?(:json) }
     refute report.configs.first.to_h.key?("rps_ci95_relative")
+    refute report.configs.first.to_h.key?("mb_per_s_csv")
   end
 end

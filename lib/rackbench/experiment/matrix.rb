@@ -134,11 +134,27 @@ module Rackbench
         )
       end
 
+      # HTTP/1.1 carries one request per connection at a time; h2c keeps its
+      # connections open for their streams and has no cookie jar yet.
+      def check_protocol(load)
+        if load[:protocol] == "http1"
+          return if load[:streams] == 1
+
+          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c " \
+                                         "(HTTP/1.1 carries one request at a time)")
+        end
+        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol h2c") unless load[:keepalive]
+        return unless load[:cookies] || !load[:cookie_presets].to_a.empty?
+
+        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
+      end
+
       # Checks across keys that only make sense per configuration.
       def check_config(config)
         if config.load[:cookies] == false && !config.load[:cookie_presets].to_a.empty?
           @checker.fail!("load.preset_cookies", "needs the cookie jar, but load.cookies is false")
         end
+        check_protocol(config.load)
         return config if config.load[:threads] <= config.load[:connections]
 
         @checker.fail!("load.threads", "#{config.load[:threads]} engine threads but only " \

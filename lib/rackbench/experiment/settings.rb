@@ -20,13 +20,15 @@ module Rackbench
         "timeout" => :timeout_s,
         "cookies" => :cookies,
         "headers" => :headers,
-        "preset_cookies" => :cookie_presets
+        "preset_cookies" => :cookie_presets,
+        "protocol" => :protocol,
+        "streams" => :streams
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
-        "headers" => [].freeze, "preset_cookies" => [].freeze
+        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1
       }.freeze
 
       # load.timeout: auto (or null, or left out) has the timeout follow
@@ -36,7 +38,9 @@ module Rackbench
       # Keys added after the first release, left out of the fingerprint
       # while they have their default, so that an experiment stored by an
       # older rackbench is still recognised by --resume.
-      LATER_KEYS = { "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]] }.freeze
+      LATER_KEYS = {
+        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1]
+      }.freeze
 
       # Request headers load.headers may not set: the engine writes them
       # (Host, Content-Length), a jar or preset_cookies carries cookies.
@@ -89,6 +93,8 @@ module Rackbench
         when "cookies" then value.nil? ? nil : @checker.boolean!(value, key)
         when "headers" then headers(value, key)
         when "preset_cookies" then preset_cookies(value, key)
+        when "protocol" then @checker.one_of!(value, key, LoadSettings::PROTOCOLS, "protocol")
+        when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
         end
       end
 

@@ -50,6 +50,7 @@ module Rackbench
       args.push("--raw", settings.raw_file) if settings.raw_file
       args.push("--cpus", settings.cpu_list) if settings.cpus
       args << "--allow-remote" if settings.allow_remote
+      args.push("--protocol", settings.protocol, "--streams", settings.streams.to_s) if settings.h2c?
       args << settings.url
     end
 

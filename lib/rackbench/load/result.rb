@@ -21,7 +21,8 @@ module Rackbench
     # Every error kind the engine counts, in its order. capture and redirect
     # came with request-list sessions (doc/requests.md): a document from an
     # engine before them lacks both and is still valid.
-    ERROR_KINDS = %w[connect read write timeout parse capture redirect].freeze
+    # stream_reset, goaway, not_h2c and h2_protocol came with HTTP/2 (h2c).
+    ERROR_KINDS = %w[connect read write timeout parse capture redirect stream_reset goaway not_h2c h2_protocol].freeze
     REQUIRED_ERROR_KINDS = %w[connect read write timeout parse].freeze
     # entries[] (a request list's per-entry results) => the classes its
     # values may have; entries is absent from results stored before it.
@@ -36,6 +37,14 @@ module Rackbench
       "threshold_us" => [Numeric], "requests" => [Integer], "fraction" => [Numeric], "mean_us" => [Numeric],
       "p50_us" => [Numeric], "p99_us" => [Numeric], "max_us" => [Numeric], "scheduled" => [Integer],
       "unsent" => [Integer]
+    }.freeze
+
+    # h2 (an h2c run's connection and stream ends; null for http1, absent
+    # before HTTP/2) => the classes its values may have
+    H2 = {
+      "not_h2c_connections" => [Integer], "protocol_errors" => [Integer], "reason" => [String, NilClass],
+      "goaways" => [Integer], "goaway_codes" => [Hash], "resets" => [Hash],
+      "server_max_concurrent_streams" => [Integer, NilClass]
     }.freeze
 
     attr_reader :data, :warning
@@ -77,6 +86,27 @@ module Rackbench
     def unsent = late && late["unsent"]
 
     def interrupted? = data["interrupted"]
+
+    # "http1" or "h2c" (results before HTTP/2 were all http1).
+    def protocol = settings.fetch("protocol", "http1")
+
+    # Response body bytes of the measured window's complete responses, and
+    # them in MB (10^6 bytes) per second of the window: a download's
+    # figure. nil for results from engines before they were counted.
+    def body_bytes = data["body_bytes"]
+    def mb_per_s = data["mb_per_s"]
+
+    # An h2c run's connection and stream ends (doc/output.md, "h2"): nil
+    # for http1.
+    def h2 = data["h2"]
+
+    # Why the server did not speak HTTP/2 (h2c prior knowledge), when one
+    # of its connections showed it; nil otherwise.
+    def not_h2c_reason
+      return nil unless h2 && h2["not_h2c_connections"].to_i.positive?
+
+      h2["reason"] || "no reason given"
+    end
 
     # Transport errors in the measured window (every kind together).
     def error_count
@@ -151,6 +181,15 @@ module Rackbench
       require_keys("cpu", cpu, CPU_KEYS)
       validate_open_loop!
       validate_entries!
+      validate_h2!
+    end
+
+    # h2: optional (older engines), null for http1, else its counts.
+    def validate_h2!
+      return if h2.nil?
+      raise EngineError, "load engine result: h2 is #{h2.inspect[0, 40]}, expected an object or null" unless h2.is_a?(Hash)
+
+      check_types(h2, H2, "h2.")
     end
 
     # entries: optional (older engines), null for one URL, else an Array of

@@ -25,9 +25,13 @@ module Rackbench
   # :raw_file :: CSV of every request (default: nil)
   # :cpus :: CPU list to pin the engine to, e.g. "1" or [1] (default: nil)
   # :allow_remote :: permit a non-loopback target (default: false)
+  # :protocol :: "http1", or "h2c" for HTTP/2 over cleartext with prior
+  #   knowledge (default: "http1")
+  # :streams :: h2c: concurrent streams per connection; 1 for http1 (default: 1)
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
+    :protocol, :streams,
     keyword_init: true
   )
 
@@ -36,8 +40,11 @@ module Rackbench
     DEFAULTS = {
       connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
-      cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false
+      cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false,
+      protocol: "http1", streams: 1
     }.freeze
+    # The engine's --protocol values.
+    PROTOCOLS = %w[http1 h2c].freeze
     # A cookie-pair as the engine's --cookie takes it (RFC 6265, leniently).
     COOKIE_PAIR = /\A[^= ;,"\x00-\x1f\x7f]+=[^;\x00-\x1f\x7f]*\z/
 
@@ -65,6 +72,7 @@ module Rackbench
             "cookie", cookie_presets, "'name=value'")
       check(seed.is_a?(Integer) && seed >= 0, "seed", seed, "an integer >= 0")
       check(cpus.nil? || cpu_list.match?(/\A\d+(-\d+)?(,\d+(-\d+)?)*\z/), "cpus", cpus, "e.g. 1, 0-3, 1,3")
+      validate_protocol!
       if requests_file && (body || method != "GET")
         raise UsageError, "--requests cannot be combined with --method or --body (put them in the file)"
       end
@@ -84,7 +92,25 @@ module Rackbench
       warmup_s + duration_s + timeout_s
     end
 
+    # Whether the run speaks HTTP/2 (h2c).
+    def h2c?
+      protocol == "h2c"
+    end
+
     private
+
+    # HTTP/1.1 carries one request at a time per connection; h2c shares
+    # the connection between its streams, so the client never closes it
+    # after a response, and the engine has no cookie jar for it yet.
+    def validate_protocol!
+      check(PROTOCOLS.include?(protocol), "protocol", protocol, PROTOCOLS.join(" or "))
+      check(positive_int?(streams) && streams <= 10_000, "streams", streams, "an integer 1-10000")
+      raise UsageError, "streams #{streams} needs protocol h2c (HTTP/1.1 carries one request at a time)" if !h2c? && streams != 1
+      return unless h2c?
+
+      raise UsageError, "keepalive false cannot be combined with protocol h2c (streams share the connection)" unless keepalive
+      raise UsageError, "cookies are not supported with protocol h2c yet" if cookies || !cookie_presets.empty?
+    end
 
     def positive_int?(value)
       value.is_a?(Integer) && value >= 1

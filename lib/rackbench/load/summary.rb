@@ -31,7 +31,15 @@ module Rackbench
       keepalive = settings["keepalive"] ? "keep-alive" : "no keep-alive (client closes)"
       threads = settings["threads"] == 1 ? "1 thread" : "#{settings["threads"]} threads"
       "Load #{settings["url"]} for #{settings["duration_s"]}s: #{mode}, #{settings["connections"]} connections, " \
-        "#{threads}, #{keepalive}"
+        "#{threads}, #{keepalive}#{protocol_text}"
+    end
+
+    # ", h2c, 10 streams per connection" for HTTP/2; nothing for HTTP/1.1.
+    def protocol_text
+      return "" unless @result.protocol == "h2c"
+
+      streams = settings["streams"]
+      ", h2c, #{streams} stream#{"s" unless streams == 1} per connection"
     end
 
     def warmup_line
@@ -43,6 +51,7 @@ module Rackbench
     def measured_lines
       requests = "  Requests:    #{@result.requests} in #{Units.seconds(@result.duration_s)}, " \
                  "#{Units.rate(@result.rps)} req/s, #{Units.bytes(@result.bytes_per_s)}/s"
+      requests += ", bodies #{format("%.1f", @result.mb_per_s)} MB/s" if @result.mb_per_s
       [requests, *offered_line, *latency_lines, "  Status:      #{status_text}"]
     end
 
@@ -98,7 +107,25 @@ module Rackbench
         lines << "  Unsent:      #{@result.unsent} scheduled requests never went out: no connection came free " \
                  "before the window ended (the server held them all); they are in no latency figure"
       end
+      lines.concat(h2_lines)
       lines << "  Warning:     #{@result.warning}" if @result.warning
+      lines
+    end
+
+    # h2c: why streams or connections ended badly, when any did.
+    def h2_lines
+      h2 = @result.h2
+      return [] unless h2
+
+      lines = []
+      if (reason = @result.not_h2c_reason)
+        lines << "  Not HTTP/2:  the server did not speak HTTP/2 (h2c prior knowledge): #{reason}"
+      elsif h2["protocol_errors"].positive?
+        lines << "  HTTP/2:      #{h2["protocol_errors"]} connections failed: #{h2["reason"]}"
+      end
+      codes = ->(counts) { counts.map { |code, n| "#{code} #{n}" }.join(", ") }
+      lines << "  Resets:      #{codes.(h2["resets"])} (RST_STREAM from the server)" unless h2["resets"].empty?
+      lines << "  GOAWAY:      #{codes.(h2["goaway_codes"])}" unless h2["goaway_codes"].empty?
       lines
     end
 

@@ -27,6 +27,11 @@ module Rackbench
         large_responses: lambda do |entries|
           entries.any? { |e| e["bytes_per_s"] && e["rps_median"] && e["bytes_per_s"] >= 65_536 * e["rps_median"] }
         end,
+        # Downloads (large responses) or HTTP/2: body MB/s with its
+        # interval is a figure of its own.
+        body_rate: lambda do |entries|
+          entries.any? { |e| e["mb_per_s"] && (e["protocol"] == "h2c" || CONDITIONS[:large_responses].call([e])) }
+        end,
         # A configuration ran in open loop: the offered rate goes beside
         # the achieved one.
         open_loop: ->(entries) { entries.any? { |e| e["offered_rps"] } },
@@ -134,6 +139,17 @@ module Rackbench
         Column.new("bytes_per_s", unit: :bytes_per_s, value: :bytes_per_s, csv: cell("bytes_per_s"),
                    terminal: cell("MB/s", format: [:megabytes, { unit: false }], only: :large_responses),
                    html: cell("received/s")),
+        Column.new("protocol", value: :protocol),
+        # (CSV: after the inside figures, see mb_per_s_csv below.)
+        Column.new("mb_per_s", unit: :rate, value: :mb_per_s,
+                   terminal: cell("body MB/s", format: lambda { |mb, e, _|
+                     next Units::NONE if mb.nil?
+
+                     e["mb_per_s_ci95"] ? "#{Units.rate(mb)} #{Units.relative_interval(e["mb_per_s_ci95"], mb)}" : Units.rate(mb)
+                   }, only: :body_rate),
+                   html: cell("body MB/s", only: :body_rate)),
+        Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci,
+                   html: cell("MB/s 95% CI", format: ->(ci, _, _) { Units.interval(ci, :rate) }, only: :body_rate)),
         Column.new("rss_peak_bytes", unit: :bytes, value: :rss_peak_bytes, csv: cell("rss_peak_bytes"),
                    html: cell("RSS peak")),
         # The terminal has room for one memory figure: PSS, RSS where PSS
@@ -173,7 +189,15 @@ module Rackbench
         Column.new("requests_per_day", unit: :rate, value: :requests_per_day, csv: cell("requests_per_day"),
                    terminal: cell("req/day", format: :rate_grouped, only: :proxied),
                    html: cell("requests/day", format: :rate_grouped)),
-        Column.new("ran", value: :ran)
+        Column.new("ran", value: :ran),
+        # Body MB/s and its interval in CSV, after every column written
+        # before them (0.1's, the inside figures', the proxy's), which keep their
+        # places.
+        Column.new("mb_per_s_csv", csv: [
+                     cell("mb_per_s", format: ->(_, e, _) { e["mb_per_s"] }),
+                     cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
+                     cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
+                   ])
       ].freeze
 
       module_function

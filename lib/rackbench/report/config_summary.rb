@@ -101,6 +101,30 @@ module Rackbench
         median(@ok_trials.map { |t| t.record.bytes_per_s }.compact)
       end
 
+      # Response bodies in MB (10^6 bytes) per second: each ok batch's, the
+      # median, and its bootstrap interval as for rps (nil below
+      # min_batches, or when a batch's engine did not count bodies).
+      def mb_per_s_values
+        @ok_trials.map { |t| t.record.mb_per_s }
+      end
+
+      def mb_per_s
+        median(mb_per_s_values.compact)
+      end
+
+      def mb_per_s_ci
+        values = mb_per_s_values
+        return nil if batches < @options.min_batches || values.any?(&:nil?)
+
+        @mb_per_s_ci ||= Stats.bootstrap_ci(values, statistic: :median, confidence: @options.confidence,
+                                                    resamples: @options.resamples, seed: @options.seed)
+      end
+
+      # The load protocol the batches spoke ("http1", "h2c"), nil without any.
+      def protocol
+        @trials.map { |t| t.record.protocol }.compact.first
+      end
+
       # Open loop: the median of the batches' offered rates (requests
       # scheduled per second of the window), beside the achieved rps_median;
       # nil in closed loop.

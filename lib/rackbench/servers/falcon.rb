@@ -48,7 +48,7 @@ module Rackbench
 
       def supports
         "processes >= 1 (controller + N children), threads >= 1 (reactor threads per process, " \
-          "each serving requests on fibers); CRuby only"
+          "each serving requests on fibers); CRuby only; HTTP/1.1 and h2c"
       end
 
       def command(config_ru:, port:, processes:, threads:, options: {}, **)
@@ -64,6 +64,14 @@ module Rackbench
 
       def worker_processes(processes)
         processes + 1
+      end
+
+      # Falcon's http:// endpoint (async-http's Protocol::HTTP) reads the
+      # first bytes of each connection and serves HTTP/2 when they are the
+      # HTTP/2 preface: h2c with prior knowledge on the same port, checked
+      # with h2load and the engine (test/integration/load_engine_h2_test.rb).
+      def protocols
+        %w[http1 h2c].freeze
       end
 
       private

@@ -60,12 +60,14 @@ module Rackbench
         )
       end
 
-      # A server adapter's limits, a built-in app's engines, or a proxy
-      # whose program is not installed.
+      # A server adapter's limits (the load protocol among them), a built-in
+      # app's engines, or a proxy whose program is not installed.
       def unsupported_reason(config, variant)
         engine = variant.install.engine
-        Servers.fetch(config.server.name).unsupported_reason(processes: config.processes, threads: config.threads,
-                                                             ruby_engine: engine, options: config.server.options) ||
+        server = Servers.fetch(config.server.name)
+        server.unsupported_reason(processes: config.processes, threads: config.threads,
+                                  ruby_engine: engine, options: config.server.options) ||
+          server.protocol_reason(config.load.fetch(:protocol, "http1")) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
           (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil)
       end

@@ -32,6 +32,8 @@ module Rackbench
       def warmup(_record) = nil
       # Received bytes per second, and the offered rate in open loop.
       def bytes_per_s(_record) = nil
+      def mb_per_s(_record) = nil
+      def protocol(_record) = nil
       def offered_rps(_record) = nil
 
       # The progress line's result part for an ok record, e.g.

@@ -101,6 +101,8 @@ module Rackbench
       def warmup_timeline = reading.warmup_timeline(self)
       def warmup = reading.warmup(self)
       def bytes_per_s = reading.bytes_per_s(self)
+      def mb_per_s = reading.mb_per_s(self)
+      def protocol = reading.protocol(self)
       def offered_rps = reading.offered_rps(self)
 
       # A copy with +changes+ (fields by name), e.g. with(attempt: 2).

@@ -57,12 +57,15 @@ module Rackbench
         # variant of rails-posts). A list keeps cookies per connection unless
         # load.cookies says false, as a browser would: a session that logs in
         # first must stay logged in. A single URL gets no jar unless asked,
-        # or unless load.preset_cookies puts cookies in it.
+        # or unless load.preset_cookies puts cookies in it. h2c runs have no
+        # jar (the engine has none for HTTP/2 yet).
         def self.requests(config, app)
           file = config.load[:requests_file] || app.requests
           cookies = config.load[:cookies]
           presets = config.load[:cookie_presets] || []
-          { requests_file: file, cookies: cookies.nil? ? !file.nil? || !presets.empty? : cookies }
+          # h2c has no cookie jar yet: a list runs without one there.
+          default = (!file.nil? || !presets.empty?) && config.load[:protocol] != "h2c"
+          { requests_file: file, cookies: cookies.nil? ? default : cookies }
         end
 
         private_class_method :requests
@@ -163,6 +166,11 @@ module Rackbench
         def verdict(result)
           return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
           return { status: "failed", reason: @proxy.failure("during the measurement") } if @proxy && !@proxy.alive?
+          # A server that answers, but not in HTTP/2: the trial measured
+          # nothing of what it names, whatever else was counted.
+          if (not_h2c = result.not_h2c_reason)
+            return { status: "failed", reason: "server did not speak HTTP/2 (h2c prior knowledge): #{not_h2c}" }
+          end
           if result.requests.zero?
             return { status: "failed",
                      reason: "no response in the measured window (errors: #{result.errors})#{timeout_hint(result)}" }
@@ -192,7 +200,17 @@ module Rackbench
         # a server answering 500 fast is not a result either.
         def failures(result)
           statuses = result.status.reject { |code, _| code.to_i.between?(200, 399) }
-          result.errors.select { |_, n| n.positive? }.merge(statuses.select { |_, n| n.positive? })
+          counts = result.errors.select { |_, n| n.positive? }.merge(statuses.select { |_, n| n.positive? })
+          counts.merge(h2_failures(result.h2))
+        end
+
+        # HTTP/2 (h2c): the codes of the streams the server reset and of its
+        # GOAWAYs, and the first connection error's reason, where there are.
+        def h2_failures(h2)
+          return {} unless h2
+
+          { "reset codes" => h2["resets"], "goaway codes" => h2["goaway_codes"] }.reject { |_, v| v.to_h.empty? }
+            .merge(h2["protocol_errors"].to_i.positive? ? { "h2 error" => h2["reason"] } : {})
         end
       end
     end

@@ -26,6 +26,10 @@ module Rackbench
         def timeline(record) = record.result&.fetch("timeline", nil)
         def warmup_timeline(record) = record.result&.dig("warmup", "timeline")
         def bytes_per_s(record) = record.result&.fetch("bytes_per_s", nil)
+        # Response bodies in MB/s (engines before HTTP/2 did not count them: nil).
+        def mb_per_s(record) = record.result&.fetch("mb_per_s", nil)
+        # "http1" or "h2c"; results from before HTTP/2 were all http1.
+        def protocol(record) = record.result && record.result.fetch("settings", {}).fetch("protocol", "http1")
         def offered_rps(record) = record.result&.fetch("offered_rps", nil)
 
         # The warmup's requests and its failures (transport errors and
