@@ -11,6 +11,7 @@ require_relative "html_report/style"
 require_relative "html_report/scripts"
 require_relative "html_report/inside_section"
 require_relative "html_report/page"
+require_relative "html_report/frame"
 
 module Rackbench
   # The report as one self-contained HTML file: charts drawn by Vega-Lite
@@ -44,14 +45,7 @@ module Rackbench
     # directory, then a rename), so a reader never sees half a report.
     # Returns +path+.
     def write(path)
-      html = render
-      tmp = "#{path}.tmp-#{Process.pid}"
-      File.write(tmp, html)
-      File.rename(tmp, path)
-      path
-    rescue SystemCallError => e
-      File.unlink(tmp) if tmp && File.exist?(tmp)
-      raise Error, "cannot write the HTML report to #{path}: #{e.message}"
+      Frame.write(path, render, what: "the HTML report")
     end
 
     private
