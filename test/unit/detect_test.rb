@@ -63,6 +63,15 @@ describe "Rackbench::Detect" do
       assert_nil Rackbench::Stats.planning_cv([1000.0], noisy)
     end
 
+    it "leaves a pilot batch the report would flag as an outlier out of the plan (the verdict's medians hardly move)" do
+      wild = quiet.dup.tap { |values| values[3] = 600.0 } # robust z about -29
+      assert_equal [3], Rackbench::Stats.outliers(wild)
+      without = quiet.reject.with_index { |_, i| i == 3 }
+      assert_in_delta Rackbench::Stats.planning_cv(without, quiet), Rackbench::Stats.planning_cv(wild, quiet), 1e-12
+      assert_operator Rackbench::Stats.planning_cv(wild, quiet), :<, 0.03
+      assert_operator Rackbench::Stats.summary(wild).cv, :>, 0.15 # what the plain CV would have planned with
+    end
+
     it "pools two sides' robust CVs, and knows none with fewer than 2 batches" do
       assert_in_delta Math.sqrt((0.014826**2 + 0.044478**2) / 2), Rackbench::Stats.pooled_cv(quiet, noisy), 1e-9
       assert_nil Rackbench::Stats.pooled_cv([1000.0], noisy)
