@@ -113,7 +113,16 @@ planning = [0.01, 0.02].flat_map do |cv|
   rng = Random.new(11)
   { "robust" => ->(a, b) { Rackbench::Stats.pooled_cv(a, b) },
     "plain" => ->(a, b) { Math.sqrt((Rackbench::Stats.summary(a).cv**2 + Rackbench::Stats.summary(b).cv**2) / 2) },
-    "plain, 60% upper limit" => ->(a, b) { Rackbench::Stats.planning_cv(a, b) } }.map do |name, estimate|
+    "plain, 60% upper limit, every batch" => lambda do |a, b|
+      sa = Rackbench::Stats.summary(a)
+      sb = Rackbench::Stats.summary(b)
+      df = sa.n + sb.n - 2
+      Math.sqrt(((sa.n - 1) * sa.cv**2 + (sb.n - 1) * sb.cv**2) / df) *
+        Math.sqrt(df / Rackbench::Stats.chi_square_quantile(0.4, df))
+    end,
+    "plain, 65% upper limit, batches beyond robust z 6 left out (built)" => lambda do |a, b|
+      Rackbench::Stats.planning_cv(a, b)
+    end }.map do |name, estimate|
     ns = Array.new(10_000) do
       n = Rackbench::Stats.batches_needed(cv: estimate.call(draw.call(model, rng, PILOT, 1.0), draw.call(model, rng, PILOT, 1.0)),
                                           detect: EFFECT)

@@ -22,8 +22,8 @@ describe "Rackbench::Detect" do
     Rackbench::Detect::Settings.new(effect: 0.02, **given)
   end
 
-  # CV 1.5811% (robust: 1.4826%).
-  let(:quiet) { [990.0, 1000.0, 1010.0, 980.0, 1020.0] }
+  # CV 1.549% (robust: 1.4529%): planned against itself, 20 batches for 2%.
+  let(:quiet) { [990.2, 1000.0, 1009.8, 980.4, 1019.6] }
   # CV 4.7434% (robust: 4.4478%).
   let(:noisy) { [970.0, 1000.0, 1030.0, 940.0, 1060.0] }
 
@@ -53,19 +53,23 @@ describe "Rackbench::Detect" do
       assert_raises(ArgumentError) { Rackbench::Stats.power(cv: 0.1, batches: 5, detect: 0) }
     end
 
-    it "plans with the pooled plain CV raised to its 60% upper confidence limit" do
+    it "plans with the pooled plain CV raised to its upper confidence limit (65% by default)" do
       # df 8: chi2(0.4, 8) = 6.4226 exactly; Wilson-Hilferty gives 6.4348.
       assert_in_delta 6.4226, Rackbench::Stats.chi_square_quantile(0.4, 8), 0.02
       assert_in_delta 3.4895, Rackbench::Stats.chi_square_quantile(0.1, 8), 0.02
-      pooled = Math.sqrt((0.015811**2 + 0.047434**2) / 2)
-      assert_in_delta pooled * Math.sqrt(8 / 6.4348), Rackbench::Stats.planning_cv(quiet, noisy), 1e-5
+      pooled = Math.sqrt((Rackbench::Stats.summary(quiet).cv**2 + 0.047434**2) / 2)
+      assert_in_delta pooled * Math.sqrt(8 / 6.4348), Rackbench::Stats.planning_cv(quiet, noisy, assurance: 0.6), 1e-5
+      assert_in_delta pooled * Math.sqrt(8 / Rackbench::Stats.chi_square_quantile(0.35, 8)),
+                      Rackbench::Stats.planning_cv(quiet, noisy), 1e-5
       assert_operator Rackbench::Stats.planning_cv(quiet, noisy, assurance: 0.8), :>, Rackbench::Stats.planning_cv(quiet, noisy)
       assert_nil Rackbench::Stats.planning_cv([1000.0], noisy)
     end
 
-    it "leaves a pilot batch the report would flag as an outlier out of the plan (the verdict's medians hardly move)" do
+    it "leaves a pilot batch far out of line out of the plan (the verdict's medians hardly move)" do
       wild = quiet.dup.tap { |values| values[3] = 600.0 } # robust z about -29
-      assert_equal [3], Rackbench::Stats.outliers(wild)
+      assert_equal [3], Rackbench::Stats.outliers(wild, threshold: Rackbench::Stats::PLANNING_OUTLIER_THRESHOLD)
+      mild = quiet.dup.tap { |values| values[3] = 950.0 } # robust z about -5.7: kept
+      assert_in_delta Rackbench::Stats.summary(mild).cv, Rackbench::Stats.summary(Rackbench::Stats.without_outliers(mild)).cv, 1e-12
       without = quiet.reject.with_index { |_, i| i == 3 }
       assert_in_delta Rackbench::Stats.planning_cv(without, quiet), Rackbench::Stats.planning_cv(wild, quiet), 1e-12
       assert_operator Rackbench::Stats.planning_cv(wild, quiet), :<, 0.03
@@ -73,7 +77,7 @@ describe "Rackbench::Detect" do
     end
 
     it "pools two sides' robust CVs, and knows none with fewer than 2 batches" do
-      assert_in_delta Math.sqrt((0.014826**2 + 0.044478**2) / 2), Rackbench::Stats.pooled_cv(quiet, noisy), 1e-9
+      assert_in_delta Math.sqrt((Rackbench::Stats.robust_cv(quiet)**2 + 0.044478**2) / 2), Rackbench::Stats.pooled_cv(quiet, noisy), 1e-9
       assert_nil Rackbench::Stats.pooled_cv([1000.0], noisy)
     end
   end
@@ -109,13 +113,13 @@ describe "Rackbench::Detect" do
 
   describe Rackbench::Detect::Decision do
     it "takes the batches of the comparison that needs the most, from the pilot's pooled CV" do
-      decision = Rackbench::Detect::Decision.new(configs(quiet, quiet, noisy), settings(max_batches: 100))
+      decision = Rackbench::Detect::Decision.new(configs(quiet, quiet, noisy), settings(max_batches: 150))
       needs = decision.needs.to_h { |need| [need.label, need.needs] }
       assert_equal({ "c1" => 20, "c2" => Rackbench::Stats.batches_needed(cv: Rackbench::Stats.planning_cv(quiet, noisy), detect: 0.02) }, needs)
       assert_equal needs["c2"], decision.needed
       assert_equal needs["c2"], decision.batches
       assert_nil decision.cap
-      assert_equal({ "c0" => 0.015811, "c1" => 0.015811, "c2" => 0.047434 }, decision.pilot_cvs.transform_values { |v| v.round(6) })
+      assert_equal({ "c0" => 0.015495, "c1" => 0.015495, "c2" => 0.047434 }, decision.pilot_cvs.transform_values { |v| v.round(6) })
     end
 
     it "runs at least the pilot" do

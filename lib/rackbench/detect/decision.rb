@@ -7,7 +7,8 @@ module Rackbench
     # first configuration, or the --baseline spec), the batches that detect
     # the asked difference at the pilot's noise (Stats.batches_needed, at
     # the settings' confidence and power, of Stats.planning_cv: the pooled
-    # CV raised to its 60% upper confidence limit, so that a pilot of 5
+    # CV, batches far out of line left out, raised to its 65% upper
+    # confidence limit, so that a pilot of 5
     # batches delivers the power asked on average); the largest of them, at
     # least the pilot, then capped by --max-batches and by the batches that
     # fit the time budget.
@@ -77,7 +78,7 @@ module Rackbench
         @needs.each do |need|
           what = if need.needs
                    "needs #{need.needs} batches (planned at a CV of #{Detect.percent(need.cv.round(4))}: " \
-                     "the pooled CV's 60% upper limit)"
+                     "the pooled CV's 65% upper limit, batches far out of line left out)"
                  else
                    "CV unknown (fewer than 2 ok batches)"
                  end
