@@ -22,6 +22,13 @@ module Rackbench
     #   progress.line("Installing nokogiri 1.16.0 with native extensions")  # as Bundler prints them
     #   progress.finish(ok: true)
     class Progress
+      # "42 s", "3m05s": how every long setup step (a bundle install,
+      # Passenger's agent compile) says how long it has been going.
+      def self.duration(seconds)
+        seconds = seconds.round
+        seconds < 60 ? "#{seconds} s" : format("%dm%02ds", seconds / 60, seconds % 60)
+      end
+
       # "Installing puma 6.6.1 with native extensions", "Using nokogiri
       # 1.16.0 (x86_64-linux)"; not "Fetching gem metadata from ...".
       GEM_LINE = /\A(?<verb>Fetching|Installing|Using) (?<name>[^\s(]+) \(?(?<version>\d[^\s)]*)\)?(?<rest>.*)\z/.freeze
@@ -151,10 +158,8 @@ module Rackbench
         @out.flush if @out.respond_to?(:flush)
       end
 
-      # "42 s", "3m05s".
       def duration(seconds)
-        seconds = seconds.round
-        seconds < 60 ? "#{seconds} s" : format("%dm%02ds", seconds / 60, seconds % 60)
+        Progress.duration(seconds)
       end
     end
   end

@@ -4,6 +4,7 @@ require "fileutils"
 require "tmpdir"
 require_relative "../../errors"
 require_relative "../../monotonic_clock"
+require_relative "../../bundle_env/progress"
 
 module Rackbench
   module Servers
@@ -201,10 +202,9 @@ module Rackbench
         objects == 1 ? "1 object" : "#{objects} objects"
       end
 
-      # "42 s", "3m05s", as the bundle install's progress says it.
+      # As the bundle install's progress says it.
       def duration(seconds)
-        seconds = seconds.round
-        seconds < 60 ? "#{seconds} s" : format("%dm%02ds", seconds / 60, seconds % 60)
+        BundleEnv::Progress.duration(seconds)
       end
     end
   end
