@@ -30,8 +30,9 @@ describe "Passenger (integration)" do
         name: passenger-beside-puma
         seed: 5
         batches: 1
-        # A variant with an option: it must reach every app process Passenger spawns.
-        rubies: [{ name: ruby-yjit, ruby: ruby, options: ["--yjit"] }]
+        # A variant with an option: it must reach every app process Passenger spawns;
+        # the plain ruby beside it (rack-hello under Passenger only) must run without it.
+        rubies: [ruby, { name: ruby-yjit, ruby: ruby, options: ["--yjit"] }]
         servers: [puma, passenger]
         apps: [rack-hello, rails-hello]
         processes: 2
@@ -41,6 +42,8 @@ describe "Passenger (integration)" do
         exclude:
           - { server: [puma], threads: [2] }
           - { server: [puma], app: [rails-hello] }
+          - { ruby: [ruby], server: [puma] }
+          - { ruby: [ruby], app: [rails-hello] }
         load: { connections: 2, duration: 1s, warmup: 0.3s, timeout: 5s }
       YAML
       exe = File.expand_path("../../exe/rackbench", __dir__)
@@ -66,10 +69,11 @@ describe "Passenger (integration)" do
   it "measures rack-hello and rails-hello under Passenger beside Puma's rack-hello, every trial ok" do
     status = self.class.run_once[2]
     assert status.success?, "run failed:\n#{out}\n#{err}"
-    assert_match(/3 ok, 0 failed/, out)
+    assert_match(/4 ok, 0 failed/, out)
     stored = trials
-    assert_equal [%w[passenger rack-hello], %w[passenger rails-hello], %w[puma rack-hello]],
-                 stored.map { |t| [t.server, t.app] }.sort
+    assert_equal [%w[ruby passenger rack-hello], %w[ruby-yjit passenger rack-hello], %w[ruby-yjit passenger rails-hello],
+                  %w[ruby-yjit puma rack-hello]],
+                 stored.map { |t| [t.ruby, t.server, t.app] }.sort
     assert(stored.all? { |t| t.status == "ok" }, stored.map(&:reason).compact.join("\n"))
     assert(stored.all? { |t| t.rate.positive? && t.pss_peak_bytes.to_i.positive? })
     assert(passenger_trials.all? { |t| t.gem_versions.key?("passenger") }, "passenger's version recorded")
@@ -79,7 +83,7 @@ describe "Passenger (integration)" do
     reason = "passenger (open source) runs each app process single-threaded: threads 2 needs Passenger " \
              "Enterprise's --concurrency-model thread; use threads 1"
     skipped = out.lines.grep(/skipped: .*server=passenger .*threads=2/)
-    assert_equal 2, skipped.size, out
+    assert_equal 3, skipped.size, out
     skipped.each { |line| assert_includes line, "(#{reason})" }
     refute(trials.any? { |t| t.server == "passenger" && t.threads == 2 })
   end
@@ -101,8 +105,9 @@ describe "Passenger (integration)" do
       assert_equal 2, app_processes.size, "#{trial.app}: #{processes.inspect}"
       assert(app_processes.all? { |p| p["ppid"] == preloader["pid"] })
       assert_equal 4, processes.size, "#{trial.app}: boot, preloader and 2 app processes"
-      # The variant's --yjit reached the preloader and the app processes through Passenger's --ruby.
-      assert_equal ["yjit"], processes.map { |p| p["jit"] }.uniq
+      # The variant's --yjit reached the preloader and the app processes through Passenger's --ruby;
+      # the plain ruby's processes run without a JIT.
+      assert_equal [trial.ruby == "ruby-yjit" ? "yjit" : nil], processes.map { |p| p["jit"] }.uniq, trial.ruby
       assert_equal "production", identity.dig("env", "RAILS_ENV")
     end
   end
@@ -127,7 +132,7 @@ describe "Passenger (integration)" do
     assert_empty marked, "processes of the run still alive"
     # Passenger's instance directory (its sockets, under /tmp) is removed with the watchdog.
     instance_dirs = passenger_trials.map { |t| File.read(t.log_path)[/--instance-registry-dir (\S+)/, 1] }
-    assert_equal 2, instance_dirs.compact.size
+    assert_equal 3, instance_dirs.compact.size
     instance_dirs.each { |dir| refute File.exist?(dir), "#{dir} left behind" }
   end
 end
