@@ -9,6 +9,7 @@ require "sqlite3"
 require "stringio"
 require_relative "../../apps/io-wait/items_db"
 require_relative "../../apps/rails-posts/posts_db"
+require_relative "../support/builtin_app_server"
 
 # The built-in apps on real servers, in their own Bundler environments, with
 # the real load engine. The matrix goes through `rackbench run` (setup step,
@@ -33,35 +34,13 @@ describe "the built-in apps (integration)" do
     Rackbench::Store.open(results) { |store| store.trials }
   end
 
+  include BuiltinAppServer
+
   # Boots app under server as a trial would (bundle, setup, readiness, the
-  # app's check) and yields the ServerProcess; always stops it.
-  def with_server(app_name, server_name = "puma", threads: 2)
-    app = Rackbench::Apps.builtin(app_name)
-    adapter = Rackbench::Servers.fetch(server_name)
-    variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
-    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, install: variant.install, gemfile_extra: adapter.gem_lines("ruby"))
-    bundle.ensure_installed!
-    work = File.join(dir, "work-#{app_name}").tap { |path| FileUtils.mkdir_p(path) }
-    env = bundle.env.merge(adapter.env).merge("RACKBENCH_TRIAL_DIR" => work)
-    if app.setup
-      result = Rackbench::Rubies::Child.run(bundle.exec_prefix + [app.setup], env: ENV.to_h.merge(env).compact,
-                                                                             timeout_s: 120, chdir: app.dir)
-      assert result.success?, result.output
-    end
-    port = Rackbench::Ports.free_port
-    argv = bundle.exec_prefix + adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"),
-                                                port: port, processes: 1, threads: threads, work_dir: work)
-    server = Rackbench::ServerProcess.new(argv: argv, env: env, chdir: app.dir, port: port,
-                                          log_path: File.join(dir, "#{app_name}.log"))
-    begin
-      server.start
-      server.wait_ready(health_path: app.health, timeout_s: 60, ready_log: adapter.ready_log(1))
-      server.check_app(path: app.load_path, expect_status: app.expect_status,
-                       expect_content_type: app.expect_content_type, expect_body: app.expect_body)
-      yield server, work
-    ensure
-      server.stop
-    end
+  # app's check) and yields the ServerProcess and its trial directory;
+  # always stops it.
+  def with_server(app_name, server_name = "puma", threads: 2, &block)
+    with_builtin_app(app_name, dir: dir, server_name: server_name, threads: threads, &block)
   end
 
   def load(server, path, **options)

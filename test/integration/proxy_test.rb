@@ -5,6 +5,7 @@ require "json"
 require "net/http"
 require "open3"
 require_relative "../../apps/rails-posts/posts_db"
+require_relative "../support/builtin_app_server"
 
 # The proxy topologies (`proxy:`, doc/topologies.md) with real nginx and
 # varnish. One run of the runner (shared) puts rack-hello behind nginx and
@@ -250,6 +251,8 @@ end
 
 # nginx-cache in front of rails-posts: the cache's proofs.
 describe "nginx-cache in front of rails-posts (integration)" do
+  include BuiltinAppServer
+
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-proxy-rails") }
@@ -262,64 +265,50 @@ describe "nginx-cache in front of rails-posts (integration)" do
   # from the cache, so the key really separated them.
   it "never serves a logged-in page from another user's cache entry" do
     app = Rackbench::Apps.builtin("mix")
-    adapter = Rackbench::Servers.fetch("puma")
-    variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
-    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, install: variant.install, gemfile_extra: adapter.gem_lines("ruby"))
-    bundle.ensure_installed!
-    work = File.join(dir, "work").tap { |path| FileUtils.mkdir_p(path) }
-    env = bundle.env.merge(adapter.env).merge("RACKBENCH_TRIAL_DIR" => work)
-    setup = Rackbench::Rubies::Child.run(bundle.exec_prefix + [app.setup], env: ENV.to_h.merge(env).compact,
-                                                                          timeout_s: 120, chdir: app.dir)
-    assert setup.success?, setup.output
-    port = Rackbench::Ports.free_port
-    argv = bundle.exec_prefix + adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"),
-                                                port: port, processes: 1, threads: 2, work_dir: work)
-    server = Rackbench::ServerProcess.new(argv: argv, env: env, chdir: app.dir, port: port,
-                                          log_path: File.join(dir, "server.log"))
-    running = nil
-    begin
-      server.start
-      server.wait_ready(health_path: app.health, timeout_s: 60, ready_log: adapter.ready_log(1))
-      running = Rackbench::Proxy::Launch.new(
-        topology: Rackbench::Proxy.fetch("nginx-cache"), server: server, app: app, trial_dir: work,
-        layout: Rackbench::Runner::CpuLayout.detect, guard: [], marker_env: Rackbench::Watchdog.marker_env(dir),
-        connections: 2, ready_timeout_s: 30, stop_grace_s: 5
-      ).start
-      http = Net::HTTP.new("127.0.0.1", running.port, nil)
-      users = %w[author3 author9].to_h { |name| [name, log_in(http, name)] }
-      refute_equal users["author3"], users["author9"]
+    # No app check before the proxy starts: every page the test asks for goes through the proxy.
+    with_builtin_app("mix", dir: dir, check: false) do |server, work|
+      running = nil
+      begin
+        running = Rackbench::Proxy::Launch.new(
+          topology: Rackbench::Proxy.fetch("nginx-cache"), server: server, app: app, trial_dir: work,
+          layout: Rackbench::Runner::CpuLayout.detect, guard: [], marker_env: Rackbench::Watchdog.marker_env(dir),
+          connections: 2, ready_timeout_s: 30, stop_grace_s: 5
+        ).start
+        http = Net::HTTP.new("127.0.0.1", running.port, nil)
+        users = %w[author3 author9].to_h { |name| [name, log_in(http, name)] }
+        refute_equal users["author3"], users["author9"]
 
-      settings = Rackbench::LoadSettings.build(url: "http://127.0.0.1:#{running.port}/posts", connections: 2,
-                                               duration_s: 1.5, warmup_s: 0.3, requests_file: app.requests,
-                                               cookies: true, timeout_s: 10)
-      engine = Thread.new { Rackbench::LoadEngine.new.run(settings) }
-      seen = Hash.new { |h, k| h[k] = Hash.new(0) }
-      # Sampling beside the engine until it ends (at least a few rounds).
-      rounds = 0
-      while engine.alive? || rounds < 5
-        rounds += 1
-        users.each do |name, cookie|
-          response = http.get("/posts", "Cookie" => cookie, "Accept" => "text/html")
-          Rackbench::ServerProcess::AppCheck.verify!("/posts", response.code.to_i, response["content-type"], response.body,
-                                                     expect_status: 200, expect_content_type: "text/html",
-                                                     expect_body: "Signed in as #{name}")
-          other = (users.keys - [name]).first
-          refute_includes response.body, "Signed in as #{other}"
-          refute_includes response.body, "Signed in as author7", "#{name} got a page of the engine's sessions"
-          seen[name][response["x-cache-status"]] += 1
+        settings = Rackbench::LoadSettings.build(url: "http://127.0.0.1:#{running.port}/posts", connections: 2,
+                                                 duration_s: 1.5, warmup_s: 0.3, requests_file: app.requests,
+                                                 cookies: true, timeout_s: 10)
+        engine = Thread.new { Rackbench::LoadEngine.new.run(settings) }
+        seen = Hash.new { |h, k| h[k] = Hash.new(0) }
+        # Sampling beside the engine until it ends (at least a few rounds).
+        rounds = 0
+        while engine.alive? || rounds < 5
+          rounds += 1
+          users.each do |name, cookie|
+            response = http.get("/posts", "Cookie" => cookie, "Accept" => "text/html")
+            Rackbench::ServerProcess::AppCheck.verify!("/posts", response.code.to_i, response["content-type"], response.body,
+                                                       expect_status: 200, expect_content_type: "text/html",
+                                                       expect_body: "Signed in as #{name}")
+            other = (users.keys - [name]).first
+            refute_includes response.body, "Signed in as #{other}"
+            refute_includes response.body, "Signed in as author7", "#{name} got a page of the engine's sessions"
+            seen[name][response["x-cache-status"]] += 1
+          end
         end
+        result = engine.value
+        assert_operator result.requests, :>, 0
+        assert_equal 0, result.error_count, result.status.inspect
+        users.each_key do |name|
+          assert_operator seen[name]["HIT"], :>, 0, "#{name}'s pages came from the cache too: #{seen[name]}"
+        end
+        anonymous = http.get("/posts", "Accept" => "text/html")
+        assert_includes anonymous.body, "Not signed in"
+      ensure
+        running&.stop_process
       end
-      result = engine.value
-      assert_operator result.requests, :>, 0
-      assert_equal 0, result.error_count, result.status.inspect
-      users.each_key do |name|
-        assert_operator seen[name]["HIT"], :>, 0, "#{name}'s pages came from the cache too: #{seen[name]}"
-      end
-      anonymous = http.get("/posts", "Accept" => "text/html")
-      assert_includes anonymous.body, "Not signed in"
-    ensure
-      running&.stop_process
-      server.stop
     end
   end
 

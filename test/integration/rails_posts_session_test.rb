@@ -5,6 +5,7 @@ require "fileutils"
 require "tmpdir"
 require "sqlite3"
 require_relative "../../apps/rails-posts/posts_db"
+require_relative "../support/builtin_app_server"
 
 # rails-posts as a real Rails app has it: forgery protection on, a login
 # form, the user on every page. Its mix logs in through the form (token
@@ -19,31 +20,13 @@ describe "rails-posts sessions (integration)" do
 
   after { FileUtils.rm_rf(dir) }
 
+  include BuiltinAppServer
+
   # Boots rails-posts under Puma as a trial does (bundle, setup, readiness,
   # the app's check) and yields [url of the load path, work directory].
   def with_rails_posts
-    adapter = Rackbench::Servers.fetch("puma")
-    variant = Rackbench::Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
-    bundle = Rackbench::BundleEnv.new(app_dir: app.dir, install: variant.install, gemfile_extra: adapter.gem_lines("ruby"))
-    bundle.ensure_installed!
-    work = File.join(dir, "work").tap { |path| FileUtils.mkdir_p(path) }
-    env = bundle.env.merge(adapter.env).merge("RACKBENCH_TRIAL_DIR" => work)
-    setup = Rackbench::Rubies::Child.run(bundle.exec_prefix + [app.setup], env: ENV.to_h.merge(env).compact,
-                                                                          timeout_s: 120, chdir: app.dir)
-    assert setup.success?, setup.output
-    port = Rackbench::Ports.free_port
-    argv = bundle.exec_prefix + adapter.command(app_dir: app.dir, config_ru: File.join(app.dir, "config.ru"),
-                                                port: port, processes: 1, threads: 2, work_dir: work)
-    server = Rackbench::ServerProcess.new(argv: argv, env: env, chdir: app.dir, port: port,
-                                          log_path: File.join(dir, "server.log"))
-    begin
-      server.start
-      server.wait_ready(health_path: app.health, timeout_s: 60, ready_log: adapter.ready_log(1))
-      server.check_app(path: app.load_path, expect_status: app.expect_status,
-                       expect_content_type: app.expect_content_type, expect_body: app.expect_body)
-      yield "http://127.0.0.1:#{port}#{app.load_path}", work
-    ensure
-      server.stop
+    with_builtin_app("mix", dir: dir) do |server, work|
+      yield "http://127.0.0.1:#{server.port}#{app.load_path}", work
     end
   end
 
