@@ -32,11 +32,7 @@ describe "Rackbench::Runner with --detect" do
 
   let(:dir) { Dir.mktmpdir("rackbench-detect") }
   let(:out) { StringIO.new }
-  let(:install) do
-    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
-                                   jit: ["yjit"])
-  end
+  let(:install) { Fakes.install }
   # Pilot (5 batches): mean 1000, stddev 15.49, so the CV is 1.549%; two
   # configurations alike pool to the same, planned at its 65% upper limit:
   # 1.549% * sqrt(8 / chi2(0.35, 8)) = 1.791%, which needs 20 batches.

@@ -173,11 +173,7 @@ describe "load.protocol h2c" do
   end
 
   describe "trials" do
-    let(:install) do
-      Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                     version: RUBY_VERSION, ruby_version: RUBY_VERSION,
-                                     description: RUBY_DESCRIPTION, jit: [])
-    end
+    let(:install) { Fakes.install(jit: []) }
 
     def runner(text, engine)
       exp = Rackbench::Experiment.parse(text, source: "h2.yml", base_dir: dir)

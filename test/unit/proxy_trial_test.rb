@@ -12,11 +12,7 @@ require_relative "../fixtures/fakes"
 describe "a trial behind a proxy" do
   let(:dir) { Dir.mktmpdir("rackbench-proxy-trial") }
   let(:out) { StringIO.new }
-  let(:install) do
-    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
-                                   jit: ["yjit"])
-  end
+  let(:install) { Fakes.install }
   let(:engine) { Fakes::Engine.new }
   let(:launcher) { Fakes::Launcher.new }
   let(:proxy_launcher) { Fakes::ProxyLauncher.new }

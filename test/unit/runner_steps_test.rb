@@ -10,11 +10,7 @@ describe Rackbench::Runner::Steps do
   let(:dir) { Dir.mktmpdir("rackbench-steps") }
   let(:out) { StringIO.new }
   let(:err) { StringIO.new }
-  let(:install) do
-    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
-                                   jit: ["yjit"])
-  end
+  let(:install) { Fakes.install }
   let(:engine) { Fakes::Engine.new }
   let(:launcher) { Fakes::Launcher.new }
   let(:experiment) do

@@ -16,11 +16,7 @@ describe Rackbench::Tune::Search do
   let(:dir) { Dir.mktmpdir("rackbench-tune") }
   let(:out) { StringIO.new }
   let(:err) { StringIO.new }
-  let(:install) do
-    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
-                                   jit: ["yjit"])
-  end
+  let(:install) { Fakes.install }
   let(:server) { Fakes::TuneServer.new(extra_peak_mb: { [2, 8] => 20 }) }
   let(:tune_yaml) { "tune: { memory: 160MB, p99: 50ms, processes: [1, 2, 3], threads: [1, 4, 8, 16] }" }
 

@@ -16,11 +16,7 @@ describe "rackbench tune views" do
   let(:file) { File.join(dir, "tune.yml") }
   let(:results) { File.join(dir, "results") }
   let(:fake) { Fakes::TuneServer.new(extra_peak_mb: { [2, 8] => 20 }) }
-  let(:install) do
-    Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
-                                   version: RUBY_VERSION, ruby_version: RUBY_VERSION, description: RUBY_DESCRIPTION,
-                                   jit: ["yjit"])
-  end
+  let(:install) { Fakes.install }
 
   before do
     File.write(file, <<~YAML)
