@@ -17,6 +17,9 @@ static const char usage_text[] =
     "  -c, --connections N   concurrent connections (default 10)\n"
     "  -t, --threads N       engine threads, each with its own event loop (default 1)\n"
     "  -d, --duration D      measured window: 10s, 500ms, 2m (default 10s)\n"
+    "  -n, --count N         measured window of exactly N requests instead, closed\n"
+    "                        loop: it opens once the warmup's requests are done and\n"
+    "                        ends when the N have completed\n"
     "  -w, --warmup D        warmup before the measured window (default 0)\n"
     "  -R, --rate R          open loop: R requests/s overall, latency from the\n"
     "                        scheduled send time (default: closed loop)\n"
@@ -37,6 +40,8 @@ static const char usage_text[] =
     "      --cpus LIST       pin engine threads to these CPUs, e.g. 1 or 0-3\n"
     "      --phase-fd N      write 'm' to descriptor N when the measured window\n"
     "                        starts and 'e' when it ends\n"
+    "      --hold-fd N       with --count and --phase-fd: after each of the window's\n"
+    "                        edges, wait for one byte on descriptor N before going on\n"
     "      --allow-remote    allow a target that is not a loopback address\n"
     "  -V, --version         print the version\n"
     "  -h, --help            print this help\n";
@@ -119,7 +124,7 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_HOLD_FD };
 
 /* name=value with a non-empty token name and a value without ; or
  * control bytes (RFC 6265 cookie-pair, leniently). */
@@ -134,11 +139,27 @@ static int valid_cookie(const char *c) {
     return strlen(c) <= 4096;
 }
 
+/* What --count and --hold-fd cannot be combined with; 2 after printing the
+ * usage error, 0 when the combination is fine. */
+static int check_count_window(const engine_config *cfg) {
+    if (cfg->count && cfg->duration_set)
+        return usage_error("--count and --duration both end the measured window: give one");
+    if (cfg->count && cfg->rate_per_s > 0)
+        return usage_error("--count is a closed-loop window: it cannot be combined with --rate");
+    if (cfg->count && cfg->protocol == PROTOCOL_H2C)
+        return usage_error("--count is not supported with --protocol h2c yet");
+    if (cfg->hold_fd >= 0 && !cfg->count) return usage_error("--hold-fd needs --count (a timed window's edges are the clock's)");
+    if (cfg->hold_fd >= 0 && cfg->phase_fd < 0) return usage_error("--hold-fd needs --phase-fd (the edges it holds at)");
+    if (cfg->hold_fd >= 0 && cfg->hold_fd == cfg->phase_fd) return usage_error("--hold-fd and --phase-fd must differ");
+    return 0;
+}
+
 int cli_parse(engine_config *cfg, int argc, char **argv) {
     static const struct option options[] = {
         {"connections", required_argument, NULL, 'c'},
         {"threads", required_argument, NULL, 't'},
         {"duration", required_argument, NULL, 'd'},
+        {"count", required_argument, NULL, 'n'},
         {"warmup", required_argument, NULL, 'w'},
         {"rate", required_argument, NULL, 'R'},
         {"no-keepalive", no_argument, NULL, 'k'},
@@ -154,6 +175,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"cpus", required_argument, NULL, OPT_CPUS},
         {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
         {"phase-fd", required_argument, NULL, OPT_PHASE_FD},
+        {"hold-fd", required_argument, NULL, OPT_HOLD_FD},
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"streams", required_argument, NULL, OPT_STREAMS},
         {"version", no_argument, NULL, 'V'},
@@ -169,13 +191,14 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     cfg->method = "GET";
     cfg->seed = 1;
     cfg->phase_fd = -1;
+    cfg->hold_fd = -1;
     cfg->protocol = PROTOCOL_HTTP1;
     cfg->streams = 1;
 
     opterr = 0;
     optind = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, ":c:t:d:w:R:kH:m:Vh", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":c:t:d:n:w:R:kH:m:Vh", options, NULL)) != -1) {
         switch (opt) {
         case 'c':
             if (parse_int(optarg, 1, 1000000, &cfg->connections))
@@ -188,7 +211,17 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         case 'd':
             if (cli_parse_duration(optarg, &cfg->duration_ns) || cfg->duration_ns == 0)
                 return usage_error("invalid --duration '%s' (expected e.g. 10s, 500ms, 2m)", optarg);
+            cfg->duration_set = 1;
             break;
+        case 'n': {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || n < 1 || n > 1000000000000ULL)
+                return usage_error("invalid --count '%s' (expected an integer >= 1)", optarg);
+            cfg->count = n;
+            break;
+        }
         case 'w':
             if (cli_parse_duration(optarg, &cfg->warmup_ns))
                 return usage_error("invalid --warmup '%s' (expected e.g. 5s, 0)", optarg);
@@ -247,6 +280,10 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             if (parse_int(optarg, 3, 65535, &cfg->phase_fd))
                 return usage_error("invalid --phase-fd '%s' (expected a descriptor number >= 3)", optarg);
             break;
+        case OPT_HOLD_FD:
+            if (parse_int(optarg, 3, 65535, &cfg->hold_fd))
+                return usage_error("invalid --hold-fd '%s' (expected a descriptor number >= 3)", optarg);
+            break;
         case OPT_PROTOCOL:
             if (strcmp(optarg, "http1") == 0) cfg->protocol = PROTOCOL_HTTP1;
             else if (strcmp(optarg, "h2c") == 0) cfg->protocol = PROTOCOL_H2C;
@@ -276,6 +313,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         return usage_error("--no-keepalive cannot be combined with --protocol h2c (streams share the connection)");
     if (cfg->protocol == PROTOCOL_H2C && cfg->cookies)
         return usage_error("--cookies and --cookie are not supported with --protocol h2c yet");
+    if (check_count_window(cfg)) return 2;
     /* Every requested connection is used: threads never outnumber them
      * (wrk silently drops connections that do not divide evenly). */
     if (cfg->threads > cfg->connections)

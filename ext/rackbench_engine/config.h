@@ -35,6 +35,8 @@ typedef struct {
     int connections;
     int threads;
     uint64_t duration_ns;
+    int duration_set;        /* -d was given (it cannot be with --count) */
+    uint64_t count;          /* --count: the window is this many requests (0: timed) */
     uint64_t warmup_ns;
     uint64_t timeout_ns;
     double rate_per_s;       /* 0: closed loop */
@@ -62,6 +64,10 @@ typedef struct {
      * gets "m" when the measured window starts and "e" when it ends, so the
      * caller can sample the server over exactly the window; -1: none. */
     int phase_fd;
+    /* --hold-fd: a descriptor (a pipe from the caller) the engine reads one
+     * byte from after each edge of a fixed-count window, before it goes
+     * on (count_window.h); -1: none. */
+    int hold_fd;
 } engine_config;
 
 /* Fills cfg from argv. On a usage problem writes one line

@@ -1,13 +1,15 @@
 /*
  * main.c - rackbench-engine: parse the command line, start one worker per
- * thread, sample the engine's own CPU time over the measured window, merge
- * and print the result as JSON on stdout.
+ * thread, sample the engine's own CPU time over the measured window (timed,
+ * or a fixed count of requests: count_window.h), merge and print the result
+ * as JSON on stdout.
  *
  * Exit status: 0 when the run completed (whatever the server did: its
  * failures are counted in the result), 1 on an internal failure, 2 on a
  * usage error. Every error is one line on stderr.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,6 +64,67 @@ static void signal_phase(const engine_config *cfg, char phase) {
     } while (n < 0 && errno == EINTR);
 }
 
+/* --hold-fd: after an edge of a fixed-count window the engine waits for one
+ * byte from the caller, whose own edge is then in place (valgrind's
+ * instrumentation switched on or off in every server process), before it
+ * sends the window's first request or closes its connections. End of file,
+ * an error or an interrupt end the wait too: a caller that is gone must not
+ * hang the engine. */
+static void hold_for_caller(const engine_config *cfg) {
+    if (cfg->hold_fd < 0 || engine_interrupted) return;
+    char byte;
+    for (;;) {
+        ssize_t n = read(cfg->hold_fd, &byte, 1);
+        if (n >= 0 || engine_interrupted) return;
+        if (errno == EAGAIN) {
+            /* The caller's pipe may be non-blocking (Ruby makes its pipes
+             * so, and the flag belongs to the open file, shared with us). */
+            struct pollfd pfd = {.fd = cfg->hold_fd, .events = POLLIN};
+            poll(&pfd, 1, -1);
+        } else if (errno != EINTR) {
+            return;
+        }
+    }
+}
+
+/* The window's edges and the workers' end, as the window is timed: the
+ * clock opens and closes it, and the workers drain what is in flight. */
+static void run_timed_window(const engine_config *cfg, const run_clock *clock, run_result *result,
+                             uint64_t *cpu_start_ns, uint64_t *end_ns) {
+    sleep_until(clock->measure_start_ns);
+    *cpu_start_ns = clock_now_ns();
+    getrusage(RUSAGE_SELF, &result->cpu_start);
+    signal_phase(cfg, 'm');
+    sleep_until(clock->measure_end_ns);
+    *end_ns = clock_now_ns();
+    signal_phase(cfg, 'e');
+    if (cfg->phase_fd >= 0) close(cfg->phase_fd);
+    for (int i = 0; i < cfg->threads; i++) pthread_join(result->workers[i].thread, NULL);
+}
+
+/* The window's edges as it is a fixed count (count_window.h): once the
+ * warmup's time is up and every thread is quiet, 'm', the caller's hold,
+ * then the window opens; it ends when every thread has completed its last
+ * request of the N, then 'e' and the caller's hold, the connections still
+ * open. Sets the warmup's and the window's real bounds. */
+static void run_count_window(const engine_config *cfg, const run_clock *clock, run_result *result,
+                             uint64_t *cpu_start_ns, uint64_t *end_ns) {
+    struct timespec poll = {0, (long)NS_PER_MS};
+    sleep_until(clock->measure_start_ns);
+    while (!engine_interrupted && !count_window_all_quiet(clock->count)) nanosleep(&poll, NULL);
+    result->warmup_end_ns = clock_now_ns();
+    signal_phase(cfg, 'm');
+    hold_for_caller(cfg);
+    *cpu_start_ns = clock_now_ns();
+    getrusage(RUSAGE_SELF, &result->cpu_start);
+    if (!engine_interrupted) count_window_open(clock->count, *cpu_start_ns);
+    for (int i = 0; i < cfg->threads; i++) pthread_join(result->workers[i].thread, NULL);
+    *end_ns = clock_now_ns();
+    signal_phase(cfg, 'e');
+    hold_for_caller(cfg);
+    if (cfg->phase_fd >= 0) close(cfg->phase_fd);
+}
+
 static int pin_process(const engine_config *cfg) {
     if (cfg->cpu_count <= 0) return 0;
     cpu_set_t set;
@@ -112,10 +175,13 @@ int main(int argc, char **argv) {
     if (expected) parent = (pid_t)atol(expected);
     if (getppid() != parent) engine_interrupted = 1;
 
+    count_window window;
+    count_window_init(&window, cfg.count, cfg.threads);
     run_clock clock;
     clock.start_ns = clock_now_ns() + START_DELAY_NS;
     clock.measure_start_ns = clock.start_ns + cfg.warmup_ns;
-    clock.measure_end_ns = clock.measure_start_ns + cfg.duration_ns;
+    clock.measure_end_ns = cfg.count ? UINT64_MAX : clock.measure_start_ns + cfg.duration_ns;
+    clock.count = &window;
 
     worker *workers = calloc((size_t)cfg.threads, sizeof(worker));
     if (!workers) {
@@ -149,23 +215,25 @@ int main(int argc, char **argv) {
     result.workers = workers;
     result.worker_count = cfg.threads;
 
-    sleep_until(clock.measure_start_ns);
-    uint64_t cpu_start_ns = clock_now_ns();
-    getrusage(RUSAGE_SELF, &result.cpu_start);
-    signal_phase(&cfg, 'm');
-    sleep_until(clock.measure_end_ns);
-    uint64_t end_ns = clock_now_ns();
-    signal_phase(&cfg, 'e');
-    if (cfg.phase_fd >= 0) close(cfg.phase_fd);
-    for (int i = 0; i < cfg.threads; i++) pthread_join(workers[i].thread, NULL);
+    uint64_t cpu_start_ns = 0, end_ns = 0;
+    if (cfg.count) {
+        run_count_window(&cfg, &clock, &result, &cpu_start_ns, &end_ns);
+    } else {
+        run_timed_window(&cfg, &clock, &result, &cpu_start_ns, &end_ns);
+    }
     getrusage(RUSAGE_SELF, &result.cpu_end);
     uint64_t joined_ns = clock_now_ns();
 
     result.interrupted = engine_interrupted != 0;
-    /* The measured window as it really ran: shorter if interrupted. */
+    /* The measured window as it really ran: shorter if interrupted; a
+     * fixed count's from its opening to its last completion (never opened:
+     * empty). */
     uint64_t window_end_ns = end_ns < clock.measure_end_ns ? end_ns : clock.measure_end_ns;
-    result.measured_ns = window_end_ns > clock.measure_start_ns ? window_end_ns - clock.measure_start_ns : 0;
-    uint64_t warmup_end_ns = end_ns < clock.measure_start_ns ? end_ns : clock.measure_start_ns;
+    uint64_t window_start_ns = clock.measure_start_ns;
+    int opened = !cfg.count || count_window_is_open(&window, &window_start_ns);
+    result.measured_ns = opened && window_end_ns > window_start_ns ? window_end_ns - window_start_ns : 0;
+    uint64_t warmup_end_ns = cfg.count && result.warmup_end_ns ? result.warmup_end_ns : clock.measure_start_ns;
+    if (end_ns < warmup_end_ns) warmup_end_ns = end_ns;
     result.warmup_actual_ns = warmup_end_ns > clock.start_ns ? warmup_end_ns - clock.start_ns : 0;
     result.cpu_wall_ns = joined_ns > cpu_start_ns ? joined_ns - cpu_start_ns : 0;
     report_json(stdout, &result);

@@ -149,7 +149,14 @@ static void write_settings(json_writer *j, const run_result *r) {
     json_kv_string(j, "address", cfg->addr_text);
     json_kv_u64(j, "connections", (uint64_t)cfg->connections);
     json_kv_u64(j, "threads", (uint64_t)cfg->threads);
-    json_kv_double(j, "duration_s", seconds(cfg->duration_ns), 3);
+    /* A window of a fixed count has no duration set: it lasts what its
+     * N requests take. */
+    json_key(j, "duration_s");
+    if (cfg->count) json_null(j);
+    else json_double(j, seconds(cfg->duration_ns), 3);
+    json_key(j, "count");
+    if (cfg->count) json_u64(j, cfg->count);
+    else json_null(j);
     json_kv_double(j, "warmup_s", seconds(cfg->warmup_ns), 3);
     json_kv_double(j, "timeout_s", seconds(cfg->timeout_ns), 3);
     json_key(j, "rate");

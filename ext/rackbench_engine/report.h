@@ -19,6 +19,7 @@ typedef struct {
     worker *workers;
     int worker_count;
     uint64_t warmup_actual_ns;   /* warmup as it ran (shorter if interrupted) */
+    uint64_t warmup_end_ns;      /* --count: when every thread was quiet (0: timed) */
     uint64_t measured_ns;        /* measured window as it ran */
     struct rusage cpu_start;     /* at the start of the measured window */
     struct rusage cpu_end;       /* after the last worker finished */

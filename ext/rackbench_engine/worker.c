@@ -43,6 +43,8 @@ volatile sig_atomic_t engine_interrupted;
 static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns);
 static void mark_connected(conn *c);
 static void slot_free(conn *c, uint64_t now_ns);
+static int may_start(worker *w, uint64_t now_ns);
+static void count_window_step(worker *w, uint64_t now_ns);
 
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n, size);
@@ -507,8 +509,48 @@ static void slot_free(conn *c, uint64_t now_ns) {
         c->next_free = w->free_stack;
         w->free_stack = c;
         open_loop_dispatch(w, now_ns);
-    } else if (now_ns < w->clock->measure_end_ns) {
+    } else if (may_start(w, now_ns)) {
         start_request(c, now_ns, now_ns);
+    }
+}
+
+/* Closed loop: whether a freed slot starts its next request now. A timed
+ * window: until the window's end. A fixed count (count_window.h): during
+ * the warmup; then only on a ticket of the open window, and a slot freed
+ * before this thread saw the window open idles until it does
+ * (count_window_step). Once the tickets are gone the thread stops sending
+ * and ends when its last request completed. */
+static int may_start(worker *w, uint64_t now_ns) {
+    count_window *cw = w->clock->count;
+    if (!cw || !count_window_enabled(cw)) return now_ns < w->clock->measure_end_ns;
+    if (now_ns < w->clock->measure_start_ns) return 1;
+    if (!w->count_opened) return 0;
+    if (count_window_claim(cw)) return 1;
+    w->stopping = 1;
+    w->stop_ns = now_ns;
+    return 0;
+}
+
+/* A fixed-count run, once per pass of the loop after the warmup: the
+ * thread says it is quiet once nothing of the warmup is in flight; when
+ * the window has opened, the measured phase's seconds count from its
+ * start, and every idle slot starts a request of it. */
+static void count_window_step(worker *w, uint64_t now_ns) {
+    count_window *cw = w->clock->count;
+    if (w->count_opened || now_ns < w->clock->measure_start_ns) return;
+    if (!w->count_quiet) {
+        if (w->in_flight > 0) return;
+        w->count_quiet = 1;
+        count_window_quiet(cw);
+    }
+    uint64_t start_ns;
+    if (!count_window_is_open(cw, &start_ns)) return;
+    w->count_opened = 1;
+    /* Nothing was counted in the phase yet: its timeline starts here. */
+    w->phases[PHASE_MEASURE].start_ns = start_ns;
+    for (int i = 0; i < w->conn_count && !w->stopping; i++) {
+        conn *c = &w->conns[i];
+        if (c->state == CONN_IDLE && !c->deferred && may_start(w, now_ns)) start_request(c, now_ns, now_ns);
     }
 }
 
@@ -829,7 +871,7 @@ void *worker_run(void *arg) {
         if (is_open_loop(w)) {
             c->next_free = w->free_stack;
             w->free_stack = c;
-        } else {
+        } else if (may_start(w, now_ns)) {
             start_request(c, now_ns, now_ns);
         }
     }
@@ -844,6 +886,7 @@ void *worker_run(void *arg) {
             break;
         }
         if (!w->stopping && now_ns >= clock->measure_end_ns) stop_dispatching(w, now_ns, 0);
+        if (clock->count && count_window_enabled(clock->count)) count_window_step(w, now_ns);
         if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
         if (now_ns >= next_housekeeping_ns || w->stopping) {
             housekeeping(w, now_ns);

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cookie_jar.h"
+#include "count_window.h"
 #include "entry_stats.h"
 #include "http_response.h"
 #include "phase_stats.h"
@@ -29,7 +30,10 @@ extern volatile sig_atomic_t engine_interrupted;
 typedef struct {
     uint64_t start_ns;          /* t0: the warmup starts */
     uint64_t measure_start_ns;  /* t0 + warmup */
-    uint64_t measure_end_ns;    /* t0 + warmup + duration */
+    uint64_t measure_end_ns;    /* t0 + warmup + duration; never with --count */
+    /* --count: the shared tickets and edges of the fixed-count window
+     * (count_window.h); a timed run's is not enabled. */
+    count_window *count;
 } run_clock;
 
 typedef struct worker worker;
@@ -137,6 +141,10 @@ struct worker {
     int in_flight;              /* requests started and not finished */
     int stopping;
     uint64_t stop_ns;
+    /* --count: this thread had nothing in flight after the warmup, and it
+     * has seen the window open (count_window.h). */
+    int count_quiet;
+    int count_opened;
 
     /* connection accounting */
     uint64_t connects;          /* successful connects */

@@ -588,6 +588,33 @@ static void test_protocol_and_streams(void)
                          "not supported with --protocol h2c"));
 }
 
+/* --count: a window of N requests, closed loop; --hold-fd holds its edges. */
+static void test_count_window(void)
+{
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.count, 0);
+    CHECK(cfg.hold_fd == -1);
+    CHECK(parsed_ok(CLI("--count", "20000", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.count, 20000);
+    CHECK(parsed_ok(CLI("-n", "1", "-w", "2s", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.count, 1);
+    CHECK(parsed_ok(CLI("-n", "5", "--phase-fd", "3", "--hold-fd", "4", "http://127.0.0.1/")));
+    CHECK(cfg.hold_fd == 4);
+    CHECK(usage_error_is(CLI("-n", "0", "http://127.0.0.1/"), "invalid --count '0' (expected an integer >= 1)"));
+    CHECK(usage_error_is(CLI("-n", "-3", "http://127.0.0.1/"), "invalid --count '-3'"));
+    CHECK(usage_error_is(CLI("-n", "5x", "http://127.0.0.1/"), "invalid --count '5x'"));
+    CHECK(usage_error_is(CLI("-n", "5", "-d", "2s", "http://127.0.0.1/"),
+                         "--count and --duration both end the measured window: give one"));
+    CHECK(usage_error_is(CLI("-n", "5", "-R", "100", "http://127.0.0.1/"), "cannot be combined with --rate"));
+    CHECK(usage_error_is(CLI("-n", "5", "--protocol", "h2c", "http://127.0.0.1/"),
+                         "--count is not supported with --protocol h2c yet"));
+    CHECK(usage_error_is(CLI("--phase-fd", "3", "--hold-fd", "4", "http://127.0.0.1/"), "--hold-fd needs --count"));
+    CHECK(usage_error_is(CLI("-n", "5", "--hold-fd", "4", "http://127.0.0.1/"), "--hold-fd needs --phase-fd"));
+    CHECK(usage_error_is(CLI("-n", "5", "--phase-fd", "4", "--hold-fd", "4", "http://127.0.0.1/"), "must differ"));
+    CHECK(usage_error_is(CLI("-n", "5", "--phase-fd", "3", "--hold-fd", "1", "http://127.0.0.1/"),
+                         "invalid --hold-fd '1'"));
+}
+
 static void test_requests_file_combinations(void)
 {
     CHECK(parsed_ok(CLI("--requests", "/nonexistent/reqs.txt", "http://127.0.0.1/")));
@@ -666,6 +693,7 @@ int main(void)
     test_arguments();
     test_threads_and_connections();
     test_protocol_and_streams();
+    test_count_window();
     test_requests_file_combinations();
     test_remote_targets();
     test_help_and_version();
