@@ -42,6 +42,22 @@ describe Rackbench::LoadEngine do
     refute_includes engine.argv(plain), "-H"
   end
 
+  it "passes a fixed count instead of a duration" do
+    argv = engine.argv(Rackbench::LoadSettings.build(url: "http://127.0.0.1:8080/", count: 500, warmup_s: 1))
+    assert_equal ["--count", "500"], argv[argv.index("--count"), 2]
+    refute_includes argv, "-d"
+  end
+
+  it "holds a fixed count's edges until its phase callback returned, and only a fixed count's" do
+    calls = []
+    engine.run(Rackbench::LoadSettings.build(url: "http://127.0.0.1:9/x", count: 5, timeout_s: 0.1),
+               on_phase: ->(phase) { calls << phase })
+    argv = File.read(argv_file).lines.map(&:chomp)
+    assert_equal %w[--phase-fd 3 --hold-fd 4], argv[argv.index("--phase-fd"), 4]
+    engine.run(settings, on_phase: ->(phase) { calls << phase })
+    refute_includes File.read(argv_file), "--hold-fd"
+  end
+
   it "refuses a cookie preset that is not name=value" do
     ["novalue", "a b=c", "a=b; c=d", "=v", "a=b\n"].each do |bad|
       error = assert_raises(Rackbench::UsageError) do

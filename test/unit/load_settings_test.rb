@@ -36,6 +36,19 @@ describe Rackbench::LoadSettings do
     end
   end
 
+  it "takes a fixed count of requests for a closed-loop window over HTTP/1.1 only" do
+    s = build(count: 2000, connections: 4, timeout_s: 2, warmup_s: 1)
+    assert s.count?
+    refute build.count?
+    # At worst each request waits the timeout, the connections taking turns: 501 rounds of 2 s.
+    assert_equal 1.0 + 501 * 2.0 + 2.0, s.max_run_s
+    { { count: 0 } => /invalid count 0/, { count: 1.5 } => /invalid count 1.5/,
+      { count: 10, rate: 100 } => /count is a closed-loop window: it cannot be combined with rate/,
+      { count: 10, protocol: "h2c" } => /count is not supported with protocol h2c yet/ }.each do |options, pattern|
+      assert_match pattern, assert_raises(Rackbench::UsageError) { build(**options) }.message
+    end
+  end
+
   it "refuses unknown settings and a request file mixed with a method" do
     assert_raises(Rackbench::UsageError) { build(conections: 2) }
     error = assert_raises(Rackbench::UsageError) { build(requests_file: "r.txt", method: "POST") }

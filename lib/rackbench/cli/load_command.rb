@@ -15,6 +15,9 @@ module Rackbench
         return CLI::EXIT_OK unless urls
         raise UsageError, "load needs exactly one URL (see rackbench load --help)" unless urls.size == 1
 
+        if options[:count] && options[:duration_s]
+          raise UsageError, "--count and --duration both end the measured window: give one"
+        end
         settings = LoadSettings.build(url: urls.first, **options)
         result = LoadEngine.new.run(settings)
         print_result(result, json)
@@ -53,6 +56,9 @@ module Rackbench
           p.on("-c", "--connections N", "concurrent connections (default 10)") { |v| o[:connections] = integer(v, "--connections") }
           p.on("-t", "--threads N", "engine threads (default 1)") { |v| o[:threads] = integer(v, "--threads") }
           p.on("-d", "--duration D", "measured window, e.g. 10s, 500ms (default 10s)") { |v| o[:duration_s] = duration(v, "--duration") }
+          p.on("-n", "--count N", "measured window of exactly N requests instead (closed loop)") do |v|
+            o[:count] = integer(v, "--count")
+          end
           p.on("-w", "--warmup D", "warmup before the window (default 0)") { |v| o[:warmup_s] = duration(v, "--warmup") }
           p.on("-R", "--rate R", Float, "open loop: requests/s overall (default: closed loop)") { |v| o[:rate] = v }
           p.on("-k", "--no-keepalive", "close on the client side after every response") { o[:keepalive] = false }

@@ -36,8 +36,9 @@ module Rackbench
 
     # The command line for settings (an Array, never a shell string).
     def argv(settings)
-      args = [binary, "-c", settings.connections.to_s, "-t", settings.threads.to_s,
-              "-d", Duration.to_engine(settings.duration_s), "-w", Duration.to_engine(settings.warmup_s),
+      window = settings.count? ? ["--count", settings.count.to_s] : ["-d", Duration.to_engine(settings.duration_s)]
+      args = [binary, "-c", settings.connections.to_s, "-t", settings.threads.to_s, *window,
+              "-w", Duration.to_engine(settings.warmup_s),
               "--timeout", Duration.to_engine(settings.timeout_s), "--seed", settings.seed.to_s]
       args.push("--rate", format_rate(settings.rate)) if settings.rate
       args << "--no-keepalive" unless settings.keepalive
@@ -62,22 +63,29 @@ module Rackbench
     # :on_phase :: called on a thread of its own with :measure when the
     #              engine's measured window starts and :end when it ends
     #              (the engine says so through --phase-fd), so that what
-    #              samples the server covers exactly the window (default: nil)
+    #              samples the server covers exactly the window. A window of a
+    #              fixed count waits at each edge until the call has returned
+    #              (--hold-fd): the runner's own edge (valgrind's
+    #              instrumentation switched on) is in place before the first
+    #              request of the window (default: nil)
     def run(settings, env: {}, on_phase: nil)
       ensure_binary!
       out_r, out_w = IO.pipe
       err_r, err_w = IO.pipe
       phase_r, phase_w = IO.pipe if on_phase
+      hold_r, hold_w = IO.pipe if on_phase && settings.count?
       # The engine stops if this process dies; it checks it was started by us.
       env = env.merge("RACKBENCH_PARENT_PID" => Process.pid.to_s)
       args = argv(settings)
       args.insert(-2, "--phase-fd", PHASE_FD.to_s) if on_phase
-      pid = Process.spawn(env, *args, out: out_w, err: err_w, in: File::NULL, pgroup: true,
-                                      **(on_phase ? { PHASE_FD => phase_w } : {}))
-      [out_w, err_w, phase_w].compact.each(&:close)
+      args.insert(-2, "--hold-fd", HOLD_FD.to_s) if hold_r
+      fds = { PHASE_FD => phase_w, HOLD_FD => hold_r }.compact
+      pid = Process.spawn(env, *args, out: out_w, err: err_w, in: File::NULL, pgroup: true, **fds)
+      [out_w, err_w, phase_w, hold_r].compact.each(&:close)
       stdout = Thread.new { out_r.read }
       stderr = Thread.new { err_r.read }
-      phases = Thread.new { relay_phases(phase_r, on_phase) } if on_phase
+      @held_s = 0.0
+      phases = Thread.new { relay_phases(phase_r, on_phase, hold_w) } if on_phase
       status, interrupted = wait_for(pid, settings.max_run_s + @deadline_slack_s)
       pid = nil # reaped: never signal a PID that may have been reused
       phases&.join
@@ -85,24 +93,40 @@ module Rackbench
     ensure
       reap(pid) if pid
       phases&.kill
-      [out_r, out_w, err_r, err_w, phase_r, phase_w].each { |io| io&.close unless io&.closed? }
+      [out_r, out_w, err_r, err_w, phase_r, phase_w, hold_r, hold_w].each { |io| io&.close unless io&.closed? }
     end
 
     private
 
-    # The engine's descriptor for --phase-fd (0-2 are its own).
+    # The engine's descriptors for --phase-fd and --hold-fd (0-2 are its own).
     PHASE_FD = 3
+    HOLD_FD = 4
     PHASES = { "m" => :measure, "e" => :end }.freeze
 
     # Reads the engine's phase bytes until it closes its end (it does at
     # the end of its window, and the kernel does when it exits). The
     # callback must not raise: its exception would surface at the join.
-    def relay_phases(reader, on_phase)
+    # With +hold+ (the write end of --hold-fd), the engine waits after each
+    # phase for the byte written here once the callback has returned; the
+    # time the callbacks take is added to the engine's deadline (@held_s).
+    def relay_phases(reader, on_phase, hold = nil)
       while (byte = reader.read(1))
         phase = PHASES[byte]
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         on_phase.call(phase) if phase
+        next unless hold
+
+        @held_s += Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+        release(hold)
       end
     rescue IOError
+      nil
+    end
+
+    # Lets a held engine go on; an engine that is gone (EPIPE) needs nothing.
+    def release(hold)
+      hold.write("h")
+    rescue Errno::EPIPE, IOError
       nil
     end
 
@@ -116,11 +140,15 @@ module Rackbench
       rate == rate.to_i ? rate.to_i.to_s : rate.to_s
     end
 
-    # Waits for the engine, killing it past the deadline. Returns
+    # Waits for the engine, killing it past the deadline (which the time it
+    # was held at its window's edges extends). Returns
     # [Process::Status, interrupted?].
     def wait_for(pid, deadline_s)
       watchdog = Thread.new do
-        sleep deadline_s
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        while (left = started + deadline_s + @held_s.to_f - Process.clock_gettime(Process::CLOCK_MONOTONIC)).positive?
+          sleep [left, 1.0].min
+        end
         Process.kill(:KILL, pid)
       rescue Errno::ESRCH
         nil

@@ -10,6 +10,9 @@ module Rackbench
   # :connections :: concurrent connections (default: 10)
   # :threads :: engine threads (default: 1)
   # :duration_s :: measured window in seconds (default: 10)
+  # :count :: a window of exactly this many requests instead, closed loop:
+  #   it opens once the warmup's requests are done and ends when the N have
+  #   completed; duration_s is then not passed (default: nil: timed)
   # :warmup_s :: warmup before the window (default: 0)
   # :rate :: requests/s for open loop, nil for closed loop (default: nil)
   # :keepalive :: false closes on the client side after every response (default: true)
@@ -31,7 +34,7 @@ module Rackbench
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
-    :protocol, :streams,
+    :protocol, :streams, :count,
     keyword_init: true
   )
 
@@ -41,7 +44,7 @@ module Rackbench
       connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
       cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false,
-      protocol: "http1", streams: 1
+      protocol: "http1", streams: 1, count: nil
     }.freeze
     # The engine's --protocol values.
     PROTOCOLS = %w[http1 h2c].freeze
@@ -73,6 +76,7 @@ module Rackbench
       check(seed.is_a?(Integer) && seed >= 0, "seed", seed, "an integer >= 0")
       check(cpus.nil? || cpu_list.match?(/\A\d+(-\d+)?(,\d+(-\d+)?)*\z/), "cpus", cpus, "e.g. 1, 0-3, 1,3")
       validate_protocol!
+      validate_count!
       if requests_file && (body || method != "GET")
         raise UsageError, "--requests cannot be combined with --method or --body (put them in the file)"
       end
@@ -87,9 +91,17 @@ module Rackbench
     end
 
     # How long the engine's run lasts at most: warmup, window, and the drain
-    # of requests still in flight (bounded by the timeout).
+    # of requests still in flight (bounded by the timeout). A fixed count's
+    # window has no duration: at worst every request of it waits the whole
+    # timeout, its connections taking turns.
     def max_run_s
-      warmup_s + duration_s + timeout_s
+      window_s = count ? (count.fdiv(connections).ceil + 1) * timeout_s : duration_s
+      warmup_s + window_s + timeout_s
+    end
+
+    # Whether the window is a fixed count of requests.
+    def count?
+      !count.nil?
     end
 
     # Whether the run speaks HTTP/2 (h2c).
@@ -110,6 +122,15 @@ module Rackbench
 
       raise UsageError, "keepalive false cannot be combined with protocol h2c (streams share the connection)" unless keepalive
       raise UsageError, "cookies are not supported with protocol h2c yet" if cookies || !cookie_presets.empty?
+    end
+
+    # A fixed count is a closed-loop window of HTTP/1.1 requests.
+    def validate_count!
+      return if count.nil?
+
+      check(positive_int?(count) && count <= 1_000_000_000_000, "count", count, "an integer >= 1")
+      raise UsageError, "count is a closed-loop window: it cannot be combined with rate" if rate
+      raise UsageError, "count is not supported with protocol h2c yet" if h2c?
     end
 
     def positive_int?(value)

@@ -30,7 +30,8 @@ module Rackbench
       mode = settings["mode"] == "open" ? "open loop at #{settings["rate"]} req/s" : "closed loop"
       keepalive = settings["keepalive"] ? "keep-alive" : "no keep-alive (client closes)"
       threads = settings["threads"] == 1 ? "1 thread" : "#{settings["threads"]} threads"
-      "Load #{settings["url"]} for #{settings["duration_s"]}s: #{mode}, #{settings["connections"]} connections, " \
+      window = settings["count"] ? "#{settings["count"]} requests" : "#{settings["duration_s"]}s"
+      "Load #{settings["url"]} for #{window}: #{mode}, #{settings["connections"]} connections, " \
         "#{threads}, #{keepalive}#{protocol_text}"
     end
 
