@@ -36,4 +36,5 @@ module Rackbench
   autoload :Sampler, File.expand_path("rackbench/observe/sampler", __dir__)
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
   autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
+  autoload :Instructions, File.expand_path("rackbench/instructions", __dir__)
 end

@@ -34,7 +34,7 @@ module Rackbench
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
     TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile
-                  tune proxy capacity].freeze
+                  tune proxy capacity measure].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -59,9 +59,11 @@ module Rackbench
     # String); pass_env (Array of variable names the servers take from the
     # shell); exclude (Array of Hash of dimension => Array of values);
     # inside (one of INSIDE_MODES); proxy (the topologies in front of the
-    # server: Array of Proxy::NAMES, ["none"] without the key).
+    # server: Array of Proxy::NAMES, ["none"] without the key); measure
+    # (what the trials measure: Instructions::MEASURES, time and/or
+    # instructions, in that order; ["time"] without the key).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
-                :exclude, :inside, :proxy
+                :exclude, :inside, :proxy, :measure
     # The profiler of its profiled trials (a Profile::Settings), or nil:
     # no trial is profiled.
     attr_reader :profile
@@ -131,6 +133,7 @@ module Rackbench
         settings = Settings.new(checker, base_dir: base_dir)
         parts = parts(data, checker, entries, settings)
         matrix = Matrix.new(checker, settings, parts, data.fetch("exclude", Matrix::NO_EXCLUDE))
+        check_measure(parts[:measure], matrix.configurations, checker)
         new(**parts, exclude: matrix.exclude, dimensions: matrix.dimensions, configurations: matrix.configurations,
                      source: source, source_text: text, base_dir: File.expand_path(base_dir))
       end
@@ -194,8 +197,31 @@ module Rackbench
           inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker),
           tune: Tune::Settings.parse(data["tune"], checker),
           proxy: proxy(data.fetch("proxy", Proxy::NONE), checker),
-          capacity: capacity(data, checker)
+          capacity: capacity(data, checker),
+          measure: measure(data.fetch("measure", Instructions::TIME), checker)
         }
+      end
+
+      # `measure:` time, instructions, or both as a list; kept in
+      # Instructions::MEASURES order.
+      def measure(value, checker)
+        names = checker.list!(value, "measure") do |name, key|
+          checker.one_of!(name, key, Instructions::MEASURES, "measure")
+        end
+        Instructions::MEASURES.select { |name| names.include?(name) }.freeze
+      end
+
+      # An instructions window is a fixed count of requests: under valgrind
+      # a duration means very different work per configuration, whose
+      # speed depends on the instrumentation. The capacity search drives
+      # open-loop rates, which a count (closed loop) cannot be.
+      def check_measure(measure, configurations, checker)
+        return unless measure.include?(Instructions::INSTRUCTIONS)
+
+        if configurations.any? { |config| config.load[:count].nil? }
+          checker.fail!("measure", "instructions needs load.count (a window of N requests, e.g. load: { count: 2000 }): " \
+                                   "under valgrind a duration is very different work per configuration")
+        end
       end
 
       # The capacity: section, or nil. Its steps set load.rate, so the file
@@ -227,7 +253,7 @@ module Rackbench
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
                    profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze,
-                   capacity: nil)
+                   capacity: nil, measure: [Instructions::TIME].freeze)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -247,6 +273,7 @@ module Rackbench
       @pass_env = pass_env
       @inside = inside
       @proxy = proxy
+      @measure = measure
       @exclude = exclude
       @dimensions = dimensions
       @configurations = configurations
@@ -266,6 +293,12 @@ module Rackbench
       self.class.new(**parts, seed: checker.integer!(seed, "seed", min: 0),
                               batches: checker.integer!(batches, "batches", min: 1), profile: profile,
                               profile_only: profile_only)
+    end
+
+    # Whether its trials run under valgrind and count instructions (alone,
+    # or beside time trials).
+    def instructions?
+      measure.include?(Instructions::INSTRUCTIONS)
     end
 
     # The kind of trial an experiment runs (Trial::Http).
@@ -327,6 +360,8 @@ module Rackbench
       data["inside"] = inside unless inside == DEFAULT_INSIDE
       # No proxy (the default) keeps the fingerprint of a file without the key.
       data["proxy"] = proxy.sort unless proxy == [Proxy::NONE]
+      # Time alone (the default) keeps the fingerprint of a file without the key.
+      data["measure"] = measure unless measure == [Instructions::TIME]
       data["profile"] = profile.to_h if profile
       data["profile_only"] = true if profile_only
       # Only in files that have them: every other file keeps its fingerprint.
@@ -343,7 +378,8 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity }
+        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity,
+        measure: measure }
     end
 
     def sort(values)

@@ -33,11 +33,20 @@ module Rackbench
 
       # Booting, probing and stopping a server, per trial, for estimates.
       OVERHEAD_S = 3.0
+      # A window of a fixed count lasts what its requests take: guessed at
+      # a millisecond each until the run has measured some
+      # (Runner::Estimate).
+      GUESS_S_PER_REQUEST = 0.001
 
       # How long one trial of it takes, roughly: warmup + window + the
       # server's boot and stop.
       def estimated_s
-        load[:warmup_s] + load[:duration_s] + OVERHEAD_S
+        load[:warmup_s] + window_s + OVERHEAD_S
+      end
+
+      # The window's length: its duration, or its count's guess.
+      def window_s
+        load[:count] ? load[:count] * GUESS_S_PER_REQUEST : load[:duration_s]
       end
 
       # Whether its per-request timeout is left to calibration (load.timeout

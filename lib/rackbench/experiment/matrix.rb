@@ -149,12 +149,22 @@ module Rackbench
         @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
       end
 
+      # A window of a fixed count is closed loop over HTTP/1.1
+      # (LoadSettings#validate_count!).
+      def check_count(load)
+        return if load[:count].nil?
+
+        @checker.fail!("load.count", "is a closed-loop window: it cannot be combined with load.rate") if load[:rate]
+        @checker.fail!("load.count", "is not supported with load.protocol h2c yet") if load[:protocol] == "h2c"
+      end
+
       # Checks across keys that only make sense per configuration.
       def check_config(config)
         if config.load[:cookies] == false && !config.load[:cookie_presets].to_a.empty?
           @checker.fail!("load.preset_cookies", "needs the cookie jar, but load.cookies is false")
         end
         check_protocol(config.load)
+        check_count(config.load)
         return config if config.load[:threads] <= config.load[:connections]
 
         @checker.fail!("load.threads", "#{config.load[:threads]} engine threads but only " \

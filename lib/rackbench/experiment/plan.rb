@@ -26,18 +26,37 @@ module Rackbench
       include Enumerable
 
       # One run of one configuration. +key+ identifies it across runs:
-      # "<config key>#batch=<n>", and "<config key>#batch=<n>#profile" for a
-      # profiled trial. +index+ is its 1-based position in the plan.
+      # "<config key>#batch=<n>", "<config key>#batch=<n>#profile" for a
+      # profiled trial and "<config key>#batch=<n>#instructions" for an
+      # instructions trial. +index+ is its 1-based position in the plan.
       # +profile+ is the profiler's Profile::Settings for a profiled trial,
-      # nil for a plain one.
-      Trial = Struct.new(:config, :batch, :key, :index, :profile, keyword_init: true) do
+      # nil for a plain one. +measure+ is what it measures
+      # (Instructions::TIME or Instructions::INSTRUCTIONS: under valgrind).
+      Trial = Struct.new(:config, :batch, :key, :index, :profile, :measure, keyword_init: true) do
         def profiled?
           !profile.nil?
         end
+
+        def instructions?
+          measure == Instructions::INSTRUCTIONS
+        end
+
+        # Its configuration's estimate; under valgrind, the window takes
+        # INSTRUCTIONS_SLOWDOWN times longer (a guess the run's own trials
+        # correct: Runner::Estimate).
+        def estimated_s
+          seconds = config.estimated_s
+          instructions? ? seconds * INSTRUCTIONS_SLOWDOWN : seconds
+        end
       end
 
-      # What ends the key of a profiled trial.
+      # What ends the key of a profiled trial, and of an instructions trial.
       PROFILE_KEY_SUFFIX = "#profile"
+      INSTRUCTIONS_KEY_SUFFIX = "#instructions"
+      # How much longer than natively a trial takes under valgrind, before
+      # any was measured: callgrind's instrumentation runs Ruby servers
+      # 5 to 20 times slower here (doc/performance.md).
+      INSTRUCTIONS_SLOWDOWN = 10
 
       # A configuration left out of the plan, with the +reason+.
       Skipped = Struct.new(:config, :reason, keyword_init: true)
@@ -90,7 +109,7 @@ module Rackbench
       # estimate (an HTTP trial: warmup + duration + about 3 s to boot and
       # stop the server).
       def estimated_s(trials = self.trials)
-        trials.sum { |trial| trial.config.estimated_s }
+        trials.sum(&:estimated_s)
       end
 
       # The plan for a human (--dry-run): the trials in order, then what was
@@ -99,7 +118,10 @@ module Rackbench
         lines = [header, ""]
         width = trials.size.to_s.size
         trials.each do |t|
-          lines << "  #{t.index.to_s.rjust(width)}. batch #{t.batch}  #{t.config}#{"  (profiled)" if t.profiled?}"
+          mark = if t.profiled? then "  (profiled)"
+                 elsif t.instructions? then "  (instructions)"
+                 end
+          lines << "  #{t.index.to_s.rjust(width)}. batch #{t.batch}  #{t.config}#{mark}"
         end
         lines << "  (no trials)" if trials.empty?
         unless skipped.empty?
@@ -137,14 +159,42 @@ module Rackbench
       def order(configurations, reasons)
         base = configurations.sort_by(&:key)
         trials = (1..source.batches).flat_map do |batch|
-          plain = base.shuffle(random: Random.new(source.seed + batch)).map { |config| [config, batch, nil] }
-          planned = insert_profiled(plain, base, batch)
-          planned = planned.reject { |_, _, profile| profile.nil? } if profile_only?
-          planned.reject { |config, _, _| reasons[config.key] }
+          plain = base.shuffle(random: Random.new(source.seed + batch)).map { |config| [config, batch, nil, plain_measure] }
+          planned = insert_instructions(plain, base, batch)
+          planned = insert_profiled(planned, base, batch)
+          planned = planned.reject { |_, _, profile, _| profile.nil? } if profile_only?
+          planned.reject { |config, _, _, _| reasons[config.key] }
         end
-        trials.each_with_index.map do |(config, batch, profile), i|
-          key = "#{config.key}#batch=#{batch}#{PROFILE_KEY_SUFFIX if profile}".freeze
-          Trial.new(config: config, batch: batch, key: key, index: i + 1, profile: profile).freeze
+        trials.each_with_index.map do |(config, batch, profile, measure), i|
+          suffix = if profile then PROFILE_KEY_SUFFIX
+                   elsif measure == Instructions::INSTRUCTIONS then INSTRUCTIONS_KEY_SUFFIX
+                   end
+          key = "#{config.key}#batch=#{batch}#{suffix}".freeze
+          Trial.new(config: config, batch: batch, key: key, index: i + 1, profile: profile, measure: measure).freeze
+        end
+      end
+
+      # What the source's measures are (`measure:`; a source without the
+      # key measures time).
+      def measures
+        source.respond_to?(:measure) ? source.measure : [Instructions::TIME]
+      end
+
+      # The plain trials' measure: instructions when it is the only one.
+      def plain_measure
+        measures == [Instructions::INSTRUCTIONS] ? Instructions::INSTRUCTIONS : Instructions::TIME
+      end
+
+      # Measuring both, the batch's time trials with an instructions trial
+      # of each configuration at a seeded place (a generator of its own, so
+      # that the time trials keep the order they have without it), as
+      # profiled trials are placed.
+      def insert_instructions(plain, base, batch)
+        return plain unless measures.size > 1
+
+        random = Random.new(source.seed + batch + INSTRUCTIONS_SEED_OFFSET)
+        base.shuffle(random: random).each_with_object(plain.dup) do |config, trials|
+          trials.insert(random.rand(trials.size + 1), [config, batch, nil, Instructions::INSTRUCTIONS])
         end
       end
 
@@ -157,7 +207,7 @@ module Rackbench
 
         random = Random.new(source.seed + batch + PROFILE_SEED_OFFSET)
         base.shuffle(random: random).each_with_object(plain.dup) do |config, trials|
-          trials.insert(random.rand(trials.size + 1), [config, batch, profile])
+          trials.insert(random.rand(trials.size + 1), [config, batch, profile, Instructions::TIME])
         end
       end
 
@@ -167,8 +217,10 @@ module Rackbench
         source.respond_to?(:profile_only) && source.profile_only
       end
 
-      # Keeps the profiled trials' generator apart from any batch's.
+      # Keeps the profiled trials' and the instructions trials' generators
+      # apart from any batch's.
       PROFILE_SEED_OFFSET = 1 << 32
+      INSTRUCTIONS_SEED_OFFSET = 1 << 33
 
       def reason_text(reason)
         text = reason.to_s

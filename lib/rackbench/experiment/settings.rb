@@ -22,13 +22,15 @@ module Rackbench
         "headers" => :headers,
         "preset_cookies" => :cookie_presets,
         "protocol" => :protocol,
-        "streams" => :streams
+        "streams" => :streams,
+        "count" => :count
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
-        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1
+        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1,
+        "count" => nil
       }.freeze
 
       # load.timeout: auto (or null, or left out) has the timeout follow
@@ -39,7 +41,8 @@ module Rackbench
       # while they have their default, so that an experiment stored by an
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
-        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1]
+        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
+        "count" => [nil]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -66,6 +69,10 @@ module Rackbench
       # +requests+ an absolute path (or nil), +rate+ Float requests/s (or nil).
       def load(value, processes:, threads:)
         @checker.keys!(value, LOAD_KEYS.keys, "load")
+        # A window is a duration or a count of requests, never both.
+        if value.key?("duration") && !value["count"].nil?
+          @checker.fail!("load.count", "cannot be given with load.duration: both end the measured window")
+        end
         LOAD_KEYS.keys.to_h do |name|
           values = if value.key?(name)
                      load_values(name, value[name])
@@ -95,6 +102,7 @@ module Rackbench
         when "preset_cookies" then preset_cookies(value, key)
         when "protocol" then @checker.one_of!(value, key, LoadSettings::PROTOCOLS, "protocol")
         when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
+        when "count" then value.nil? ? nil : @checker.integer!(value, key, min: 1, max: 1_000_000_000_000)
         end
       end
 

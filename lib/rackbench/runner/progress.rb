@@ -40,6 +40,7 @@ module Rackbench
       def starting(trial, eta: nil)
         @prefix = format("%s %*d/%d %s batch %d", bar, @total.to_s.size, @done + 1, @total, trial.config, trial.batch)
         @prefix += " (profiled)" if trial.respond_to?(:profiled?) && trial.profiled?
+        @prefix += " (instructions)" if trial.respond_to?(:instructions?) && trial.instructions?
         @started = now
         @eta = eta
         return start_ticker if @live

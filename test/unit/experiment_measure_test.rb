@@ -1,0 +1,84 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require_relative "../fixtures/experiments/experiment_support"
+
+# `measure:` (time, instructions, or both) and `load.count` (a window of a
+# fixed number of requests): parsed, checked, in the fingerprint only when
+# given, and planned (an instructions trial of each configuration in each
+# batch when both are measured).
+describe "Rackbench::Experiment measure and load.count" do
+  include Rackbench::Test::ExperimentSupport
+
+  it "measures time by default, and keeps the fingerprint of a file without the new keys" do
+    plain = build_experiment
+    assert_equal ["time"], plain.measure
+    refute plain.instructions?
+    assert_nil plain.configurations.first.load[:count]
+    assert_equal plain.fingerprint, build_experiment("measure" => "time", "load" => { "count" => nil }).fingerprint
+  end
+
+  it "takes instructions alone or both, in one order, with a count for the window" do
+    alone = build_experiment("measure" => "instructions", "load" => { "count" => 2000 })
+    both = build_experiment("measure" => %w[instructions time], "load" => { "count" => 2000 })
+    assert_equal ["instructions"], alone.measure
+    assert_equal %w[time instructions], both.measure
+    assert both.instructions?
+    assert_equal 2000, alone.configurations.first.load[:count]
+    assert_equal 3, [alone, both, build_experiment("load" => { "count" => 2000 })].map(&:fingerprint).uniq.size
+  end
+
+  it "makes load.count a dimension like any load key" do
+    experiment = build_experiment("load" => { "count" => [500, 1000] })
+    assert_equal [500, 1000], experiment.configurations.map { |c| c.dims["load.count"] }
+  end
+
+  it "refuses what a count or instructions cannot be" do
+    assert_config_error({ "measure" => "cycles" }, "measure: unknown measure \"cycles\"; known: time, instructions")
+    assert_config_error({ "measure" => "instructions" }, "measure: instructions needs load.count")
+    assert_config_error({ "measure" => "instructions", "load" => { "count" => [nil, 100] } },
+                        "measure: instructions needs load.count")
+    assert_config_error({ "load" => { "count" => 0 } }, "load.count")
+    assert_config_error({ "load" => { "count" => 10, "duration" => "5s" } },
+                        "load.count: cannot be given with load.duration: both end the measured window")
+    assert_config_error({ "load" => { "count" => 10, "rate" => 100 } },
+                        "load.count: is a closed-loop window: it cannot be combined with load.rate")
+    assert_config_error({ "load" => { "count" => 10, "protocol" => "h2c" } },
+                        "load.count: is not supported with load.protocol h2c yet")
+  end
+
+  it "estimates a count's window at a guess per request, ten times that under valgrind" do
+    config = build_experiment("load" => { "count" => 3000, "warmup" => "2s" }).configurations.first
+    assert_in_delta 2.0 + 3.0 + Rackbench::Experiment::Config::OVERHEAD_S, config.estimated_s
+  end
+
+  describe "the plan" do
+    def plan(measure, batches: 2)
+      experiment = build_experiment("measure" => measure, "load" => { "count" => 100 }, "batches" => batches,
+                                    "servers" => %w[puma webrick])
+      Rackbench::Experiment::Plan.new(experiment)
+    end
+
+    it "runs only instructions trials when instructions is the only measure" do
+      trials = plan("instructions").trials
+      assert_equal 4, trials.size
+      assert trials.all?(&:instructions?)
+      assert trials.all? { |t| t.key.end_with?("#instructions") }
+      assert_in_delta trials.first.config.estimated_s * 10, trials.first.estimated_s
+    end
+
+    it "adds an instructions trial of each configuration to each batch, the time trials keeping their order" do
+      both = plan(%w[time instructions]).trials
+      time = plan("time").trials
+      assert_equal 8, both.size
+      timed, counted = both.partition { |t| t.measure == "time" }
+      assert_equal time.map(&:key), timed.map(&:key)
+      assert_equal 4, counted.size
+      assert_equal [1, 1, 2, 2], counted.map(&:batch).sort
+      assert_equal both.map(&:key).uniq.size, both.size
+      # Batch by batch: every batch is a whole replicate of both measures.
+      assert_equal both.map(&:batch), both.map(&:batch).sort
+      assert_equal both.map(&:key), plan(%w[time instructions]).trials.map(&:key), "seeded: the same order again"
+    end
+  end
+end
