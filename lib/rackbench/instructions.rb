@@ -26,6 +26,10 @@ module Rackbench
     # What a trial's load_settings say when it ran under valgrind.
     SETTINGS_KEY = "measure"
 
+    # valgrind could not do what the trial needs (switch a process's
+    # instrumentation, read its counts): the trial fails with the reason.
+    class Error < Rackbench::Error; end
+
     autoload :Valgrind, File.expand_path("instructions/valgrind", __dir__)
     autoload :Control, File.expand_path("instructions/control", __dir__)
     autoload :CallgrindFile, File.expand_path("instructions/callgrind_file", __dir__)

@@ -198,6 +198,15 @@ module Rackbench
         lambda do |db|
           db.alter_table(:trials) { add_column :proxy, String, text: true }        # JSON
           db.alter_table(:trial_history) { add_column :proxy, String, text: true } # JSON
+        end,
+
+        # 7: an instructions trial's counts (Trial::Record#instructions:
+        # callgrind's instructions over the window, per process and per
+        # request, and the costliest functions). Stored trials measured
+        # time: NULL.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :instructions, String, text: true }        # JSON
+          db.alter_table(:trial_history) { add_column :instructions, String, text: true } # JSON
         end
       ].freeze
 

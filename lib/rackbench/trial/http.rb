@@ -27,6 +27,10 @@ module Rackbench
     #             one with a missing binary)
     # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
     #                    returns a Proxy::Running (default: Proxy::Launch.new)
+    # :valgrind :: what instructions trials run under (default: Instructions::Valgrind.find)
+    # :valgrind_support :: answers why a ruby variant cannot run under valgrind (#reason(variant,
+    #                      env:); default: an Instructions::Support keeping its answers in the
+    #                      rackbench cache)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -41,8 +45,10 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
-                     proxy_launcher: Proxy::Launch.method(:new))
+                     proxy_launcher: Proxy::Launch.method(:new), valgrind: nil, valgrind_support: nil)
         super(context)
+        @valgrind = valgrind
+        @valgrind_support = valgrind_support
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
@@ -61,7 +67,8 @@ module Rackbench
       end
 
       # A server adapter's limits (the load protocol among them), a built-in
-      # app's engines, or a proxy whose program is not installed.
+      # app's engines, a proxy whose program is not installed, or, when the
+      # experiment counts instructions, a ruby variant valgrind cannot run.
       def unsupported_reason(config, variant)
         engine = variant.install.engine
         server = Servers.fetch(config.server.name)
@@ -69,7 +76,8 @@ module Rackbench
                                   ruby_engine: engine, options: config.server.options) ||
           server.protocol_reason(config.load.fetch(:protocol, "http1")) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
-          (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil)
+          (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil) ||
+          valgrind_reason(variant)
       end
 
       # A variable the experiment passes from the shell must be there: a
@@ -105,6 +113,7 @@ module Rackbench
         variant = @context.variants.fetch(config.ruby.label)
         load_settings = config.load.transform_keys(&:to_s)
         load_settings["profile"] = trial.profile.to_h if trial.profiled?
+        load_settings[Instructions::SETTINGS_KEY] = Instructions::INSTRUCTIONS if instructions?(trial)
         record(trial, ruby_description: variant.description, env: config.env, log_path: log_path(trial),
                       load_settings: load_settings, layout: @context.layout.to_h) do |facts|
           measure(trial, variant, facts)
@@ -126,23 +135,30 @@ module Rackbench
 
         bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
         facts[:gem_versions] = bundle.gem_versions
-        env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile)
-        calibrate_first(trial, app, variant, adapter, bundle, env)
+        env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile,
+                         agents: !instructions?(trial))
+        counting = instructions_run(trial, env)
+        calibrate_first(trial, app, variant, adapter, bundle, env, counting)
         window = WindowMarks.new(work_dir(trial))
-        booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
+        counting&.prepare!
+        booted = with_window(window) do
+          launch(trial, app, variant, adapter, bundle, env, window: window, counting: counting).boot
+        end
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity, ruby_description: booted.identity["description"])
         Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(trial)}: #{warning}" }
         proxy = nil
         begin
           proxy = ProxyStart.new(trial: trial, app: app, server: booted.server, context: @context, guard: guard,
                                  proxies: @proxies, launcher: @proxy_launcher, work_dir: work_dir(trial)).start
+          edges = counting&.edges(booted.server)
           measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
                                  layout: @context.layout, seed: @context.source.seed,
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy).run(facts)
+                                 proxy: proxy, edges: edges).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
+          measured = counting.add_to(measured, edges, booted) if counting
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
           begin
@@ -159,6 +175,7 @@ module Rackbench
       # processes once the window has ended and before the server stops;
       # nil when no agent counts (`inside: off`) or no window ended.
       def inside(trial, booted, window, result)
+        return nil if instructions?(trial)
         return nil unless Inside.mode(source) == Inside::COUNTING && window.marked?(:end)
 
         counts, missing = @inside.call(server: booted.server, trial_dir: work_dir(trial),
@@ -175,17 +192,27 @@ module Rackbench
       # the app's reset just restored, for the first batch only: every batch
       # must measure the same thing. The app's reset runs again before the
       # trial's own boot.
-      def calibrate_first(trial, app, variant, adapter, bundle, env)
+      #
+      # An instructions trial's is calibrated under valgrind, with the
+      # instrumentation on that its window's requests run with (+counting+,
+      # its InstructionsRun, or nil).
+      def calibrate_first(trial, app, variant, adapter, bundle, env, counting = nil)
         config = trial.config
         return unless config.load[:timeout_s].nil?
-        return if @calibrations.known?(config)
+
+        measure = instructions?(trial) ? Instructions::INSTRUCTIONS : Instructions::TIME
+        return if @calibrations.known?(config, trial_measure: measure)
 
         window = WindowMarks.new(work_dir(trial)) # never marked: no window on this server
-        booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
+        counting&.prepare!
+        booted = with_window(window) do
+          launch(trial, app, variant, adapter, bundle, env, window: window, counting: counting).boot
+        end
         begin
           settings = LoadRun.settings(trial: trial, app: app, port: booted.server.port, layout: @context.layout,
                                       seed: source.seed)
-          @calibrations.fetch(config, settings)
+          switch_on(counting, booted.server) if counting
+          @calibrations.fetch(config, settings, trial_measure: measure)
         rescue SetupError
           raise if booted.server.alive?
 
@@ -209,7 +236,7 @@ module Rackbench
         error.is_a?(IdentityMismatch) && error.record ? { identity: error.record } : {}
       end
 
-      def launch(trial, app, variant, adapter, bundle, env, window: nil)
+      def launch(trial, app, variant, adapter, bundle, env, window: nil, counting: nil)
         expectation = lambda do
           Identity::Expectation.build(variant: variant, probe: @probes.fetch(variant, env), env: env,
                                       server_gem: adapter.server_gem,
@@ -219,8 +246,14 @@ module Rackbench
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
-                       log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
-                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window)
+                       log_path: log_path(trial), ready_timeout_s: ready_timeout_s(counting),
+                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
+                       **(counting ? { wrapper: counting.wrapper } : {}))
+      end
+
+      # The readiness deadline: valgrind's boot is slower (InstructionsRun).
+      def ready_timeout_s(counting)
+        counting ? counting.ready_timeout_s(@context.ready_timeout_s) : @context.ready_timeout_s
       end
 
       # The user's app's setup runs once per run and Bundler environment.
@@ -232,9 +265,12 @@ module Rackbench
       # the shell but what ServerEnv lets through.
       # A profiled trial's server also gets RACKBENCH_PROFILE (the
       # launcher then loads agent/profile.rb); a plain trial's never does.
-      def server_env(config, app, variant, adapter, bundle, work_dir, profile: nil)
+      # An instructions trial's server (+agents+ false) runs no counting
+      # agent: nothing of rackbench's is awake in it during the window.
+      def server_env(config, app, variant, adapter, bundle, work_dir, profile: nil, agents: true)
+        inside = agents ? Inside.env(Inside.mode(source)) : {}
         trial_env = { "RACKBENCH_TRIAL_DIR" => work_dir, Identity::SERVER_GEM_VAR => adapter.server_gem,
-                      Identity::LATE_VAR => "1", **Inside.env(Inside.mode(source)), **@context.marker_env }
+                      Identity::LATE_VAR => "1", **inside, **@context.marker_env }
         # The profiler listens to the window too, whether or not the
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
@@ -267,7 +303,9 @@ module Rackbench
       # A profiled trial's directory and log are apart from its batch's
       # plain trial of the same configuration.
       def slug(trial)
-        trial.profiled? ? "#{super}-profile" : super
+        return "#{super}-profile" if trial.profiled?
+
+        instructions?(trial) ? "#{super}-instructions" : super
       end
 
       # The experiment's profile settings (Profile::Settings), or nil when
@@ -311,4 +349,6 @@ require_relative "http/inside"
 require_relative "http/load_run"
 require_relative "http/proxy_start"
 require_relative "http/profile_run"
+require_relative "http/instructions_run"
+require_relative "http/instructions_trials"
 require_relative "http/examination"

@@ -107,8 +107,10 @@ module Rackbench
         private
 
         def run(settings, warmup_s:, window_s:)
+          # A timed window even for a trial of a fixed count: the calibration
+          # sizes its window from the rate it sees.
           calibration = settings.to_h.merge(warmup_s: warmup_s, duration_s: window_s, rate: nil, timeout_s: CEILING_S,
-                                            raw_file: nil)
+                                            raw_file: nil, count: nil)
           @engine.run(LoadSettings.build(**calibration), env: @marker_env)
         end
 
@@ -163,20 +165,28 @@ module Rackbench
 
           # The Result of config (its key and label), measured with settings
           # unless known; raises SetupError when it cannot be measured.
-          def fetch(config, settings)
-            key = key(config)
+          # :trial_measure :: what the trial measures: an instructions
+          #                   trial's server runs under valgrind, far
+          #                   slower, and has a calibration of its own
+          #                   (default: time)
+          def fetch(config, settings, trial_measure: Instructions::TIME)
+            key = key(config, trial_measure)
             @results[key] ||= stored(key, settings.connections) || measure(key, config, settings)
           end
 
           # Whether config's calibration is known (in memory or stored).
-          def known?(config)
-            key = key(config)
+          def known?(config, trial_measure: Instructions::TIME)
+            key = key(config, trial_measure)
             !(@results[key] ||= stored(key, config.load[:connections])).nil?
           end
 
           private
 
-          def key(config) = "#{@fingerprint} #{config.key}"
+          # A time trial's key is the one stored before instructions existed.
+          def key(config, trial_measure)
+            base = "#{@fingerprint} #{config.key}"
+            trial_measure == Instructions::TIME ? base : "#{base} #{trial_measure}"
+          end
 
           # A stored result measured with the same connections (a guard: the
           # key already names the experiment and the configuration).

@@ -21,8 +21,10 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :edges :: what else follows the window's edges (#started, #ended; an instructions trial's
+        #           Instructions::Edges), first at each: a fixed count's engine waits for it (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil)
+                       calibrations:, window: nil, proxy: nil, edges: nil)
           @trial = trial
           @app = app
           @server = server
@@ -36,6 +38,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @edges = edges
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -98,8 +101,13 @@ module Rackbench
         def calibrated(settings)
           return [settings, nil] unless @trial.config.load[:timeout_s].nil?
 
-          calibration = @calibrations.fetch(@trial.config, settings)
+          calibration = @calibrations.fetch(@trial.config, settings, trial_measure: measure_of(@trial))
           [LoadSettings.build(**settings.to_h, timeout_s: calibration.timeout_s), calibration]
+        end
+
+        # What +trial+ measures (a plan trial without a measure: time).
+        def measure_of(trial)
+          trial.respond_to?(:measure) && trial.measure ? trial.measure : Instructions::TIME
         end
 
         def settings
@@ -112,9 +120,11 @@ module Rackbench
         def on_phase(phase)
           case phase
           when :measure
+            @edges&.started
             mark(:start)
             start_sampling
           when :end
+            @edges&.ended
             mark(:end)
             stop_sampling
           end

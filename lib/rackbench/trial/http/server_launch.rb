@@ -37,9 +37,11 @@ module Rackbench
         # :hooks :: the run's AppHooks (the user's app's setup and reset) (default: a fresh one)
         # :window :: the WindowMarks of the server's measured window, whose edges' pipes the server
         #            inherits when the window channel is on (default: a fresh one, never marked)
+        # :wrapper :: an argv prefix the server's command runs under, after the CPU pinning (an
+        #             instructions trial's valgrind: InstructionsRun#wrapper) (default: none)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
                        ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
-                       window: nil)
+                       window: nil, wrapper: [])
           @trial = trial
           @app = app
           @variant = variant
@@ -56,6 +58,7 @@ module Rackbench
           @guard = guard
           @hooks = hooks || AppHooks.new(logs_dir: File.dirname(log_path))
           @window = window || WindowMarks.new(work_dir)
+          @wrapper = wrapper
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
@@ -73,7 +76,7 @@ module Rackbench
           run_setup if @app.setup
           app_logs = AppLogs.new(@app.dir)
           port = Ports.free_port
-          argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
+          argv = @guard + @layout.server_prefix + @wrapper + @bundle.exec_prefix(@variant.command) + command(config, port)
           File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
           server = ServerProcess.new(argv: argv, env: @env.to_h.merge(window_env), clean_env: true, chdir: @app.dir,
                                      log_path: @log_path, port: port, fds: window_env.empty? ? {} : @window.spawn_fds)

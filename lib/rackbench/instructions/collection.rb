@@ -1,0 +1,112 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Instructions
+    # The record's instructions document, read from callgrind's files in a
+    # trial's instructions directory once the window has ended: each
+    # process's count over the window (the dump the end edge asked for, or
+    # the one a process wrote as it exited mid-window), summed, divided by
+    # the responses of the window; and the functions that cost the most,
+    # summed over the processes.
+    #
+    #   {"tool" => "callgrind", "valgrind" => "3.19.0", "requests" => 2000,
+    #    "instructions" => 479_602_746, "per_request" => 239_801.4,
+    #    "processes" => [{"pid", "role", "program", "instructions", "per_request"}, ...],
+    #    "functions" => [{"object", "name", "instructions", "per_request"}, ...]}
+    #
+    # Every process's count is in the total; "processes" says how it
+    # divides (doc/output.md), and the sum of theirs is the total.
+    class Collection
+      # The functions kept per trial: the report lists the top ones of a
+      # configuration, merged over its batches.
+      FUNCTIONS_KEPT = 60
+      # "fn'2": callgrind's name for a recursion level of fn (the VM's
+      # evaluation loop calls itself); one function for a report.
+      RECURSION = /'\d+\z/
+
+      # :dir :: the trial's instructions directory (Valgrind#wrapper's)
+      # :valgrind_version :: valgrind's version, kept with the counts
+      def initialize(dir:, valgrind_version: nil)
+        @dir = dir
+        @valgrind_version = valgrind_version
+      end
+
+      # The document for a window of +requests+ responses. +identity+ is
+      # the trial's identity record (its processes say which were forked
+      # and which exec'd); +main_pid+ the server's main process. Raises
+      # Error when no process wrote a count.
+      def document(requests:, identity: nil, main_pid: nil)
+        files = dumps
+        raise Error, "callgrind wrote no counts in #{@dir}: no server process ran under valgrind" if files.empty?
+
+        events = identity_events(identity)
+        processes = files.group_by(&:pid).map do |pid, dumps|
+          instructions = dumps.sum(&:total)
+          { "pid" => pid, "role" => role(pid, events, main_pid), "program" => program(dumps.first.command),
+            "instructions" => instructions, "per_request" => per(instructions, requests) }
+        end
+        total = processes.sum { |p| p["instructions"] }
+        { "tool" => Valgrind::TOOL, "valgrind" => @valgrind_version, "requests" => requests, "instructions" => total,
+          "per_request" => per(total, requests), "processes" => processes.sort_by { |p| p["pid"] },
+          "functions" => functions(files, requests) }
+      end
+
+      private
+
+      # Every dump of the directory with counts: callgrind.<pid>.<n> (asked
+      # for at the end edge) and callgrind.<pid> (written at a process's
+      # exit; empty for one still running).
+      def dumps
+        Dir.glob(File.join(@dir, "callgrind.*")).sort.filter_map do |path|
+          next unless File.basename(path).match?(/\Acallgrind\.\d+(\.\d+)?\z/)
+
+          file = CallgrindFile.read(path)
+          file.empty? || file.pid.nil? ? nil : file
+        end
+      end
+
+      # pid => "fork" or "exec", from the identity record's processes.
+      def identity_events(identity)
+        Array(identity.is_a?(Hash) ? identity["processes"] : nil).to_h { |p| [p["pid"], p["event"]] }
+      end
+
+      # "main" (the process the runner started), "worker" (forked through
+      # Ruby), "exec" (a ruby another server process exec'd: Passenger's
+      # preloader), "program" (no ruby: Passenger's core).
+      def role(pid, events, main_pid)
+        return "main" if pid == main_pid
+
+        { "fork" => "worker", "exec" => "exec" }.fetch(events[pid], "program")
+      end
+
+      # What a command line runs, shortly: "ruby3.1 puma" for the launcher
+      # running a gem's executable, "PassengerAgent core".
+      def program(command)
+        words = command.to_s.split
+        return nil if words.empty?
+
+        launcher = words.index { |w| w.end_with?("/launcher.rb") }
+        second = launcher ? words[launcher + 1] : words[1..].find { |w| !w.start_with?("-") }
+        [File.basename(words.first), second && File.basename(second)].compact.join(" ")
+      end
+
+      # The functions with the most instructions over the processes, their
+      # recursion levels merged.
+      def functions(files, requests)
+        sums = Hash.new(0)
+        files.each do |file|
+          file.functions.each do |function, cost|
+            sums[[File.basename(function.object.to_s), function.name.sub(RECURSION, "")]] += cost
+          end
+        end
+        sums.sort_by { |_, cost| -cost }.first(FUNCTIONS_KEPT).map do |(object, name), cost|
+          { "object" => object, "name" => name, "instructions" => cost, "per_request" => per(cost, requests) }
+        end
+      end
+
+      def per(count, requests)
+        requests.to_i.positive? ? count.fdiv(requests) : nil
+      end
+    end
+  end
+end
