@@ -87,6 +87,14 @@ module Rackbench
       per_s.round.to_s.gsub(/(\d)(?=(\d{3})+\z)/, "\\1,")
     end
 
+    # A count rounded to a whole number, with thousands separators:
+    # instructions per request, 193137.8 -> "193,138".
+    def count_grouped(value)
+      return NONE if value.nil?
+
+      value.round.to_s.gsub(/(\d)(?=(\d{3})+\z)/, "\\1,")
+    end
+
     # A ratio (B's median over A's) with three decimals: "1.200".
     def ratio(value)
       return NONE if value.nil?

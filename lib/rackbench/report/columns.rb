@@ -73,7 +73,23 @@ module Rackbench
            cell("#{name}_ci95_high", pick: ->(inside) { figure.call(inside)&.fetch("ci95")&.last })]
         end
       end
-      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells
+      # The CSV cells of configs.instructions: the median of instructions
+      # per request with its interval and CV, the batches, and against the
+      # baseline the ratio with its interval and the verdict.
+      def self.instructions_cells
+        per = ->(key) { ->(doc) { doc&.dig("per_request", key) } }
+        against = ->(key) { ->(doc) { doc&.dig("against_baseline", key) } }
+        [cell("instructions_per_request_median", pick: per.call("median")),
+         cell("instructions_per_request_ci95_low", pick: ->(doc) { doc&.dig("per_request", "ci95")&.first }),
+         cell("instructions_per_request_ci95_high", pick: ->(doc) { doc&.dig("per_request", "ci95")&.last }),
+         cell("instructions_per_request_cv", pick: per.call("cv")),
+         cell("instructions_batches", pick: ->(doc) { doc&.fetch("batches") }),
+         cell("instructions_ratio", pick: against.call("ratio")),
+         cell("instructions_ratio_ci95_low", pick: ->(doc) { doc&.dig("against_baseline", "ratio_ci95")&.first }),
+         cell("instructions_ratio_ci95_high", pick: ->(doc) { doc&.dig("against_baseline", "ratio_ci95")&.last }),
+         cell("instructions_verdict", pick: against.call("verdict"))]
+      end
+      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :instructions_cells
 
       ALL = [
         Column.new("id", value: :id, csv: cell("config_id")),
@@ -197,7 +213,12 @@ module Rackbench
                      cell("mb_per_s", format: ->(_, e, _) { e["mb_per_s"] }),
                      cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
                      cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
-                   ])
+                   ]),
+        # Instructions per request (`measure: instructions`,
+        # InstructionsSummary#to_h): the views show it in a section of its
+        # own (a row per configuration, the time figures beside when both
+        # were measured); CSV after every column written before it.
+        Column.new("instructions", value: :instructions_h, csv: instructions_cells)
       ].freeze
 
       module_function

@@ -5,6 +5,8 @@ require_relative "entry_summary"
 require_relative "entry_text"
 require_relative "inside_summary"
 require_relative "proxy_figures"
+require_relative "instructions_summary"
+require_relative "instructions_flags"
 
 module Rackbench
   class Report
@@ -12,6 +14,10 @@ module Rackbench
     # bootstrap confidence interval, latency percentiles from the merged
     # histograms, errors, memory, flags. Only ok trials count; failed ones
     # are counted and flagged, never averaged in.
+    #
+    # Its instructions trials (`measure: instructions`, run under valgrind)
+    # count in no time figure: they give the instructions per request
+    # (InstructionsSummary) and nothing else.
     class ConfigSummary
       PERCENTILES = [50, 90, 99, 99.9].freeze
 
@@ -21,7 +27,9 @@ module Rackbench
       attr_accessor :baseline_config, :comparison
 
       def initialize(trials, options)
-        @trials = trials.sort_by { |t| [t.batch.to_i, t.position.to_i] }
+        sorted = trials.sort_by { |t| [t.batch.to_i, t.position.to_i] }
+        @all_trials = sorted
+        @instruction_trials, @trials = sorted.partition(&:instructions?)
         @ok_trials = @trials.select(&:ok?)
         @options = options
         @summary = Stats.summary(rps_values)
@@ -31,10 +39,35 @@ module Rackbench
                   end
       end
 
-      def dims = @trials.first.dims
-      def id = @trials.first.config_id
+      def dims = @all_trials.first.dims
+      def id = @all_trials.first.config_id
       def batches = @ok_trials.size
       def failed = @trials.size - @ok_trials.size
+
+      # Every trial, time and instructions; the instructions trials alone.
+      attr_reader :all_trials, :instruction_trials
+
+      # Whether it has time trials: an experiment that measures only
+      # instructions has none.
+      def time? = !@trials.empty?
+
+      # Instructions per request over its instructions trials
+      # (InstructionsSummary), or nil when it has none.
+      def instructions
+        return @instructions if defined?(@instructions)
+
+        @instructions = InstructionsSummary.of(@instruction_trials, @options)
+      end
+
+      # The configuration's "instructions" entry of the report document,
+      # compared with its baseline's when both have instructions.
+      def instructions_h
+        return nil unless instructions
+
+        base = @baseline_config
+        against = base && !base.equal?(self) ? base.instructions : nil
+        instructions.to_h(baseline: against, baseline_id: base&.id)
+      end
       def rps_median = @summary.median
 
       # Throughput of each ok batch, in batch order.
@@ -183,7 +216,7 @@ module Rackbench
       # with the batches that ran it. Empty for trials stored before
       # rackbench checked identities.
       def ran
-        @ran ||= @trials.select(&:identity).group_by { |t| Ran.key(t.identity) }.map do |key, trials|
+        @ran ||= @all_trials.select(&:identity).group_by { |t| Ran.key(t.identity) }.map do |key, trials|
           key.merge("batches" => trials.map(&:batch).uniq.sort)
         end
       end

@@ -51,22 +51,33 @@ module Rackbench
       # "entry")}].
       def to_a
         [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine,
-         *page_errors]
+         *page_errors, *InstructionsFlags.new(@config, @options).to_a]
       end
 
       private
 
       def failed
-        bad = @config.trials.reject(&:ok?)
+        bad = all_trials.reject(&:ok?)
         return [] if bad.empty?
 
         reason = bad.first.reason.to_s.lines.first.to_s.strip
         [{ "kind" => "failed", "message" => "#{bad.size} failed trial(s); batch #{bad.first.batch}: #{reason}" }]
       end
 
+      # Time and instructions trials alike (a configuration without the
+      # split: its trials).
+      def all_trials
+        @config.respond_to?(:all_trials) ? @config.all_trials : @config.trials
+      end
+
+      # Only instructions were measured: their own flags say how many.
+      def time?
+        !@config.respond_to?(:time?) || @config.time?
+      end
+
       def too_few
         min = @options.min_batches
-        return [] if @config.batches >= min
+        return [] if @config.batches >= min || !time?
 
         [{ "kind" => "too_few_batches",
            "message" => "#{@config.batches} ok batch(es): an interval and a verdict need #{min} " \

@@ -3,6 +3,7 @@
 require "terminal-table"
 require_relative "entries_terminal"
 require_relative "inside_terminal"
+require_relative "instructions_terminal"
 require_relative "concurrency_sweep_terminal"
 
 module Rackbench
@@ -42,8 +43,15 @@ module Rackbench
           return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
         end
 
+        # Only instructions measured: no time figure to show, the
+        # instructions table is the report's.
+        unless configs.any?(&:time?)
+          return [warning_lines, title, instructions(configs), @report.history.summary_line, detect_lines,
+                  flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
+        end
+
         [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), detect_lines, flag_lines(configs), ran_lines(configs),
+         pages(configs), inside(configs), instructions(configs), detect_lines, flag_lines(configs), ran_lines(configs),
          profile_lines].compact.join("\n") + "\n"
       end
 
@@ -145,6 +153,13 @@ module Rackbench
       def inside(configs)
         InsideTerminal.new(configs.map { |c| [c.label, c.to_h(@columns)["inside"]] }, noise: @report.inside_noise,
                                                                                    labels: configs.to_h { |c| [c.id, c.label] }).render
+      end
+
+      # The "Instructions per request" section (InstructionsTerminal); nil
+      # when no configuration counted instructions.
+      def instructions(configs)
+        InstructionsTerminal.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims,
+                                                                     labels: configs.to_h { |c| [c.id, c.label] }).render
       end
 
       def flag_lines(configs)

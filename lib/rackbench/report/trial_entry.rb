@@ -29,6 +29,13 @@ module Rackbench
       # nil: no agent ran, or a record stored before it existed.
       def inside = @record.inside
 
+      # An instructions trial's counts (Instructions::Collection's
+      # document), or nil: a time trial, or a record stored before them.
+      def instructions = @record.instructions
+
+      # Whether it ran under valgrind (`measure: instructions`).
+      def instructions? = Instructions.trial?(@record)
+
       # The trial's derived inside figures (InsideFigures), or nil.
       def inside_figures
         return @inside_figures if defined?(@inside_figures)
@@ -84,7 +91,8 @@ module Rackbench
           "warmup_s" => r.warmup_s, "measure_s" => r.measure_s, "warmup" => warmup,
           "offered_rps" => r.offered_rps, "load" => r.load_settings, "identity" => identity, "machine" => machine,
           "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline),
-          "inside" => inside_figures, "proxy" => r.proxy
+          "inside" => inside_figures, "proxy" => r.proxy, "measure" => instructions? ? "instructions" : "time",
+          "instructions" => instructions&.slice("requests", "instructions", "per_request", "processes")
         }
       end
 

@@ -82,6 +82,9 @@ module Rackbench
           settings, calibration = calibrated(settings())
           facts[:load_settings] = settings.to_h.transform_keys(&:to_s)
           facts[:load_settings]["calibration"] = calibration&.to_h
+          # An instructions trial says so in its settings (Instructions.trial?).
+          measure = measure_of(@trial)
+          facts[:load_settings][Instructions::SETTINGS_KEY] = measure unless measure == Instructions::TIME
           result = begin
             @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
           ensure

@@ -1,0 +1,111 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Report
+    # Instructions per request of one configuration over its instructions
+    # trials (`measure: instructions`), with the batch statistics its
+    # throughput has: median, mean, CV, the percentile-bootstrap interval of
+    # the median (from Options#min_batches batches), and against the
+    # baseline's the ratio of medians with its interval and a verdict.
+    # Fewer instructions per request is faster: a ratio above 1 (the
+    # interval wholly above, outside the equivalence band) is "slower".
+    #
+    # Also how the count divides between the processes (their medians per
+    # role and program), and the functions that cost the most per request
+    # over the batches (callgrind's self costs, summed over every batch's
+    # processes and divided by the batches' requests).
+    class InstructionsSummary
+      # Functions listed per configuration.
+      FUNCTIONS_SHOWN = 30
+
+      # The summary of +trials+ (a configuration's instructions trials,
+      # TrialEntry objects), or nil when it has none.
+      def self.of(trials, options)
+        trials.empty? ? nil : new(trials, options)
+      end
+
+      attr_reader :trials, :ok_trials, :values, :batch_numbers, :summary, :ci
+
+      # trials :: the configuration's instructions trials, in batch order
+      # options :: the Report::Options (confidence, resamples, seed, min_batches)
+      def initialize(trials, options)
+        @options = options
+        @trials = trials
+        @ok_trials = trials.select { |t| t.ok? && t.instructions&.fetch("per_request", nil) }
+        @values = @ok_trials.map { |t| t.instructions["per_request"] }
+        @batch_numbers = @ok_trials.map(&:batch)
+        @summary = Stats.summary(@values)
+        @ci = if @values.size >= options.min_batches
+                Stats.bootstrap_ci(@values, statistic: :median, confidence: options.confidence,
+                                            resamples: options.resamples, seed: options.seed)
+              end
+      end
+
+      def batches = @ok_trials.size
+      def failed = @trials.size - @ok_trials.size
+      def median = @summary.median
+
+      # Against +baseline+ (another InstructionsSummary): {"ratio",
+      # "ratio_ci95", "verdict", "explanation", "batches_needed"}, the ratio
+      # of this median to the baseline's; the verdict in the words of time
+      # (fewer instructions: "faster").
+      def compare(baseline)
+        return nil if baseline.values.empty? || @values.empty?
+
+        c = Stats.compare(baseline.values, @values, **@options.compare_options)
+        verdict = { Stats::FASTER => Stats::SLOWER, Stats::SLOWER => Stats::FASTER }.fetch(c.verdict, c.verdict)
+        explanation = c.explanation.to_s.sub("above 1", "above 1: more instructions per request")
+                       .sub("below 1", "below 1: fewer instructions per request")
+        { "ratio" => c.ratio, "ratio_ci95" => c.ratio_ci, "verdict" => verdict, "explanation" => explanation,
+          "batches_needed" => c.batches_needed }
+      end
+
+      # Per (role, program): the median over the batches of its
+      # instructions per request, and of its share of the total.
+      def processes
+        rows = Hash.new { |hash, key| hash[key] = [] }
+        @ok_trials.each do |t|
+          doc = t.instructions
+          Array(doc["processes"]).group_by { |p| [p["role"], p["program"]] }.each do |key, list|
+            rows[key] << [list.sum { |p| p["per_request"].to_f }, list.size]
+          end
+        end
+        rows.map do |(role, program), list|
+          { "role" => role, "program" => program, "count" => Stats.summary(list.map(&:last)).median,
+            "per_request" => Stats.summary(list.map(&:first)).median }
+        end.sort_by { |p| -p["per_request"].to_f }
+      end
+
+      # The costliest functions per request over the batches: [{"object",
+      # "name", "per_request", "share"}], the share of the median total.
+      def functions
+        requests = @ok_trials.sum { |t| t.instructions["requests"].to_i }
+        return [] unless requests.positive?
+
+        sums = Hash.new(0)
+        @ok_trials.each do |t|
+          Array(t.instructions["functions"]).each { |f| sums[[f["object"], f["name"]]] += f["instructions"].to_i }
+        end
+        total = @ok_trials.sum { |t| t.instructions["instructions"].to_i }
+        sums.sort_by { |_, v| -v }.first(FUNCTIONS_SHOWN).map do |(object, name), sum|
+          { "object" => object, "name" => name, "per_request" => sum.fdiv(requests),
+            "share" => total.positive? ? sum.fdiv(total) : nil }
+        end
+      end
+
+      # The configuration's "instructions" entry of the report document
+      # (doc/output.md, configs.instructions); +baseline+ is the baseline's
+      # InstructionsSummary (nil for none or the baseline itself).
+      def to_h(baseline: nil, baseline_id: nil)
+        {
+          "batches" => batches, "failed" => failed,
+          "per_request" => { "median" => median, "mean" => @summary.mean, "cv" => @summary.cv, "ci95" => @ci,
+                             "per_batch" => @values, "batch_numbers" => @batch_numbers },
+          "baseline_id" => baseline && baseline_id, "against_baseline" => baseline && compare(baseline),
+          "valgrind" => @ok_trials.map { |t| t.instructions["valgrind"] }.compact.first,
+          "processes" => processes, "functions" => functions
+        }
+      end
+    end
+  end
+end
