@@ -54,6 +54,10 @@ module Rackbench
         if options[:detect]&.measure == "cpu" && experiment.inside == "off"
           raise UsageError, "--detect-measure cpu needs the in-server agent, but #{file} sets inside: off"
         end
+        if options[:detect]&.measure == "instructions" && !experiment.instructions?
+          raise UsageError, "--detect-measure instructions needs instructions trials: add measure: instructions " \
+                            "(and load.count) to #{file || "the experiment"}"
+        end
 
         overrides = options.slice(:seed, :batches)
         # --detect's plan is made for its most batches; the run stops when it knows.
@@ -111,8 +115,9 @@ module Rackbench
           p.on("--time-budget DURATION", "with --detect: the most wall time the experiment may take, e.g. 30m") do |v|
             options[:time_budget_s] = duration_s(v, "--time-budget")
           end
-          p.on("--detect-measure rps|cpu", "with --detect: plan and judge on requests/s (default) or on server " \
-                                           "CPU µs per request (lower noise on a shared machine)") do |v|
+          p.on("--detect-measure rps|cpu|instructions", "with --detect: plan and judge on requests/s (default), on " \
+                                                        "server CPU µs per request (lower noise on a shared machine) " \
+                                                        "or on instructions per request (measure: instructions)") do |v|
             options[:measure] = v
           end
           p.on("--baseline SPEC", "what each configuration is compared with, e.g. 'server=puma' " \

@@ -43,7 +43,8 @@ module Rackbench
 
       # The terminal's lines.
       def lines
-        where = settings.measure == "cpu" ? " (its verdict: server CPU per request, under Inside the server)" : ""
+        where = { "cpu" => " (its verdict: server CPU per request, under Inside the server)",
+                  "instructions" => " (its verdict: under Instructions per request)" }.fetch(settings.measure, "")
         ["Time to a verdict (#{settings.describe.split(":").first}, pilot #{settings.pilot_batches} batches, " \
          "measure: #{settings.measure_text}#{where}):"] +
           @rows.map { |r| "  #{r.label} against #{r.baseline}: #{r.statement}" }

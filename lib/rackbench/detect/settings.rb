@@ -16,13 +16,16 @@ module Rackbench
     # :measure :: what the batches are planned and judged on: "rps" (each batch's requests/s, the report's
     #             main figure) or "cpu" (each batch's server CPU µs per request, from the in-server agent:
     #             on a shared machine its batches vary several times less, so a verdict needs several
-    #             times fewer batches; doc/methodology.md) (default: "rps")
+    #             times fewer batches; doc/methodology.md) or "instructions" (each batch's instructions per
+    #             request, counted under valgrind: `measure: instructions`; its batches vary by a tenth of
+    #             a percent) (default: "rps")
     Settings = Struct.new(:effect, :pilot_batches, :max_batches, :time_budget_s, :confidence, :power, :baseline,
                           :measure, keyword_init: true) do
       # How each measure is computed and compared.
       MEASURES = {
         "rps" => "requests/s per batch, ratio of medians",
-        "cpu" => "server CPU µs per request per batch, ratio of medians"
+        "cpu" => "server CPU µs per request per batch, ratio of medians",
+        "instructions" => "instructions per request per batch, ratio of medians"
       }.freeze
 
       def initialize(effect:, pilot_batches: 5, max_batches: 50, time_budget_s: nil, confidence: 0.95, power: 0.8,
@@ -42,11 +45,14 @@ module Rackbench
       end
 
       # Each batch's value of the measure for a Report::ConfigSummary, in
-      # batch order (the ok batches; for "cpu", those the agent counted).
+      # batch order (the ok batches; for "cpu", those the agent counted; for
+      # "instructions", the ok instructions trials).
       def values(config)
-        return config.rps_values if measure == "rps"
-
-        config.inside&.[]("cpu_us_per_request")&.values || []
+        case measure
+        when "rps" then config.rps_values
+        when "instructions" then config.instructions&.values || []
+        else config.inside&.[]("cpu_us_per_request")&.values || []
+        end
       end
 
       # The measure's description.

@@ -14,6 +14,12 @@ module Rackbench
     #
     # A kind whose records have no boot_s (a micro-benchmark's script) is
     # never learnt from: its plan estimate stands.
+    #
+    # Instructions trials (under valgrind) boot, stop and serve at another
+    # speed: they are learnt apart from time trials. A window of a fixed
+    # count lasts what its requests take, which only a run knows: the
+    # warmup and window measured for the same configuration and measure
+    # replace the plan's guess.
     class Estimate
       # What an estimate is based on, from the surest: every trial's own
       # ruby/server/app measured; some only from other configurations;
@@ -36,6 +42,7 @@ module Rackbench
         @notes = { measured: nil, run: "guessed from other configurations' boot and stop",
                    plan: "guessed: #{plan_note}" }
         @by_group = Hash.new { |hash, key| hash[key] = [] }
+        @windows = Hash.new { |hash, key| hash[key] = [] }
       end
 
       # Learns a finished trial's boot and stop (a Trial::Record); a record
@@ -47,15 +54,17 @@ module Rackbench
         identity = record.identity.is_a?(Hash) ? record.identity : {}
         # The app's reset runs before every trial; its setup once, so it is left out.
         extra_s = identity["check_s"].to_f + identity.dig("hooks", "reset", "duration_s").to_f
-        @by_group[[record.ruby, record.server, record.app]] << record.boot_s + record.stop_s.to_f + extra_s
+        measure = Instructions.trial?(record) ? Instructions::INSTRUCTIONS : Instructions::TIME
+        @by_group[[record.ruby, record.server, record.app, measure]] << record.boot_s + record.stop_s.to_f + extra_s
+        learn_window(record, measure)
         self
       end
 
       # A Guess of one plan trial (Experiment::Plan::Trial).
       def trial(trial)
-        planned_s = trial.config.estimated_s
+        planned_s = planned_s(trial)
         dims = trial.config.dims
-        measured = @by_group.fetch([dims["ruby"], dims["server"], dims["app"]], nil)
+        measured = @by_group.fetch([dims["ruby"], dims["server"], dims["app"], measure_of(trial)], nil)
         return guess(planned_s - @plan_overhead_s + mean(measured), :measured) if measured
 
         all = @by_group.values.flatten
@@ -77,6 +86,29 @@ module Rackbench
 
       private
 
+      # A window of a fixed count (load_settings "count"): its warmup and
+      # window as they ran, for its configuration and measure.
+      def learn_window(record, measure)
+        settings = record.load_settings
+        return unless settings.is_a?(Hash) && settings["count"] && record.ok? && record.measure_s
+
+        @windows[[record.dims, measure]] << record.warmup_s.to_f + record.measure_s.to_f
+      end
+
+      def measure_of(trial)
+        trial.respond_to?(:instructions?) && trial.instructions? ? Instructions::INSTRUCTIONS : Instructions::TIME
+      end
+
+      # The plan's estimate of +trial+, its count's window as measured when
+      # the run has measured it.
+      def planned_s(trial)
+        planned = trial.respond_to?(:estimated_s) ? trial.estimated_s : trial.config.estimated_s
+        windows = @windows.fetch([trial.config.dims, measure_of(trial)], nil)
+        return planned unless windows
+
+        @plan_overhead_s + mean(windows)
+      end
+
       # The calibration's run: its warmup and window, and the engine's
       # start and end around them.
       CALIBRATION_RUN_S = Trial::Http::Calibration::WARMUP_S + Trial::Http::Calibration::WINDOW_S + 0.5
@@ -90,7 +122,7 @@ module Rackbench
         calibrated.map do |t|
           whole = trial(t)
           # The trial's estimate less its warmup and window: its boot and stop.
-          boot_and_stop_s = whole.seconds - (t.config.estimated_s - @plan_overhead_s)
+          boot_and_stop_s = whole.seconds - (planned_s(t) - @plan_overhead_s)
           guess(boot_and_stop_s + CALIBRATION_RUN_S, whole.basis)
         end
       end
