@@ -23,6 +23,8 @@ static const char usage_text[] =
     "  -w, --warmup D        warmup before the measured window (default 0)\n"
     "  -R, --rate R          open loop: R requests/s overall, latency from the\n"
     "                        scheduled send time (default: closed loop)\n"
+    "      --think D         closed loop: each connection waits D after a response\n"
+    "                        before its next request (default 0)\n"
     "  -k, --no-keepalive    close on the client side after every response\n"
     "      --protocol P      http1 (default) or h2c (HTTP/2 over cleartext,\n"
     "                        prior knowledge)\n"
@@ -124,7 +126,7 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_HOLD_FD };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_HOLD_FD, OPT_THINK };
 
 /* name=value with a non-empty token name and a value without ; or
  * control bytes (RFC 6265 cookie-pair, leniently). */
@@ -139,9 +141,13 @@ static int valid_cookie(const char *c) {
     return strlen(c) <= 4096;
 }
 
-/* What --count and --hold-fd cannot be combined with; 2 after printing the
- * usage error, 0 when the combination is fine. */
+/* What --count, --hold-fd and --think cannot be combined with; 2 after
+ * printing the usage error, 0 when the combination is fine. */
 static int check_count_window(const engine_config *cfg) {
+    if (cfg->think_ns && cfg->rate_per_s > 0)
+        return usage_error("--think is a closed-loop client's pause: it cannot be combined with --rate");
+    if (cfg->think_ns && cfg->protocol == PROTOCOL_H2C)
+        return usage_error("--think is not supported with --protocol h2c yet");
     if (cfg->count && cfg->duration_set)
         return usage_error("--count and --duration both end the measured window: give one");
     if (cfg->count && cfg->rate_per_s > 0)
@@ -176,6 +182,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
         {"phase-fd", required_argument, NULL, OPT_PHASE_FD},
         {"hold-fd", required_argument, NULL, OPT_HOLD_FD},
+        {"think", required_argument, NULL, OPT_THINK},
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"streams", required_argument, NULL, OPT_STREAMS},
         {"version", no_argument, NULL, 'V'},
@@ -279,6 +286,10 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             /* 0-2 are the engine's own stdin, stdout (the JSON) and stderr. */
             if (parse_int(optarg, 3, 65535, &cfg->phase_fd))
                 return usage_error("invalid --phase-fd '%s' (expected a descriptor number >= 3)", optarg);
+            break;
+        case OPT_THINK:
+            if (cli_parse_duration(optarg, &cfg->think_ns))
+                return usage_error("invalid --think '%s' (expected e.g. 10ms, 0)", optarg);
             break;
         case OPT_HOLD_FD:
             if (parse_int(optarg, 3, 65535, &cfg->hold_fd))

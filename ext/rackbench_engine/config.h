@@ -40,6 +40,8 @@ typedef struct {
     uint64_t warmup_ns;
     uint64_t timeout_ns;
     double rate_per_s;       /* 0: closed loop */
+    uint64_t think_ns;       /* --think: closed loop, a connection waits this long
+                                after a response before its next request */
     int keepalive;           /* 0: the client closes after every response */
     int protocol;            /* PROTOCOL_HTTP1 or PROTOCOL_H2C */
     int streams;             /* h2c: concurrent streams per connection (1 for http1) */

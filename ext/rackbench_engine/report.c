@@ -159,6 +159,7 @@ static void write_settings(json_writer *j, const run_result *r) {
     else json_null(j);
     json_kv_double(j, "warmup_s", seconds(cfg->warmup_ns), 3);
     json_kv_double(j, "timeout_s", seconds(cfg->timeout_ns), 3);
+    json_kv_double(j, "think_s", seconds(cfg->think_ns), 6);
     json_key(j, "rate");
     if (cfg->rate_per_s > 0) json_double(j, cfg->rate_per_s, 3);
     else json_null(j);

@@ -45,6 +45,8 @@ static void mark_connected(conn *c);
 static void slot_free(conn *c, uint64_t now_ns);
 static int may_start(worker *w, uint64_t now_ns);
 static void count_window_step(worker *w, uint64_t now_ns);
+static void think(conn *c, uint64_t now_ns);
+static void think_over(conn *c, uint64_t now_ns);
 
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n, size);
@@ -509,9 +511,38 @@ static void slot_free(conn *c, uint64_t now_ns) {
         c->next_free = w->free_stack;
         w->free_stack = c;
         open_loop_dispatch(w, now_ns);
+    } else if (w->cfg->think_ns) {
+        think(c, now_ns);
     } else if (may_start(w, now_ns)) {
         start_request(c, now_ns, now_ns);
     }
+}
+
+/* --think: the slot pauses before its next request, as a user reading a
+ * page does. Counted in flight, so that neither a thread's end nor a
+ * fixed count's quiet edge passes a slot that is still to send. Its
+ * connection stays open. Why a pause: a request that arrives while the
+ * server is idle takes the same path through it whenever it arrives
+ * (Puma parks an idle connection in its reactor; one whose next request
+ * is already there it serves at once), so what the server does per
+ * request no longer depends on how promptly this client answered: on a
+ * busy machine, instruction counts then vary by a tenth of what they do
+ * without it (doc/methodology.md). */
+static void think(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    c->state = CONN_THINKING;
+    c->backoff_until_ns = now_ns + w->cfg->think_ns;
+    if (c->backoff_until_ns < w->think_due_ns) w->think_due_ns = c->backoff_until_ns;
+    w->in_flight++;
+}
+
+/* The pause is over (or the thread stops): the next request, if the
+ * window still wants one. Its latency counts from now. */
+static void think_over(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    w->in_flight--;
+    c->state = CONN_IDLE;
+    if (!w->stopping && may_start(w, now_ns)) start_request(c, now_ns, now_ns);
 }
 
 /* Closed loop: whether a freed slot starts its next request now. A timed
@@ -694,7 +725,7 @@ static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return;
             if (c->state == CONN_CLOSING) break; /* reset instead of FIN: still closed */
-            if (c->state == CONN_IDLE) {
+            if (c->state == CONN_IDLE || c->state == CONN_THINKING) {
                 /* A kept-alive connection reset while idle: no request was
                  * lost, and the slot is not in flight (nor to be freed). */
                 w->idle_closes++;
@@ -706,7 +737,7 @@ static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
         }
         if (n == 0) {
             if (c->state == CONN_CLOSING) break;
-            if (c->state == CONN_IDLE) { /* the server closed a kept-alive connection */
+            if (c->state == CONN_IDLE || c->state == CONN_THINKING) { /* the server closed a kept-alive connection */
                 w->idle_closes++;
                 close_fd(c);
                 return;
@@ -778,6 +809,7 @@ static void on_event(conn *c, uint32_t events, uint64_t now_ns) {
     case CONN_READING:
     case CONN_CLOSING:
     case CONN_IDLE:
+    case CONN_THINKING:
         if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c, events, now_ns);
         return;
     case CONN_BACKOFF:
@@ -786,6 +818,7 @@ static void on_event(conn *c, uint32_t events, uint64_t now_ns) {
 }
 
 static void housekeeping(worker *w, uint64_t now_ns) {
+    w->think_due_ns = UINT64_MAX; /* recomputed from the slots still thinking */
     for (int i = 0; i < w->conn_count; i++) {
         conn *c = &w->conns[i];
         switch (c->state) {
@@ -807,6 +840,10 @@ static void housekeeping(worker *w, uint64_t now_ns) {
             break;
         case CONN_BACKOFF:
             if (now_ns >= c->backoff_until_ns || w->stopping) slot_free(c, now_ns);
+            break;
+        case CONN_THINKING:
+            if (now_ns >= c->backoff_until_ns || w->stopping) think_over(c, now_ns);
+            else if (c->backoff_until_ns < w->think_due_ns) w->think_due_ns = c->backoff_until_ns;
             break;
         case CONN_IDLE:
             if (c->deferred) {
@@ -877,6 +914,7 @@ void *worker_run(void *arg) {
     }
     struct epoll_event events[MAX_EVENTS];
     uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+    w->think_due_ns = UINT64_MAX;
     for (;;) {
         now_ns = clock_now_ns();
         if (engine_interrupted) {
@@ -888,7 +926,7 @@ void *worker_run(void *arg) {
         if (!w->stopping && now_ns >= clock->measure_end_ns) stop_dispatching(w, now_ns, 0);
         if (clock->count && count_window_enabled(clock->count)) count_window_step(w, now_ns);
         if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
-        if (now_ns >= next_housekeeping_ns || w->stopping) {
+        if (now_ns >= next_housekeeping_ns || now_ns >= w->think_due_ns || w->stopping) {
             housekeeping(w, now_ns);
             next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
         }
@@ -897,6 +935,7 @@ void *worker_run(void *arg) {
         if (w->stopping && w->in_flight == 0) break;
         uint64_t until_ns = next_housekeeping_ns;
         if (!w->stopping && clock->measure_end_ns < until_ns) until_ns = clock->measure_end_ns;
+        if (w->think_due_ns < until_ns) until_ns = w->think_due_ns;
         if (is_open_loop(w) && !w->stopping && w->free_stack) {
             uint64_t due_ns = next_due_ns(w);
             if (due_ns < until_ns) until_ns = due_ns;

@@ -59,7 +59,9 @@ typedef enum {
     CONN_WRITING,       /* req partly written */
     CONN_READING,       /* waiting for / reading the response */
     CONN_CLOSING,       /* response done; waiting for the server's close */
-    CONN_BACKOFF        /* a connect failed; retry after backoff_until_ns */
+    CONN_BACKOFF,       /* a connect failed; retry after backoff_until_ns */
+    CONN_THINKING       /* --think: response done; the next request after
+                           backoff_until_ns (the connection stays open) */
 } conn_state;
 
 /* What a connection slot keeps for a session with captures, variables or
@@ -145,6 +147,8 @@ struct worker {
      * has seen the window open (count_window.h). */
     int count_quiet;
     int count_opened;
+    /* --think: the earliest end of a slot's think time (UINT64_MAX: none). */
+    uint64_t think_due_ns;
 
     /* connection accounting */
     uint64_t connects;          /* successful connects */

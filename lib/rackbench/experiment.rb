@@ -181,6 +181,7 @@ module Rackbench
         processes = settings.counts(data.fetch("processes", 1), "processes")
         threads = settings.counts(data.fetch("threads", 1), "threads")
         batches = checker.integer!(data.fetch("batches", 1), "batches", min: 1)
+        measure = measure(data.fetch("measure", Instructions::TIME), checker)
         {
           name: checker.pattern!(data["name"], "name", NAME, "experiment name ([a-z0-9._-])"),
           seed: checker.integer!(data.fetch("seed", 1), "seed", min: 0),
@@ -191,14 +192,15 @@ module Rackbench
           apps: entries.apps(data["apps"]),
           processes: processes,
           threads: threads,
-          load: settings.load(data.fetch("load", {}), processes: processes, threads: threads),
+          load: settings.load(data.fetch("load", {}), processes: processes, threads: threads,
+                                                      instructions: measure.include?(Instructions::INSTRUCTIONS)),
           env: settings.env(data.fetch("env", {})),
           pass_env: settings.pass_env(data.fetch("pass_env", [])),
           inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker),
           tune: Tune::Settings.parse(data["tune"], checker),
           proxy: proxy(data.fetch("proxy", Proxy::NONE), checker),
           capacity: capacity(data, checker),
-          measure: measure(data.fetch("measure", Instructions::TIME), checker)
+          measure: measure
         }
       end
 

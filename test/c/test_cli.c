@@ -615,6 +615,21 @@ static void test_count_window(void)
                          "invalid --hold-fd '1'"));
 }
 
+/* --think: a closed-loop client's pause between a response and its next request. */
+static void test_think(void)
+{
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.think_ns, 0);
+    CHECK(parsed_ok(CLI("--think", "10ms", "-n", "100", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.think_ns, 10000000);
+    CHECK(parsed_ok(CLI("--think=0", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.think_ns, 0);
+    CHECK(usage_error_is(CLI("--think", "soon", "http://127.0.0.1/"), "invalid --think 'soon'"));
+    CHECK(usage_error_is(CLI("--think", "5ms", "-R", "10", "http://127.0.0.1/"), "cannot be combined with --rate"));
+    CHECK(usage_error_is(CLI("--think", "5ms", "--protocol", "h2c", "http://127.0.0.1/"),
+                         "--think is not supported with --protocol h2c yet"));
+}
+
 static void test_requests_file_combinations(void)
 {
     CHECK(parsed_ok(CLI("--requests", "/nonexistent/reqs.txt", "http://127.0.0.1/")));
@@ -694,6 +709,7 @@ int main(void)
     test_threads_and_connections();
     test_protocol_and_streams();
     test_count_window();
+    test_think();
     test_requests_file_combinations();
     test_remote_targets();
     test_help_and_version();

@@ -6,8 +6,9 @@ require_relative "../fixtures/fixture_server"
 # The engine's fixed-count window (--count, doc/output.md) against a
 # fixture server that counts what it really saw: exactly N requests in the
 # window whatever the threads and connections, nothing in flight at either
-# edge, and nothing sent while the caller holds an edge (--hold-fd).
-# About 2 s.
+# edge, and nothing sent while the caller holds an edge (--hold-fd); and a
+# connection's think time (--think) between a response and its next
+# request. About 3 s.
 describe "load engine: a window of a fixed count of requests" do
   before { require_engine! }
 
@@ -58,6 +59,19 @@ describe "load engine: a window of a fixed count of requests" do
       assert_equal 300, result.requests
       # The window's duration leaves the two holds (0.3 s each, at least) out.
       assert_operator result.duration_s + 0.6, :<=, elapsed_s
+    end
+  end
+
+  it "pauses each connection for its think time between a response and its next request" do
+    Rackbench::Test::FixtureServer.open(mode: :ok) do |server|
+      result = run_load(server.url, connections: 2, count: 40, think_s: 0.02)
+      assert_equal [40, 40], [result.requests, server.requests]
+      assert_equal 0.02, result.settings["think_s"]
+      # Each connection sends 20 requests with a 20 ms pause after each but its last: 19 pauses at least.
+      assert_operator result.duration_s, :>=, 19 * 0.02
+      # The pause is not the server's: latency counts from the request, sent after it. Each
+      # connection's window holds its 20 latencies and 19 pauses one after the other.
+      assert_operator 40 * result.latency_us["mean"] + 38 * 20_000, :<=, 2 * result.duration_s * 1e6 + 1_000
     end
   end
 end

@@ -28,6 +28,23 @@ describe "Rackbench::Experiment measure and load.count" do
     assert_equal 3, [alone, both, build_experiment("load" => { "count" => 2000 })].map(&:fingerprint).uniq.size
   end
 
+  it "gives an experiment that counts instructions one connection unless the file sets them" do
+    assert_equal [16], build_experiment.load["connections"]
+    assert_equal [1], build_experiment("measure" => "instructions", "load" => { "count" => 9 }).load["connections"]
+    assert_equal [1], build_experiment("measure" => %w[time instructions], "load" => { "count" => 9 }).load["connections"]
+    assert_equal [4], build_experiment("measure" => "instructions", "load" => { "count" => 9, "connections" => 4 })
+      .load["connections"]
+  end
+
+  it "takes a think time, left to the trial's measure when auto" do
+    assert_equal [nil], build_experiment.load["think"]
+    assert_equal [nil], build_experiment("load" => { "think" => "auto" }).load["think"]
+    assert_equal 0.02, build_experiment("load" => { "think" => "20ms" }).configurations.first.load[:think_s]
+    assert_config_error({ "load" => { "think" => "10ms", "rate" => 100 } },
+                        "load.think: is a closed-loop client's pause: it cannot be combined with load.rate")
+    assert_equal build_experiment.fingerprint, build_experiment("load" => { "think" => nil }).fingerprint
+  end
+
   it "makes load.count a dimension like any load key" do
     experiment = build_experiment("load" => { "count" => [500, 1000] })
     assert_equal [500, 1000], experiment.configurations.map { |c| c.dims["load.count"] }

@@ -61,6 +61,9 @@ module Rackbench
           end
           p.on("-w", "--warmup D", "warmup before the window (default 0)") { |v| o[:warmup_s] = duration(v, "--warmup") }
           p.on("-R", "--rate R", Float, "open loop: requests/s overall (default: closed loop)") { |v| o[:rate] = v }
+          p.on("--think D", "closed loop: each connection waits D after a response (default 0)") do |v|
+            o[:think_s] = duration(v, "--think")
+          end
           p.on("-k", "--no-keepalive", "close on the client side after every response") { o[:keepalive] = false }
           p.on("--protocol P", "http1 (default) or h2c: HTTP/2 over cleartext, prior knowledge") { |v| o[:protocol] = v }
           p.on("--streams N", "h2c: concurrent streams per connection (default 1)") { |v| o[:streams] = integer(v, "--streams") }

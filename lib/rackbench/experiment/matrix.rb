@@ -149,9 +149,13 @@ module Rackbench
         @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
       end
 
-      # A window of a fixed count is closed loop over HTTP/1.1
-      # (LoadSettings#validate_count!).
+      # A window of a fixed count and a think time are closed loop over
+      # HTTP/1.1 (LoadSettings#validate_count!, #validate_think!).
       def check_count(load)
+        if load[:think_s].to_f.positive?
+          @checker.fail!("load.think", "is a closed-loop client's pause: it cannot be combined with load.rate") if load[:rate]
+          @checker.fail!("load.think", "is not supported with load.protocol h2c yet") if load[:protocol] == "h2c"
+        end
         return if load[:count].nil?
 
         @checker.fail!("load.count", "is a closed-loop window: it cannot be combined with load.rate") if load[:rate]

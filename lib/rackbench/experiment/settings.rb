@@ -23,14 +23,15 @@ module Rackbench
         "preset_cookies" => :cookie_presets,
         "protocol" => :protocol,
         "streams" => :streams,
-        "count" => :count
+        "count" => :count,
+        "think" => :think_s
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
         "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1,
-        "count" => nil
+        "count" => nil, "think" => nil
       }.freeze
 
       # load.timeout: auto (or null, or left out) has the timeout follow
@@ -42,7 +43,7 @@ module Rackbench
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
         "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
-        "count" => [nil]
+        "count" => [nil], "think" => [nil]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -53,6 +54,13 @@ module Rackbench
 
       # The fewest connections the default gives.
       MIN_DEFAULT_CONNECTIONS = 16
+      # An experiment that counts instructions: one connection unless the
+      # file says otherwise, so that no request waits behind another and
+      # each takes the same path through the server (doc/methodology.md).
+      INSTRUCTIONS_CONNECTIONS = 1
+      # load.think left to auto (null): no pause for a time trial; this
+      # long for an instructions trial (Trial::Http::LoadRun.settings).
+      INSTRUCTIONS_THINK_S = 0.01
 
       def initialize(checker, base_dir:)
         @checker = checker
@@ -67,7 +75,9 @@ module Rackbench
       # The +load+ mapping: Hash of String key => Array of normalized values,
       # every key present (defaults filled in). Durations are Float seconds,
       # +requests+ an absolute path (or nil), +rate+ Float requests/s (or nil).
-      def load(value, processes:, threads:)
+      # :instructions :: whether the experiment counts instructions: then
+      #                  load.connections defaults to 1 (default_connections)
+      def load(value, processes:, threads:, instructions: false)
         @checker.keys!(value, LOAD_KEYS.keys, "load")
         # A window is a duration or a count of requests, never both.
         if value.key?("duration") && !value["count"].nil?
@@ -77,7 +87,7 @@ module Rackbench
           values = if value.key?(name)
                      load_values(name, value[name])
                    elsif name == "connections"
-                     [default_connections(processes, threads)]
+                     [instructions ? INSTRUCTIONS_CONNECTIONS : default_connections(processes, threads)]
                    else
                      [LOAD_DEFAULTS.fetch(name)]
                    end
@@ -103,6 +113,7 @@ module Rackbench
         when "protocol" then @checker.one_of!(value, key, LoadSettings::PROTOCOLS, "protocol")
         when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
         when "count" then value.nil? ? nil : @checker.integer!(value, key, min: 1, max: 1_000_000_000_000)
+        when "think" then value.nil? || value == AUTO ? nil : @checker.duration!(value, key)
         end
       end
 

@@ -15,6 +15,8 @@ module Rackbench
   #   completed; duration_s is then not passed (default: nil: timed)
   # :warmup_s :: warmup before the window (default: 0)
   # :rate :: requests/s for open loop, nil for closed loop (default: nil)
+  # :think_s :: closed loop: each connection waits this long after a response
+  #   before its next request (default: 0)
   # :keepalive :: false closes on the client side after every response (default: true)
   # :headers :: Array of "Name: value" (default: [])
   # :method :: request method (default: "GET")
@@ -34,7 +36,7 @@ module Rackbench
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
-    :protocol, :streams, :count,
+    :protocol, :streams, :count, :think_s,
     keyword_init: true
   )
 
@@ -44,7 +46,7 @@ module Rackbench
       connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
       cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false,
-      protocol: "http1", streams: 1, count: nil
+      protocol: "http1", streams: 1, count: nil, think_s: 0.0
     }.freeze
     # The engine's --protocol values.
     PROTOCOLS = %w[http1 h2c].freeze
@@ -77,6 +79,7 @@ module Rackbench
       check(cpus.nil? || cpu_list.match?(/\A\d+(-\d+)?(,\d+(-\d+)?)*\z/), "cpus", cpus, "e.g. 1, 0-3, 1,3")
       validate_protocol!
       validate_count!
+      validate_think!
       if requests_file && (body || method != "GET")
         raise UsageError, "--requests cannot be combined with --method or --body (put them in the file)"
       end
@@ -95,7 +98,7 @@ module Rackbench
     # window has no duration: at worst every request of it waits the whole
     # timeout, its connections taking turns.
     def max_run_s
-      window_s = count ? (count.fdiv(connections).ceil + 1) * timeout_s : duration_s
+      window_s = count ? (count.fdiv(connections).ceil + 1) * (timeout_s + think_s) : duration_s
       warmup_s + window_s + timeout_s
     end
 
@@ -122,6 +125,15 @@ module Rackbench
 
       raise UsageError, "keepalive false cannot be combined with protocol h2c (streams share the connection)" unless keepalive
       raise UsageError, "cookies are not supported with protocol h2c yet" if cookies || !cookie_presets.empty?
+    end
+
+    # A think time is a closed-loop client's pause, over HTTP/1.1.
+    def validate_think!
+      check(seconds?(think_s), "think", think_s, "a duration >= 0")
+      return unless think_s.positive?
+
+      raise UsageError, "think is a closed-loop client's pause: it cannot be combined with rate" if rate
+      raise UsageError, "think is not supported with protocol h2c yet" if h2c?
     end
 
     # A fixed count is a closed-loop window of HTTP/1.1 requests.

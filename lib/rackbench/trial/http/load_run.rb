@@ -48,12 +48,24 @@ module Rackbench
         # app against a server on port: the configuration's load (a timeout
         # left to calibration keeps the engine's default here), its request
         # list and cookie jar, the engine's CPUs, the batch's seed.
+        #
+        # A think time left to auto (load.think null) is none for a time
+        # trial and Experiment::Settings::INSTRUCTIONS_THINK_S for an
+        # instructions trial: every request then finds the server idle and
+        # takes the same path through it, however busy the machine.
         def self.settings(trial:, app:, port:, layout:, seed:)
           config = trial.config
+          think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
           LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies), **requests(config, app),
+                             **config.load.except(:cookies, :think_s), think_s: think_s, **requests(config, app),
                              cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
+
+        # Whether +trial+ runs under valgrind.
+        def self.instructions?(trial)
+          trial.respond_to?(:instructions?) && trial.instructions?
+        end
+        private_class_method :instructions?
 
         # The request list, if any, and the cookie jar. A list given in the
         # experiment file (load.requests) wins over the app's own (the mix
