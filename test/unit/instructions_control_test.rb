@@ -47,30 +47,48 @@ describe "instructions: valgrind, vgdb and the refusal" do
   end
 
   describe Rackbench::Instructions::Control do
-    it "sends each process its commands through vgdb, with the server's names for the FIFOs" do
-      run, calls = runner(ok)
-      control = Rackbench::Instructions::Control.new(vgdb: "/usr/bin/vgdb", prefix: "/t/vgdb", runner: run,
-                                                     server_env: { "USER" => "bench", "HOME" => "/h", "SECRET" => "x" })
-      control.on([11, 12])
-      control.off_and_dump([11])
-      argvs = calls.map(&:first)
-      assert_includes argvs, ["/usr/bin/vgdb", "--vgdb-prefix=/t/vgdb", "--pid=11", "-c", "instrumentation on"]
-      assert_includes argvs, ["/usr/bin/vgdb", "--vgdb-prefix=/t/vgdb", "--pid=12", "-c", "instrumentation on"]
-      assert_equal ["/usr/bin/vgdb", "--vgdb-prefix=/t/vgdb", "--pid=11", "-c", "instrumentation off", "-c", "dump"],
-                   argvs.last
-      assert_equal({ "PATH" => ENV.fetch("PATH", "/usr/bin:/bin"), "USER" => "bench" }, calls.first[1])
+    # A prefix whose FIFOs name the processes as valgrind does:
+    # PREFIX-from-vgdb-to-PID-by-USER-on-HOST ("???" for none).
+    def fifos(dir, names)
+      names.each { |pid, user_host| File.write(File.join(dir, "vgdb-from-vgdb-to-#{pid}-by-#{user_host}"), "") }
+      File.join(dir, "vgdb")
     end
 
-    it "names every process that did not answer, and one that timed out" do
-      failing = Rackbench::Rubies::Child::Result.new(status: status(1), output: "vgdb error: no FIFO found\n", timed_out: false)
-      run, = runner(->(argv) { argv.include?("--pid=12") ? failing : ok })
-      control = Rackbench::Instructions::Control.new(vgdb: "vgdb", prefix: "/t/vgdb", server_env: {}, runner: run)
-      error = assert_raises(Rackbench::Instructions::Error) { control.on([11, 12]) }
-      assert_equal "valgrind: process 12 did not take 'instrumentation on' (vgdb: vgdb error: no FIFO found)",
-                   error.message
-      run, = runner(Rackbench::Rubies::Child::Result.new(status: status(1), output: nil, timed_out: true))
-      control = Rackbench::Instructions::Control.new(vgdb: "vgdb", prefix: "/t", server_env: {}, runner: run, timeout_s: 3)
-      assert_match(/no answer within 3 s\) \(and 1 more\)/, assert_raises(Rackbench::Instructions::Error) { control.on([1, 2]) }.message)
+    it "sends each process its commands through vgdb, under the names its own FIFO carries" do
+      Dir.mktmpdir do |dir|
+        prefix = fifos(dir, 11 => "???-on-???", 12 => "root-on-???", 13 => "bench-user-on-box")
+        run, calls = runner(ok)
+        control = Rackbench::Instructions::Control.new(vgdb: "/usr/bin/vgdb", prefix: prefix, runner: run, alive: ->(_) { true })
+        control.on([11, 12, 13])
+        control.off_and_dump([11])
+        by_pid = calls.to_h { |argv, env, _| [argv[2], [argv, env]] }
+        assert_equal ["/usr/bin/vgdb", "--vgdb-prefix=#{prefix}", "--pid=12", "-c", "instrumentation on"], by_pid["--pid=12"][0]
+        path = ENV.fetch("PATH", "/usr/bin:/bin")
+        assert_equal({ "PATH" => path, "LOGNAME" => "root" }, by_pid["--pid=12"][1])
+        assert_equal({ "PATH" => path, "LOGNAME" => "bench-user", "HOST" => "box" }, by_pid["--pid=13"][1])
+        assert_equal ["/usr/bin/vgdb", "--vgdb-prefix=#{prefix}", "--pid=11", "-c", "instrumentation off", "-c", "dump"],
+                     calls.last[0]
+        assert_equal({ "PATH" => path }, calls.last[1])
+      end
+    end
+
+    it "names every live process that did not answer, one that timed out, and passes over one that is gone" do
+      Dir.mktmpdir do |dir|
+        prefix = fifos(dir, 11 => "???-on-???", 12 => "???-on-???")
+        failing = Rackbench::Rubies::Child::Result.new(status: status(1), output: "vgdb error: no FIFO found\n", timed_out: false)
+        run, = runner(->(argv) { argv.include?("--pid=12") ? failing : ok })
+        control = Rackbench::Instructions::Control.new(vgdb: "vgdb", prefix: prefix, runner: run, alive: ->(_) { true })
+        error = assert_raises(Rackbench::Instructions::Error) { control.on([11, 12]) }
+        assert_equal "valgrind: process 12 did not take 'instrumentation on' (vgdb: vgdb error: no FIFO found)",
+                     error.message
+        gone = Rackbench::Instructions::Control.new(vgdb: "vgdb", prefix: prefix, runner: run, alive: ->(pid) { pid != 12 })
+        gone.on([11, 12, 14]) # 12 exited while vgdb talked to it; 14 never had a FIFO and is gone
+        run, = runner(Rackbench::Rubies::Child::Result.new(status: status(1), output: nil, timed_out: true))
+        control = Rackbench::Instructions::Control.new(vgdb: "vgdb", prefix: prefix, runner: run, timeout_s: 3,
+                                                       alive: ->(_) { true })
+        assert_match(/no answer within 3 s\) \(and 1 more\)/,
+                     assert_raises(Rackbench::Instructions::Error) { control.on([11, 12]) }.message)
+      end
     end
   end
 

@@ -137,7 +137,7 @@ module Rackbench
         facts[:gem_versions] = bundle.gem_versions
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile,
                          agents: !instructions?(trial))
-        counting = instructions_run(trial, env)
+        counting = instructions_run(trial)
         calibrate_first(trial, app, variant, adapter, bundle, env, counting)
         window = WindowMarks.new(work_dir(trial))
         counting&.prepare!

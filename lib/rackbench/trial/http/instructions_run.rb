@@ -30,11 +30,9 @@ module Rackbench
 
         # :trial_dir :: the trial's directory
         # :valgrind :: the Instructions::Valgrind to run under
-        # :server_env :: the server's ServerEnv (vgdb names its FIFOs after its USER, HOST)
-        def initialize(trial_dir:, valgrind:, server_env:)
+        def initialize(trial_dir:, valgrind:)
           @dir = File.join(trial_dir, DIRECTORY)
           @valgrind = valgrind
-          @server_env = server_env.to_h
         end
 
         # Empties the directory before a server boots: counts of an
@@ -58,8 +56,7 @@ module Rackbench
 
         # The window's edges on +server+ (an Instructions::Edges).
         def edges(server)
-          control = Instructions::Control.new(vgdb: @valgrind.vgdb, prefix: File.join(@dir, Instructions::Valgrind::VGDB_PREFIX),
-                                              server_env: @server_env)
+          control = Instructions::Control.new(vgdb: @valgrind.vgdb, prefix: File.join(@dir, Instructions::Valgrind::VGDB_PREFIX))
           Instructions::Edges.new(server: server, control: control)
         end
 

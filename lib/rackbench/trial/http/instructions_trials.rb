@@ -16,10 +16,10 @@ module Rackbench
         end
 
         # An instructions trial's InstructionsRun, nil for a time trial.
-        def instructions_run(trial, env)
+        def instructions_run(trial)
           return nil unless instructions?(trial)
 
-          InstructionsRun.new(trial_dir: work_dir(trial), valgrind: valgrind, server_env: env)
+          InstructionsRun.new(trial_dir: work_dir(trial), valgrind: valgrind)
         end
 
         def valgrind
