@@ -70,6 +70,17 @@ describe "instructions: callgrind's files and the document" do
       assert_equal 660.0, document["functions"].first["per_request"]
     end
 
+    it "leaves out a program that started during the window (a helper the server runs on the clock)" do
+      doc = Rackbench::Instructions::Collection.new(dir: fixtures).document(requests: 10, identity: identity,
+                                                                            main_pid: 4001, started_pids: [4001, 4002])
+      assert_equal [4001, 4002, 4003], doc["processes"].map { |p| p["pid"] }, "a worker forked in the window counts"
+      assert_empty doc["left_out"]
+      helpers = Rackbench::Instructions::Collection.new(dir: fixtures).document(requests: 10, started_pids: [4001, 4002])
+      assert_equal [4003], helpers["left_out"].map { |p| p["pid"] }
+      assert_equal 6000, helpers["instructions"]
+      assert_equal helpers["instructions"], helpers["functions"].sum { |f| f["instructions"] }
+    end
+
     it "names a process no identity report covers a program, and fails when no process counted" do
       doc = Rackbench::Instructions::Collection.new(dir: fixtures).document(requests: 10)
       assert_equal %w[program program program], doc["processes"].map { |p| p["role"] }

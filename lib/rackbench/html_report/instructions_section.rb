@@ -96,8 +96,16 @@ module Rackbench
           [p["role"], p["program"], Units.integer(p["count"]&.round), Units.count_grouped(p["per_request"]),
            total.positive? ? Units.percent(p["per_request"].to_f / total, digits: 1) : Units::NONE].map { |c| esc(c) }
         end
+        left_out = doc["left_out"]
+        note = if left_out
+                 "<p class=\"note\">Left out of the count: #{esc(left_out["programs"].join(", "))}, " \
+                   "#{esc(Units.count_grouped(left_out["per_request"]))} instructions per request: programs the " \
+                   "server started during the window on the clock (Passenger's core runs ps every few seconds).</p>\n"
+               else
+                 ""
+               end
         "<p class=\"how\">By process (median over the batches): the main process, forked workers, programs " \
-          "another process exec'd.</p>\n#{Tables.table(PROCESS_HEADINGS, rows, numbers: [false, false, true, true, true])}"
+          "another process exec'd.</p>\n#{note}#{Tables.table(PROCESS_HEADINGS, rows, numbers: [false, false, true, true, true])}"
       end
 
       def functions(doc)

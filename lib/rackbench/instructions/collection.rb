@@ -14,8 +14,12 @@ module Rackbench
     #    "processes" => [{"pid", "role", "program", "instructions", "per_request"}, ...],
     #    "functions" => [{"object", "name", "instructions", "per_request"}, ...]}
     #
-    # Every process's count is in the total; "processes" says how it
-    # divides (doc/output.md), and the sum of theirs is the total.
+    # Every server process's count is in the total; "processes" says how it
+    # divides (doc/output.md), and the sum of theirs is the total. A program
+    # that is no ruby and started during the window (Passenger's core runs
+    # `ps` and `uname` every few seconds to collect its metrics) is a helper
+    # of the server, whose runs follow the clock, not the requests: its
+    # count is listed under "left_out" and is in no total.
     class Collection
       # The functions kept per trial: the report lists the top ones of a
       # configuration, merged over its batches.
@@ -33,9 +37,11 @@ module Rackbench
 
       # The document for a window of +requests+ responses. +identity+ is
       # the trial's identity record (its processes say which were forked
-      # and which exec'd); +main_pid+ the server's main process. Raises
-      # Error when no process wrote a count.
-      def document(requests:, identity: nil, main_pid: nil)
+      # and which exec'd); +main_pid+ the server's main process;
+      # +started_pids+ the processes switched on at the window's start
+      # (nil: every process counts). Raises Error when no process wrote a
+      # count.
+      def document(requests:, identity: nil, main_pid: nil, started_pids: nil)
         files = dumps
         raise Error, "callgrind wrote no counts in #{@dir}: no server process ran under valgrind" if files.empty?
 
@@ -45,13 +51,21 @@ module Rackbench
           { "pid" => pid, "role" => role(pid, events, main_pid), "program" => program(dumps.first.command),
             "instructions" => instructions, "per_request" => per(instructions, requests) }
         end
-        total = processes.sum { |p| p["instructions"] }
+        left_out, counted = processes.partition { |p| helper?(p, started_pids) }
+        counted_files = files.reject { |file| left_out.any? { |p| p["pid"] == file.pid } }
+        total = counted.sum { |p| p["instructions"] }
         { "tool" => Valgrind::TOOL, "valgrind" => @valgrind_version, "requests" => requests, "instructions" => total,
-          "per_request" => per(total, requests), "processes" => processes.sort_by { |p| p["pid"] },
-          "functions" => functions(files, requests) }
+          "per_request" => per(total, requests), "processes" => counted.sort_by { |p| p["pid"] },
+          "left_out" => left_out.sort_by { |p| p["pid"] }, "functions" => functions(counted_files, requests) }
       end
 
       private
+
+      # A program that is no ruby of the server and was not running when
+      # the window started.
+      def helper?(process, started_pids)
+        !started_pids.nil? && process["role"] == "program" && !started_pids.include?(process["pid"])
+      end
 
       # Every dump of the directory with counts: callgrind.<pid>.<n> (asked
       # for at the end edge) and callgrind.<pid> (written at a process's

@@ -16,6 +16,8 @@ module Rackbench
     class Edges
       # Why an edge failed, or nil.
       attr_reader :failure
+      # The processes switched on at the start edge (pids).
+      attr_reader :started_pids
 
       # :server :: the ServerProcess (pid, pgid)
       # :control :: switches processes (a Control)
@@ -26,6 +28,7 @@ module Rackbench
         @proc_dir = proc_dir
         @failure = nil
         @started = false
+        @started_pids = []
       end
 
       # The start edge: instrumentation on.
@@ -34,6 +37,7 @@ module Rackbench
         raise Error, "no process of the server runs under valgrind" if pids.empty?
 
         @control.on(pids)
+        @started_pids = pids
         @started = true
       rescue Error, SystemCallError => e
         @failure ||= e.message

@@ -76,6 +76,18 @@ module Rackbench
         end.sort_by { |p| -p["per_request"].to_f }
       end
 
+      # The helpers left out of the count (Instructions::Collection: programs
+      # the server started during the window, on the clock): their
+      # programs and the median over the batches of their instructions per
+      # request together; nil when no batch had any.
+      def left_out
+        lists = @ok_trials.map { |t| Array(t.instructions["left_out"]) }
+        return nil if lists.all?(&:empty?)
+
+        { "programs" => lists.flatten.map { |p| p["program"] }.uniq.sort,
+          "per_request" => Stats.summary(lists.map { |list| list.sum { |p| p["per_request"].to_f } }).median }
+      end
+
       # The costliest functions per request over the batches: [{"object",
       # "name", "per_request", "share"}], the share of the median total.
       def functions
@@ -103,7 +115,7 @@ module Rackbench
                              "per_batch" => @values, "batch_numbers" => @batch_numbers },
           "baseline_id" => baseline && baseline_id, "against_baseline" => baseline && compare(baseline),
           "valgrind" => @ok_trials.map { |t| t.instructions["valgrind"] }.compact.first,
-          "processes" => processes, "functions" => functions
+          "processes" => processes, "left_out" => left_out, "functions" => functions
         }
       end
     end

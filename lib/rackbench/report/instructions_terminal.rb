@@ -77,7 +77,8 @@ module Rackbench
       def process_lines
         lines = @entries.filter_map do |e|
           processes = e["instructions"]["processes"]
-          next if processes.size < 2 && processes.all? { |p| p["count"].to_i <= 1 }
+          left_out = e["instructions"]["left_out"]
+          next if processes.size < 2 && processes.all? { |p| p["count"].to_i <= 1 } && left_out.nil?
 
           total = processes.sum { |p| p["per_request"].to_f }
           parts = processes.map do |p|
@@ -85,7 +86,9 @@ module Rackbench
             share = total.positive? ? Units.percent(p["per_request"].to_f / total, digits: 0) : Units::NONE
             "#{p["role"]} #{p["program"]}#{count} #{share} (#{Units.count_grouped(p["per_request"])})"
           end
-          "  #{@labels.fetch(e["id"], e["id"])}: #{parts.join(", ")}"
+          helpers = left_out ? "; left out: #{left_out["programs"].join(", ")} #{Units.count_grouped(left_out["per_request"])} " \
+                               "(helpers the server ran on the clock)" : ""
+          "  #{@labels.fetch(e["id"], e["id"])}: #{parts.join(", ")}#{helpers}"
         end
         lines.empty? ? [] : ["Instructions per request by process (median over the batches):", *lines]
       end

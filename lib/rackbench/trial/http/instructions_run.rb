@@ -70,7 +70,8 @@ module Rackbench
 
           document = Instructions::Collection.new(dir: @dir, valgrind_version: @valgrind.version)
                                              .document(requests: measured[:result]["requests"],
-                                                       identity: booted.identity, main_pid: booted.server.pid)
+                                                       identity: booted.identity, main_pid: booted.server.pid,
+                                                       started_pids: edges.started_pids)
           measured.merge(instructions: document)
         rescue Instructions::Error => e
           measured.merge(status: "failed", reason: "instructions: #{e.message}")
