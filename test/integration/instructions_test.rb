@@ -1,0 +1,107 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "open3"
+
+# `measure: [time, instructions]` end to end with real valgrind: one run
+# of rack-hello on a Puma cluster (a master and 2 forked workers, every one
+# under callgrind), shared by the assertions. Its instructions trial's
+# counts are consistent (the processes sum to the total, the total over the
+# window's responses is the figure, the window is exactly load.count
+# requests); its time trial counts in no instructions figure and the
+# instructions trial in no time figure; a ruby valgrind cannot run is left
+# out of the plan before the run, with the reason, and runs nowhere; and
+# nothing is left running. About a minute here (a cluster's boot under
+# valgrind, 200 requests under instrumentation, one refusal probe).
+describe "instructions per request (integration)" do
+  before { require_engine! }
+
+  COUNT = 200
+  REFUSED = File.expand_path("../fixtures/valgrind/refuse_under_valgrind.rb", __dir__)
+
+  def self.outcome
+    @outcome ||= begin
+      dir = Dir.mktmpdir("rackbench-instructions")
+      file = File.join(dir, "instructions.yml")
+      File.write(file, <<~YAML)
+        name: instructions-integration
+        seed: 1
+        batches: 1
+        rubies:
+          - ruby
+          - { name: ruby-refused, ruby: ruby, options: ["-r#{REFUSED}"] }
+        servers: [puma]
+        apps: [rack-hello]
+        processes: 2
+        threads: 1
+        measure: [time, instructions]
+        load: { count: #{COUNT}, warmup: 0.5s, timeout: 10s } # a timeout given: no calibration boot
+      YAML
+      results = File.join(dir, "results")
+      # The probe's answers go to a cache of the test's own.
+      env = { "RACKBENCH_CACHE" => File.join(dir, "cache") }
+      out, err, status = Open3.capture3(env, RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
+                                        "--json", "--results", results)
+      records = Rackbench::Store.open(results, &:trials)
+      { status: status, out: out, err: err, records: records, dir: dir, results: results }
+    end
+  end
+
+  Minitest.after_run { FileUtils.rm_rf(outcome[:dir]) if @outcome }
+
+  let(:outcome) { self.class.outcome }
+  let(:counted) { outcome[:records].find { |r| Rackbench::Instructions.trial?(r) } }
+  let(:timed) { outcome[:records].reject { |r| Rackbench::Instructions.trial?(r) } }
+
+  it "counts every process of the cluster over exactly the window's requests, the processes summing to the total" do
+    assert outcome[:status].success?, outcome[:err]
+    assert counted&.ok?, "the instructions trial: #{counted&.reason}"
+    doc = counted.instructions
+    assert_equal COUNT, counted.result["requests"]
+    assert_equal COUNT, doc["requests"]
+    assert_equal doc["instructions"], doc["processes"].sum { |p| p["instructions"] }
+    assert_in_delta doc["instructions"].fdiv(COUNT), doc["per_request"], 1e-6
+    roles = doc["processes"].map { |p| p["role"] }
+    assert_equal 1, roles.count("main")
+    assert_equal 2, roles.count("worker"), "both forked workers ran under callgrind: #{doc["processes"]}"
+    assert_operator doc["functions"].size, :>, 10
+    assert_operator doc["functions"].sum { |f| f["instructions"] }, :<=, doc["instructions"]
+    # Its load: one connection, a 10 ms pause, the measure marked.
+    assert_equal [1, 0.01, "instructions"], counted.load_settings.values_at("connections", "think_s", "measure")
+    # callgrind's own files stay with the trial.
+    work = Dir.glob(File.join(outcome[:results], "work", "*-instructions", "instructions")).first
+    assert_operator Dir.glob(File.join(work, "callgrind.*.1")).size, :>=, 3
+  end
+
+  it "keeps the two measures apart: the time trial's exact count and figures, the instructions in their own" do
+    assert_equal 1, timed.size
+    time_trial = timed.first
+    assert time_trial.ok?, time_trial.reason
+    assert_equal COUNT, time_trial.result["requests"]
+    assert_nil time_trial.instructions
+    refute_nil time_trial.inside, "a time trial's server runs the counting agent"
+    assert_nil counted.inside, "an instructions trial's runs none"
+    config = JSON.parse(outcome[:out])["configs"].first
+    assert_equal [1, 1], [config["batches"], config.dig("instructions", "batches")]
+    assert_equal [time_trial.rate.round(3)], config["rps_per_batch"].map { |v| v.round(3) }
+    assert_in_delta counted.instructions["per_request"], config.dig("instructions", "per_request", "median"), 1e-6
+  end
+
+  it "refuses, before the run, the ruby valgrind cannot run, with the reason, and runs it nowhere" do
+    assert_match(/ruby-refused cannot run under valgrind \(--instr-atstart=no\): \[BUG\] refused under valgrind/,
+                 outcome[:out] + outcome[:err])
+    assert(outcome[:records].none? { |r| r.ruby == "ruby-refused" })
+    assert_equal ["ruby"], outcome[:records].map(&:ruby).uniq
+  end
+
+  it "leaves no valgrind running" do
+    outcome
+    leftovers = Dir.glob("/proc/[0-9]*/environ").select do |path|
+      File.binread(path).include?(outcome[:results])
+    rescue SystemCallError
+      false
+    end
+    assert_empty leftovers
+  end
+end
