@@ -61,13 +61,7 @@ module Rackbench
 
       # The configuration's "instructions" entry of the report document,
       # compared with its baseline's when both have instructions.
-      def instructions_h
-        return nil unless instructions
-
-        base = @baseline_config
-        against = base && !base.equal?(self) ? base.instructions : nil
-        instructions.to_h(baseline: against, baseline_id: base&.id)
-      end
+      def instructions_h = against_baseline(:instructions)
       def rps_median = @summary.median
 
       # Throughput of each ok batch, in batch order.
@@ -199,13 +193,7 @@ module Rackbench
 
       # The configuration's "inside" entry of the report document: its
       # InsideSummary, compared with its baseline's when both have one.
-      def inside_h
-        return nil unless inside
-
-        base = @baseline_config
-        against = base && !base.equal?(self) ? base.inside : nil
-        inside.to_h(baseline: against, baseline_id: base&.id)
-      end
+      def inside_h = against_baseline(:inside)
 
       def flags
         @flags ||= Flags.new(self, @options, unit: Report.rate_unit(@trials)).to_a
@@ -272,6 +260,18 @@ module Rackbench
       end
 
       private
+
+      # The document of the summary +name+ returns (:inside, :instructions),
+      # compared with the baseline's when both have one (not for the
+      # baseline itself); nil without one.
+      def against_baseline(name)
+        own = public_send(name)
+        return nil unless own
+
+        base = @baseline_config
+        against = base && !base.equal?(self) ? base.public_send(name) : nil
+        own.to_h(baseline: against, baseline_id: base&.id)
+      end
 
       # The baseline's ratio to itself is 1, when it has a throughput at all.
       def own_ratio?
