@@ -5,6 +5,8 @@ require "tmpdir"
 require_relative "../../errors"
 require_relative "../../monotonic_clock"
 require_relative "../../bundle_env/progress"
+require_relative "../../holder_lock"
+require_relative "../../process/long_command"
 
 module Rackbench
   module Servers
@@ -25,7 +27,6 @@ module Rackbench
 
       AGENT = "PassengerAgent"
       PROGRESS_INTERVAL_S = 15.0
-      POLL_INTERVAL_S = 0.05
       # Generous: a cold compile took about 9 minutes on a shared 2-CPU machine.
       TIMEOUT_S = 60 * 60
       TAIL_LINES = 5
@@ -93,7 +94,7 @@ module Rackbench
         outcome = :reused
         unless built?
           File.open(@bundle.lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-            BundleEnv::InstallLock.acquire(lock, waiting: nil, log: log)
+            HolderLock.acquire(lock, waiting: nil, log: log)
             unless built?
               compile_agent(out, log, tty, extra_env)
               outcome = :compiled
@@ -136,40 +137,10 @@ module Rackbench
       # Runs a command of the bundle's passenger gem, its output into log;
       # yields the elapsed seconds every progress interval. Returns the exit
       # status, or nil after a timeout (its process group killed).
-      def run(command, log, extra_env)
-        argv = @bundle.exec_prefix + command
+      def run(command, log, extra_env, &block)
         FileUtils.mkdir_p(File.dirname(log))
-        File.write(log, "# #{argv.join(" ")}\n", mode: "a")
-        pid = Process.spawn(@bundle.env.merge(extra_env), *argv, chdir: @bundle.dir, in: File::NULL,
-                                                                  %i[out err] => [log, "a"], pgroup: true)
-        started = now
-        shown = started
-        loop do
-          waited, status = Process.waitpid2(pid, Process::WNOHANG)
-          if waited
-            pid = nil
-            return status
-          end
-          return kill(pid).tap { pid = nil } if now - started > @timeout_s
-
-          if now - shown >= @progress_interval_s
-            shown = now
-            yield shown - started
-          end
-          sleep POLL_INTERVAL_S
-        end
-      ensure
-        # Interrupted (Ctrl-C, TERM, an error in a progress line): the
-        # compiler's whole process group goes too.
-        kill(pid) if pid
-      end
-
-      def kill(pid)
-        Process.kill(:KILL, -pid)
-        Process.wait(pid)
-        nil
-      rescue Errno::ESRCH, Errno::ECHILD
-        nil
+        LongCommand.run(@bundle.exec_prefix + command, env: @bundle.env.merge(extra_env), log: log, chdir: @bundle.dir,
+                                                      timeout_s: @timeout_s, interval_s: @progress_interval_s, &block)
       end
 
       # The object files compiled so far (the compiler's own progress bar is
