@@ -17,7 +17,7 @@ module Rackbench
   class CacheInventory
     autoload :Prune, File.expand_path("cache_inventory/prune", __dir__)
 
-    # kind :: "build", "environment", "gems", "source", "leftover"
+    # kind :: "build", "environment", "gems", "source", "ccache", "leftover"
     # name :: what it is, for a person ("ruby '3.4' 3.4.5 e11383d5631ff0a4", "rack-hello + puma on ruby-3.4.5")
     # paths :: what removing it removes (its directory first)
     # bytes :: disk used
@@ -46,7 +46,7 @@ module Rackbench
     # Every item, builds first, then environments, gem directories,
     # sources and leftovers.
     def items
-      builds + environments + gem_dirs + sources + leftovers
+      builds + environments + gem_dirs + sources + compiler_cache + leftovers
     end
 
     private
@@ -96,6 +96,16 @@ module Rackbench
       Dir.glob(File.join(@root, "sources", "*")).sort.map do |path|
         item("source", "#{File.basename(path)} (downloaded for builds)", [path], lock: nil, users: nil)
       end
+    end
+
+    # ccache's objects from builds (Rubies::Build::Builder::CCACHE_WRAPPERS):
+    # pruned by age only (--unused keeps it: no experiment uses it directly).
+    def compiler_cache
+      dir = File.join(@root, "rubies", "ccache")
+      return [] unless File.directory?(dir)
+
+      [item("ccache", "ccache's objects from ruby builds (rebuilds with other patches reuse them)", [dir], lock: nil,
+                                                                                                      users: nil)]
     end
 
     # A build's work directory whose process is gone, and a build directory

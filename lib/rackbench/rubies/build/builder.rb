@@ -26,6 +26,12 @@ module Rackbench
         TIMEOUT_S = { "unpack" => 600, "patch" => 300, "bundled gems" => 900, "autogen" => 900,
                       "configure" => 1800, "make" => 7200, "install" => 3600, "check" => 300 }.freeze
         TAIL_LINES = 3
+        # Debian's ccache puts compiler names here that call the compiler
+        # through ccache: first on PATH, they cache every object file, so a
+        # patched build recompiles only the files its patches touch (a
+        # Ruby core developer's loop). Configure still records plain
+        # `gcc`, so the installed ruby never needs ccache afterwards.
+        CCACHE_WRAPPERS = "/usr/lib/ccache"
 
         # The version a source tree declares, or nil when it is not Ruby's.
         def self.source_version(dir)
@@ -47,6 +53,10 @@ module Rackbench
           @cache = cache
           @progress = progress
           @env = recipe.step_env(parent_env)
+          @ccache = ccache?(parent_env)
+          if @ccache
+            @env = @env.merge("PATH" => "#{CCACHE_WRAPPERS}:#{@env["PATH"]}", "CCACHE_DIR" => cache.ccache_dir)
+          end
           @jobs = jobs
           @key = recipe.key
           @timings = cache.timings
@@ -73,6 +83,13 @@ module Rackbench
         end
 
         private
+
+        # ccache when Debian's package is installed, unless
+        # RACKBENCH_CCACHE=0. Its objects are those the compiler makes, so
+        # it is no part of the recipe's key.
+        def ccache?(parent_env)
+          File.directory?(CCACHE_WRAPPERS) && parent_env["RACKBENCH_CCACHE"] != "0"
+        end
 
         def steps
           @steps ||= ["unpack", *("patch" unless @recipe.patches.empty?), "bundled gems", "configure", "make",
@@ -150,6 +167,7 @@ module Rackbench
           record = @recipe.to_h.merge("version" => @version, "prefix" => @cache.prefix(@key),
                                       "built_at" => Time.now.utc.iso8601, "duration_s" => duration_s.round(1),
                                       "steps_s" => @durations.transform_values { |s| s.round(1) }, "logs" => @logs,
+                                      "ccache" => @ccache,
                                       "rackbench_version" => Rackbench::VERSION)
           text = JSON.pretty_generate(record)
           File.write(File.join(@cache.prefix(@key), Cache::INSTALL_RECORD), text)

@@ -20,6 +20,7 @@ module Rackbench
       #   rubies/logs/9c1e0f4b2a7d3e55/            each step's log, kept after the build
       #   rubies/work/9c1e0f4b2a7d3e55-<pid>/      the source and staging while building, removed after
       #   rubies/timings.json                      the last build's step durations (Progress's estimates)
+      #   rubies/ccache/                           ccache's objects (Builder::CCACHE_WRAPPERS), when installed
       class Cache
         RECORD = "recipe.json"
         # The copy of the recipe inside the install, where the identity
@@ -44,6 +45,7 @@ module Rackbench
         def log_dir(key) = File.join(@root, "logs", key)
         def work_dir(key) = File.join(@root, "work", "#{key}-#{Process.pid}")
         def timings = Timings.new(File.join(@root, "timings.json"))
+        def ccache_dir = File.join(@root, "ccache")
 
         def complete?(key)
           File.file?(File.join(dir(key), RECORD)) && File.executable?(ruby_path(key))
