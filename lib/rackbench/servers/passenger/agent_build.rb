@@ -1,11 +1,13 @@
 # frozen_string_literal: true
 
+require "digest"
 require "fileutils"
 require "tmpdir"
 require_relative "../../errors"
 require_relative "../../monotonic_clock"
 require_relative "../../bundle_env/progress"
 require_relative "../../holder_lock"
+require_relative "../../cache_root"
 require_relative "../../process/long_command"
 
 module Rackbench
@@ -50,8 +52,12 @@ module Rackbench
       end
 
       # bundle :: an installed BundleEnv whose lockfile locks passenger
-      def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S)
+      # :shared_root :: where agents are kept for every ruby's gem directory (default: the cache root's
+      #                 passenger-agents/, see #shared_agent_path)
+      def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S,
+                     shared_root: File.join(CacheRoot.path, "passenger-agents"))
         @bundle = bundle
+        @shared_root = shared_root
         @timeout_s = timeout_s
         @progress_interval_s = progress_interval_s
       end
@@ -81,7 +87,8 @@ module Rackbench
       # Compiles the agent unless it is there, then Passenger's native
       # support (a C extension of the bundle's ruby, which Passenger would
       # otherwise compile in the first app process of a trial, or download);
-      # returns :reused or :compiled (the agent). Holds the bundle's install
+      # returns :reused, :copied (from another ruby's gem directory, see
+      # #shared_agent_path) or :compiled (the agent). Holds the bundle's install
       # lock meanwhile, so two runs never compile into one gem at once.
       # Raises SetupError with the compiler's last lines and the log's path
       # when a compile fails or times out.
@@ -95,17 +102,54 @@ module Rackbench
         unless built?
           File.open(@bundle.lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
             HolderLock.acquire(lock, waiting: nil, log: log)
-            unless built?
+            if built?
+              nil
+            elsif copy_shared_agent(out)
+              outcome = :copied
+            else
               compile_agent(out, log, tty, extra_env)
+              keep_shared_agent
               outcome = :compiled
             end
           end
         end
+        # An agent compiled before agents were shared serves the other rubies too.
+        keep_shared_agent if outcome == :reused && !File.executable?(shared_agent_path)
         build_native_support(log, extra_env)
         outcome
       end
 
+      # The agent is C++ that links no libruby: the one compiled for a
+      # passenger version serves every ruby's gem directory (each ABI has
+      # its own: ruby-3.1.0, ruby-3.4.0). It is kept once per version and
+      # compiler under the cache root, and copied into a new gem directory
+      # instead of compiled again (minutes each time).
+      def shared_agent_path
+        compiler = Digest::SHA256.hexdigest(`c++ --version 2>/dev/null`.lines.first.to_s)[0, 12]
+        File.join(@shared_root, "#{version}-#{compiler}", AGENT)
+      end
+
       private
+
+      def copy_shared_agent(out)
+        shared = shared_agent_path
+        return false unless File.executable?(shared)
+
+        FileUtils.mkdir_p(File.dirname(agent_path))
+        FileUtils.cp(shared, "#{agent_path}.tmp", preserve: true)
+        File.rename("#{agent_path}.tmp", agent_path)
+        out.puts "  Passenger #{version}'s agent copied from #{shared} (compiled once for every ruby)"
+        true
+      end
+
+      def keep_shared_agent
+        shared = shared_agent_path
+        FileUtils.mkdir_p(File.dirname(shared))
+        FileUtils.cp(agent_path, "#{shared}.tmp.#{Process.pid}", preserve: true)
+        File.rename("#{shared}.tmp.#{Process.pid}", shared)
+      rescue SystemCallError
+        nil # the next ruby compiles its own
+      end
 
       def compile_agent(out, log, tty, extra_env)
         FileUtils.mkdir_p(File.dirname(log))
