@@ -4,6 +4,7 @@ require "digest"
 require "fileutils"
 require "pathname"
 require "rbconfig"
+require "stringio"
 require "rackbench"
 require "rackbench/rubies"
 
@@ -36,6 +37,12 @@ module TestRubies
                file: "ruby3.4_3.4.5.orig.tar.xz",
                sha256: "141fb3b0192b8196361b3b4d6c29fc9b10c0798dbe54ada1539d9f1c311bfcbf" }
   }.freeze
+  # 3.4.5 with a patch that adds a fixed cost to rb_hash_aset (every
+  # Hash#[]= and every header a server puts into a Rack env): the patched
+  # build the tests tell apart from the stock one. With ccache, built in
+  # about a minute after the stock build.
+  SLOW_PATCH = File.expand_path("../fixtures/patches/ruby-3.4-slow-hash-aset.patch", __dir__)
+  PATCHED = { name: "ruby-3.4.5-slow-hash-aset", patches: [SLOW_PATCH] }.freeze
   COPIES = File.expand_path("../../tmp/test-rubies", __dir__)
   DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
   COMMAND_TIMEOUT_S = 600
@@ -65,11 +72,16 @@ module TestRubies
     Rackbench::Rubies::Build::Recipe.new(name: name, source: tarball(series), patches: patches)
   end
 
-  # The Install of series' build: from the cache, or built first (minutes;
-  # progress on out). Raises Unavailable when the tarball cannot be had.
+  # The Install of series' build: from the cache (quietly), or built first
+  # (minutes; progress on out). Raises Unavailable when the tarball cannot
+  # be had.
   def install(series, out: $stdout, **recipe_options)
     @installs ||= {}
-    @installs[[series, recipe_options]] ||= Rackbench::Rubies::Build.install(recipe(series, **recipe_options), out: out)
+    @installs[[series, recipe_options]] ||= begin
+      recipe = recipe(series, **recipe_options)
+      quiet = Rackbench::Rubies::Build::Cache.new.complete?(recipe.key)
+      Rackbench::Rubies::Build.install(recipe, out: quiet ? StringIO.new : out)
+    end
   end
 
   # bin/ruby of series' build.
@@ -77,14 +89,21 @@ module TestRubies
     install(series, **options).path
   end
 
-  # Builds every series (rake test:rubies, before the integration lanes
-  # start, so that no test waits minutes for a build): returns how long
-  # each took or that it was cached.
+  # The Install of the patched 3.4 build (PATCHED).
+  def patched(out: $stdout)
+    install("3.4", out: out, **PATCHED)
+  end
+
+  # Builds every series and the patched build (rake test:rubies, before
+  # the integration lanes start, so that no test waits minutes for a
+  # build): returns how long each took (a cached one: the probe only).
   def prepare!(out: $stdout)
-    SOURCES.keys.map do |series|
+    builds = SOURCES.keys.map { |series| [series, -> { install(series, out: out) }] }
+    builds << [PATCHED[:name], -> { patched(out: out) }]
+    builds.map do |name, build|
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      install(series, out: out)
-      [series, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started]
+      build.call
+      [name, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started]
     end
   end
 
