@@ -33,7 +33,7 @@ module Rackbench
         def start(ruby:, summary:, steps:, logs:)
           @steps = steps
           total = steps.sum { |step| @timings.duration_s(step) || 0.0 }
-          about = @timings.known?(steps) ? ", about #{duration(total)}" : ""
+          about = @timings.duration_s("make") ? ", about #{duration(total)}" : ""
           say "Building ruby '#{ruby}' from #{summary}#{about} (logs: #{logs})"
         end
 
