@@ -238,7 +238,7 @@ describe Rackbench::Rubies::Build do
       progress.step(1, "make")
       progress.update(120, 412)
       assert_equal ["Building ruby '3.4' from x.tar.xz, about 5m00s (logs: /l)", "  [1/1] make (about 5m00s)",
-                    "  [1/1] make: 412 of about 1000 lines, 2m00s, about 3m00s left"], out.string.lines.map(&:chomp)
+                    "  [1/1] make: 412 of about 1000 lines, 2m00s, about 2m51s left"], out.string.lines.map(&:chomp)
     end
 
     it "fetches the bundled gems a source lacks, named with their versions" do
