@@ -261,6 +261,43 @@ static void write_h2(json_writer *j, const run_result *r) {
     json_object_end(j);
 }
 
+static void write_service_totals(json_writer *j, const char *key, const service_totals *t) {
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_u64(j, "slots", t->slots);
+    json_kv_u64(j, "active", t->active);
+    json_kv_u64(j, "served", t->served);
+    json_kv_u64(j, "unserved", t->active - t->served);
+    json_key(j, "unserved_slots");
+    json_array_begin(j);
+    for (uint32_t i = 0; i < t->unserved_listed; i++) json_u64(j, t->unserved[i]);
+    json_array_end(j);
+    json_kv_double(j, "max_wait_us", (double)t->max_wait_ns / 1e3, 3);
+    json_object_end(j);
+}
+
+/* "service": which slots the server answered in the window and the
+ * longest wait (slot_service.h); "streams" is h2c's stream slots. */
+static void write_service(json_writer *j, const run_result *r) {
+    service_totals conns, streams;
+    memset(&conns, 0, sizeof(conns));
+    memset(&streams, 0, sizeof(streams));
+    for (int i = 0; i < r->worker_count; i++) {
+        service_totals_merge(&conns, &r->workers[i].conn_service);
+        service_totals_merge(&streams, &r->workers[i].stream_service);
+    }
+    json_key(j, "service");
+    json_object_begin(j);
+    write_service_totals(j, "connections", &conns);
+    if (r->cfg->protocol == PROTOCOL_H2C) {
+        write_service_totals(j, "streams", &streams);
+    } else {
+        json_key(j, "streams");
+        json_null(j);
+    }
+    json_object_end(j);
+}
+
 void report_json(FILE *out, const run_result *r) {
     phase_stats merged[PHASE_COUNT];
     uint64_t connects = 0, attempts = 0, close_ignored = 0, server_closes = 0, idle_closes = 0, abandoned = 0;
@@ -316,6 +353,7 @@ void report_json(FILE *out, const run_result *r) {
     write_late(j, r, m);
     write_entries(j, r);
     write_h2(j, r);
+    write_service(j, r);
 
     json_key(j, "connections");
     json_object_begin(j);

@@ -387,6 +387,7 @@ static int open_connection(conn *c, uint64_t now_ns) {
 /* Sends what c->wire holds, on the open connection or a new one. */
 static void send_or_connect(conn *c, uint64_t now_ns) {
     c->w->in_flight++;
+    slot_service_sent(&c->service, now_ns, c->w->clock->measure_start_ns);
     if (c->fd >= 0) {
         send_request(c, now_ns);
     } else {
@@ -446,12 +447,7 @@ static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
         if (n) memcpy(s->target, sp + 1, n);
         s->target_len = n;
     }
-    w->in_flight++;
-    if (c->fd >= 0) {
-        send_request(c, now_ns);
-    } else {
-        open_connection(c, now_ns);
-    }
+    send_or_connect(c, now_ns);
 }
 
 /* Sends the followed redirect built in c->sess->hop_buf: a request of its
@@ -606,6 +602,7 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     worker *w = c->w;
     const engine_config *cfg = w->cfg;
     int status = c->resp.status_code;
+    slot_service_response(&c->service, now_ns, w->clock->measure_start_ns);
     if (!c->sess || !session_complete(c, status, now_ns)) {
         count_response(c, status, now_ns);
         if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
@@ -785,6 +782,16 @@ static void pin_thread(worker *w) {
     if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) w->pin_failed = 1;
 }
 
+/* The thread is done: every slot's wait ends now, and the slots are
+ * totalled in slot order. */
+static void finish_service(worker *w, uint64_t end_ns) {
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &w->conns[i];
+        slot_service_finish(&c->service, end_ns, w->clock->measure_start_ns);
+        service_totals_add(&w->conn_service, &c->service, c->slot);
+    }
+}
+
 int worker_wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns) {
     uint64_t wait_ns = until_ns > now_ns ? until_ns - now_ns : 0;
     struct timespec ts = clock_timespec(wait_ns);
@@ -869,5 +876,6 @@ void *worker_run(void *arg) {
     }
     for (int p = 0; p < PHASE_COUNT; p++) phase_stats_flush(&w->phases[p]);
     raw_log_flush(&w->raw);
+    finish_service(w, clock_now_ns());
     return NULL;
 }
