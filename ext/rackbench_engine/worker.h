@@ -18,6 +18,7 @@
 #include "entry_stats.h"
 #include "http_response.h"
 #include "phase_stats.h"
+#include "probes.h"
 #include "raw_log.h"
 #include "requests.h"
 #include "rng.h"
@@ -110,6 +111,7 @@ typedef struct conn {
     size_t first_done;
     cookie_jar *jar;            /* NULL unless --cookies */
     slot_service service;       /* was it served in the window (slot_service.h) */
+    slot_probe probe;           /* its session probes (probes.h) */
     struct conn *next_free;     /* open loop: stack of idle slots */
     http_response resp;
 } conn;
@@ -154,6 +156,7 @@ struct worker {
      * connections, and h2c's stream slots (unused for http1). */
     service_totals conn_service;
     service_totals stream_service;
+    probe_totals probes[PROBE_POINTS]; /* the slots' session probes (probes.h) */
 
     struct h2_worker *h2;       /* --protocol h2c: its connections and streams */
     h2_counters h2_stats;
