@@ -158,7 +158,7 @@ describe "load engine over h2c" do
   it "refuses a request list with captures, which h2c does not support yet, and runs a plain one" do
     list = File.expand_path("../fixtures/requests/session_login.txt", __dir__)
     error = assert_raises(Rackbench::UsageError) { run_load(nghttpd_url("/hello"), requests_file: list, cookies: false) }
-    assert_match(/--protocol h2c does not support request lists with captures, variables or @follow yet/, error.message)
+    assert_match(/--protocol h2c does not support request lists with captures, variables, @users, @expect, probes or @follow yet/, error.message)
     Dir.mktmpdir do |dir|
       plain = File.join(dir, "plain.txt")
       File.write(plain, "--- name=hello weight=3\nGET /hello\n\n--- name=big weight=1\nGET /big\n")
