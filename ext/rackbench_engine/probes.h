@@ -41,7 +41,7 @@ typedef struct {
 /* What the slots' probes at one point came to. */
 typedef struct {
     uint64_t passed, failed;    /* slots */
-    uint32_t failed_slots[PROBE_LISTED_SLOTS]; /* ascending per thread */
+    uint32_t failed_slots[PROBE_LISTED_SLOTS]; /* in the order the slots' probes ended (the first 64) */
     uint32_t failed_listed;
     uint32_t reason_slot;       /* the slot of the reason below */
     char reason[PROBE_REASON_BYTES]; /* the lowest slot's first failure; "" none */

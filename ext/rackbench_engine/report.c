@@ -277,7 +277,16 @@ static void write_service_totals(json_writer *j, const char *key, const service_
     json_object_end(j);
 }
 
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void write_probe_totals(json_writer *j, const char *key, const probe_totals *t, uint64_t slots) {
+    /* Slots fail in the order their probes end: listed ascending. */
+    uint32_t failed[PROBE_LISTED_SLOTS];
+    memcpy(failed, t->failed_slots, t->failed_listed * sizeof(uint32_t));
+    qsort(failed, t->failed_listed, sizeof(uint32_t), compare_u32);
     json_key(j, key);
     json_object_begin(j);
     json_kv_u64(j, "passed", t->passed);
@@ -285,7 +294,7 @@ static void write_probe_totals(json_writer *j, const char *key, const probe_tota
     json_kv_u64(j, "unchecked", slots - t->passed - t->failed);
     json_key(j, "failed_slots");
     json_array_begin(j);
-    for (uint32_t i = 0; i < t->failed_listed; i++) json_u64(j, t->failed_slots[i]);
+    for (uint32_t i = 0; i < t->failed_listed; i++) json_u64(j, failed[i]);
     json_array_end(j);
     json_key(j, "reason");
     if (t->reason[0]) {
