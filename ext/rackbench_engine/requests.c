@@ -322,7 +322,10 @@ static const char *parse_templates(request_set *set, request_template *t, size_t
         else snprintf(msg, sizeof(msg), "variable '%.*s' is not captured by any @capture line", (int)bad_len, bad);
         return fail(err, err_len, file, line_no, msg);
     }
-    for (int i = head; i < head + body; i++) parts[i].offset += (uint32_t)body_off;
+    /* Body literals point into the wire after the blank line (a random
+     * part's offset is its lowest value, not a position). */
+    for (int i = head; i < head + body; i++)
+        if (parts[i].var == SESSION_PART_LITERAL) parts[i].offset += (uint32_t)body_off;
     t->head_parts = parts;
     t->head_part_count = head;
     t->body_parts = parts + head;

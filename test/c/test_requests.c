@@ -974,6 +974,14 @@ static void test_probes_expect_users(void)
         CHECK(n != SIZE_MAX && strstr(out, "login=bob&password=b+2") != NULL);
         n = requests_render(post, vars, out, sizeof out, &head, &missing);
         CHECK(n != SIZE_MAX && memcmp(out, "GET /posts/", 11) == 0);
+        /* {{random}} in a body: its bounds stay bounds. */
+        request_set body_set;
+        const char *body_text = "---\nPOST /x\n\nid={{random 7..7}}&n={{random 1..2}}\n";
+        CHECK(requests_parse(&body_set, &cfg, body_text, strlen(body_text), "reqs.txt", err, sizeof err) == NULL);
+        n = requests_render(&body_set.items[0], vars, out, sizeof out, &head, &missing);
+        CHECK(n != SIZE_MAX && n > 10 && (memcmp(out + n - 8, "id=7&n=1", 8) == 0 || memcmp(out + n - 8, "id=7&n=2", 8) == 0));
+        CHECK(n != SIZE_MAX && strstr(out, "Content-Length: 8\r\n") != NULL);
+        requests_free(&body_set);
         free(vars);
     }
     /* The mix never picks the probe. */
