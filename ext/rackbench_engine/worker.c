@@ -582,7 +582,7 @@ static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
     w->stop_ns = until_ns;
     /* Open loop: the slots idle at the end send their end probes now
      * (closed-loop slots are all busy, and send theirs as they come free). */
-    while (is_open_loop(w) && w->free_stack) {
+    while (is_open_loop(w) && w->requests->probe_count && w->free_stack) {
         conn *c = w->free_stack;
         w->free_stack = c->next_free;
         if (end_probe_due(c)) start_request(c, until_ns, until_ns);
