@@ -417,13 +417,16 @@ static void send_or_connect(conn *c, uint64_t now_ns) {
  * request in the window is the start probe (closed loop only: in open
  * loop it would take a scheduled request's place), and its first after
  * the window's end the end probe. */
-static const request_template *due_probe(conn *c, uint64_t start_ns, uint64_t now_ns) {
+static const request_template *due_probe(conn *c, uint64_t start_ns) {
     worker *w = c->w;
     const request_set *set = w->requests;
     if (!set->probe_count) return NULL;
     if (probe_active(&c->probe)) return probe_next(&c->probe, set, (probe_point)(c->probe.point - 1));
     if (c->first_done < set->first_count) return NULL;
-    if (w->stopping || now_ns >= w->clock->measure_end_ns) return probe_next(&c->probe, set, PROBE_END);
+    /* By the request's own time, not the clock: a request the open loop
+     * scheduled inside the window but sends a little after its end is
+     * that request, not the end probe. */
+    if (w->stopping || start_ns >= w->clock->measure_end_ns) return probe_next(&c->probe, set, PROBE_END);
     if (!is_open_loop(w) && start_ns >= w->clock->measure_start_ns) return probe_next(&c->probe, set, PROBE_START);
     return NULL;
 }
@@ -439,7 +442,7 @@ static int end_probe_due(const conn *c) {
 /* Begins the next request on slot c. start_ns is its latency origin. */
 static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
     worker *w = c->w;
-    const request_template *req = due_probe(c, start_ns, now_ns);
+    const request_template *req = due_probe(c, start_ns);
     if (!req) req = requests_next(w->requests, &c->rng, &c->first_done);
     c->req = req;
     c->start_ns = start_ns;
