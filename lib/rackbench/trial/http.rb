@@ -52,7 +52,8 @@ module Rackbench
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
-                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
+                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines,
+                                              user: context.results_dir)
         @engine = engine
         @launcher = launcher
         @sampler = sampler
@@ -77,7 +78,20 @@ module Rackbench
           server.protocol_reason(config.load.fetch(:protocol, "http1")) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
           (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil) ||
-          valgrind_reason(variant)
+          count_reason(config) || valgrind_reason(variant)
+      end
+
+      # A window of a fixed count has quiet edges, where a request list's
+      # session probes would be requests of no window (the engine refuses
+      # both together): nil, or why this configuration cannot run.
+      def count_reason(config)
+        return nil unless config.load[:count]
+
+        app = App.resolve(config.app)
+        file = config.load[:requests_file] || app.requests
+        return nil unless file && (app.expect_session_body || RequestList.probes?(File.read(file)))
+
+        "load.count cannot be combined with the session probes of #{config.app.name}'s request list yet"
       end
 
       # A variable the experiment passes from the shell must be there: a
@@ -156,7 +170,7 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, edges: edges).run(facts)
+                                 proxy: proxy, work_dir: work_dir(trial), edges: edges).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           measured = counting.add_to(measured, edges, booted) if counting
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured

@@ -21,10 +21,12 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :work_dir :: the trial's directory, where the request list with its session probe goes
+        #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
         # :edges :: what else follows the window's edges (#started, #ended; an instructions trial's
         #           Instructions::Edges), first at each: a fixed count's engine waits for it (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, edges: nil)
+                       calibrations:, window: nil, proxy: nil, work_dir: nil, edges: nil)
           @trial = trial
           @app = app
           @server = server
@@ -38,6 +40,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @work_dir = work_dir
           @edges = edges
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
@@ -47,17 +50,24 @@ module Rackbench
         # The engine's settings for trial (an Experiment::Plan::Trial) of
         # app against a server on port: the configuration's load (a timeout
         # left to calibration keeps the engine's default here), its request
-        # list and cookie jar, the engine's CPUs, the batch's seed.
+        # list and cookie jar, the engine's CPUs, the batch's seed. With a
+        # work_dir, a list whose app names its logged-in text gets the
+        # session probe every slot sends (RequestList.for_trial).
         #
         # A think time left to auto (load.think null) is none for a time
         # trial and Experiment::Settings::INSTRUCTIONS_THINK_S for an
         # instructions trial: every request then finds the server idle and
         # takes the same path through it, however busy the machine.
-        def self.settings(trial:, app:, port:, layout:, seed:)
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil)
           config = trial.config
+          list = requests(config, app)
+          if work_dir && list[:requests_file]
+            list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
+                                                                               probe_body: app.expect_session_body)
+          end
           think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
           LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies, :think_s), think_s: think_s, **requests(config, app),
+                             **config.load.except(:cookies, :think_s), think_s: think_s, **list,
                              cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
@@ -126,7 +136,8 @@ module Rackbench
         end
 
         def settings
-          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed)
+          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
+                              work_dir: @work_dir)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -195,6 +206,11 @@ module Rackbench
           # nothing of what it names, whatever else was counted.
           if (not_h2c = result.not_h2c_reason)
             return { status: "failed", reason: "server did not speak HTTP/2 (h2c prior knowledge): #{not_h2c}" }
+          end
+          # A slot that lost its session browsed anonymously: the window
+          # measured other pages than the ones named.
+          if (lost = RequestList.lost_sessions(result.probes))
+            return { status: "failed", reason: lost }
           end
           if result.requests.zero?
             return { status: "failed",
