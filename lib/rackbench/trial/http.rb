@@ -81,19 +81,6 @@ module Rackbench
           count_reason(config) || valgrind_reason(variant)
       end
 
-      # A window of a fixed count has quiet edges, where a request list's
-      # session probes would be requests of no window (the engine refuses
-      # both together): nil, or why this configuration cannot run.
-      def count_reason(config)
-        return nil unless config.load[:count]
-
-        app = App.resolve(config.app)
-        file = config.load[:requests_file] || app.requests
-        return nil unless file && (app.expect_session_body || RequestList.probes?(File.read(file)))
-
-        "load.count cannot be combined with the session probes of #{config.app.name}'s request list yet"
-      end
-
       # A variable the experiment passes from the shell must be there: a
       # server started without its DATABASE_URL would fail in ways that name
       # anything but the cause.
@@ -135,6 +122,19 @@ module Rackbench
       end
 
       private
+
+      # A window of a fixed count has quiet edges, where a request list's
+      # session probes would be requests of no window (the engine refuses
+      # both together): nil, or why this configuration cannot run.
+      def count_reason(config)
+        return nil unless config.load[:count]
+
+        app = App.resolve(config.app)
+        file = config.load[:requests_file] || app.requests
+        return nil unless file && (app.expect_session_body || RequestList.probes?(File.read(file)))
+
+        "load.count cannot be combined with the session probes of #{config.app.name}'s request list yet"
+      end
 
       # What the trial learns, in order; facts keeps what is known before
       # a failure (the gem versions, what the server ran).
