@@ -91,8 +91,9 @@ module Rackbench
         load = examination.load
         mode = load.rate ? "open loop at #{Units.rate(load.rate)}/s" : "closed loop"
         timeout = "timeout #{Units.seconds(load.timeout_s, digits: 1)} (#{examination.timeout_source})"
+        window = load.count? ? "#{load.count} requests" : Units.seconds(load.duration_s, digits: 1)
         text = "#{load.connections} connections, #{mode}, warmup #{Units.seconds(load.warmup_s, digits: 1)} + " \
-               "window #{Units.seconds(load.duration_s, digits: 1)}, #{timeout}; about " \
+               "window #{window}, #{timeout}; about " \
                "#{Experiment::Plan.format_duration(examination.trial_s)} per trial"
         slow = examination.calibration.timeout_s
         if examination.timeout_source == "experiment" && load.timeout_s < slow

@@ -31,6 +31,7 @@ module Rackbench
       keepalive = settings["keepalive"] ? "keep-alive" : "no keep-alive (client closes)"
       threads = settings["threads"] == 1 ? "1 thread" : "#{settings["threads"]} threads"
       window = settings["count"] ? "#{settings["count"]} requests" : "#{settings["duration_s"]}s"
+      mode += ", #{Units.latency_us(settings["think_s"] * 1e6)} pauses" if settings["think_s"].to_f.positive?
       "Load #{settings["url"]} for #{window}: #{mode}, #{settings["connections"]} connections, " \
         "#{threads}, #{keepalive}#{protocol_text}"
     end
