@@ -114,11 +114,15 @@ module Rackbench
       while (byte = reader.read(1))
         phase = PHASES[byte]
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        on_phase.call(phase) if phase
-        next unless hold
-
-        @held_s += Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
-        release(hold)
+        begin
+          on_phase.call(phase) if phase
+        ensure
+          # Even after a callback that raised: a held engine must go on.
+          if hold
+            @held_s += Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+            release(hold)
+          end
+        end
       end
     rescue IOError
       nil
