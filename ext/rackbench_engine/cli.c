@@ -21,6 +21,7 @@ static const char usage_text[] =
     "                        loop: it opens once the warmup's requests are done and\n"
     "                        ends when the N have completed\n"
     "  -w, --warmup D        warmup before the measured window (default 0)\n"
+    "      --warmup-count N  with --count: a warmup of N requests instead\n"
     "  -R, --rate R          open loop: R requests/s overall, latency from the\n"
     "                        scheduled send time (default: closed loop)\n"
     "      --think D         closed loop: in the measured window, each connection\n"
@@ -116,6 +117,17 @@ static int parse_int(const char *text, long min, long max, int *out) {
     return 0;
 }
 
+/* A count of requests, at least min and at most 10^12: 0 and sets *out,
+ * or -1. */
+static int parse_count(const char *text, unsigned long long min, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-' || n < min || n > 1000000000000ULL) return -1;
+    *out = n;
+    return 0;
+}
+
 static int valid_header(const char *h) {
     const char *colon = strchr(h, ':');
     if (!colon || colon == h) return 0;
@@ -127,7 +139,7 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_HOLD_FD, OPT_THINK };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_HOLD_FD, OPT_THINK, OPT_WARMUP_COUNT };
 
 /* name=value with a non-empty token name and a value without ; or
  * control bytes (RFC 6265 cookie-pair, leniently). */
@@ -184,6 +196,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"phase-fd", required_argument, NULL, OPT_PHASE_FD},
         {"hold-fd", required_argument, NULL, OPT_HOLD_FD},
         {"think", required_argument, NULL, OPT_THINK},
+        {"warmup-count", required_argument, NULL, OPT_WARMUP_COUNT},
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"streams", required_argument, NULL, OPT_STREAMS},
         {"version", no_argument, NULL, 'V'},
@@ -206,6 +219,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     opterr = 0;
     optind = 0;
     int opt;
+    int warmup_set = 0;
     while ((opt = getopt_long(argc, argv, ":c:t:d:n:w:R:kH:m:Vh", options, NULL)) != -1) {
         switch (opt) {
         case 'c':
@@ -221,18 +235,18 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
                 return usage_error("invalid --duration '%s' (expected e.g. 10s, 500ms, 2m)", optarg);
             cfg->duration_set = 1;
             break;
-        case 'n': {
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-' || n < 1 || n > 1000000000000ULL)
+        case 'n':
+            if (parse_count(optarg, 1, &cfg->count))
                 return usage_error("invalid --count '%s' (expected an integer >= 1)", optarg);
-            cfg->count = n;
             break;
-        }
+        case OPT_WARMUP_COUNT:
+            if (parse_count(optarg, 0, &cfg->warmup_count))
+                return usage_error("invalid --warmup-count '%s' (expected an integer >= 0)", optarg);
+            break;
         case 'w':
             if (cli_parse_duration(optarg, &cfg->warmup_ns))
                 return usage_error("invalid --warmup '%s' (expected e.g. 5s, 0)", optarg);
+            warmup_set = 1;
             break;
         case 'R': {
             char *end;
@@ -313,6 +327,8 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
+    if (cfg->warmup_count && !cfg->count) return usage_error("--warmup-count needs --count");
+    if (cfg->warmup_count && warmup_set) return usage_error("--warmup-count and --warmup both end the warmup: give one");
     if (optind >= argc) return usage_error("missing URL (see --help)");
     if (optind + 1 < argc) return usage_error("unexpected argument '%s' (one URL only)", argv[optind + 1]);
     const char *err = url_parse(cfg, argv[optind]);

@@ -38,6 +38,7 @@ typedef struct {
     int duration_set;        /* -d was given (it cannot be with --count) */
     uint64_t count;          /* --count: the window is this many requests (0: timed) */
     uint64_t warmup_ns;
+    uint64_t warmup_count;   /* --warmup-count: with --count, the warmup is this many requests */
     uint64_t timeout_ns;
     double rate_per_s;       /* 0: closed loop */
     uint64_t think_ns;       /* --think: closed loop, a connection waits this long

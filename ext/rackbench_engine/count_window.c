@@ -1,27 +1,40 @@
 /* count_window.c - see count_window.h. */
 #include "count_window.h"
 
-void count_window_init(count_window *cw, uint64_t count, int threads) {
+void count_window_init(count_window *cw, uint64_t count, uint64_t warmup_count, int threads) {
     cw->count = count;
+    cw->warmup_count = warmup_count;
     cw->threads = threads;
     atomic_init(&cw->claimed, 0);
+    atomic_init(&cw->warmup_claimed, 0);
     atomic_init(&cw->quiet_threads, 0);
     atomic_init(&cw->open, 0);
     atomic_init(&cw->start_ns, 0);
 }
 
-int count_window_claim(count_window *cw) {
-    if (!atomic_load_explicit(&cw->open, memory_order_acquire)) return 0;
-    /* A compare-and-swap loop rather than a fetch_add: a failed claim must
-     * not push the counter past N, so that count_window_claimed stays the
-     * number of requests really started. */
-    uint_fast64_t taken = atomic_load_explicit(&cw->claimed, memory_order_relaxed);
-    while (taken < cw->count) {
-        if (atomic_compare_exchange_weak_explicit(&cw->claimed, &taken, taken + 1, memory_order_relaxed,
+/* Takes one of limit tickets from counter. A compare-and-swap loop rather
+ * than a fetch_add: a failed claim must not push the counter past the
+ * limit, so that the counter stays the number of requests really started. */
+static int claim(atomic_uint_fast64_t *counter, uint64_t limit) {
+    uint_fast64_t taken = atomic_load_explicit(counter, memory_order_relaxed);
+    while (taken < limit) {
+        if (atomic_compare_exchange_weak_explicit(counter, &taken, taken + 1, memory_order_relaxed,
                                                   memory_order_relaxed))
             return 1;
     }
     return 0;
+}
+
+int count_window_claim(count_window *cw) {
+    if (!atomic_load_explicit(&cw->open, memory_order_acquire)) return 0;
+    return claim(&cw->claimed, cw->count);
+}
+
+int count_window_claim_warmup(count_window *cw) { return claim(&cw->warmup_claimed, cw->warmup_count); }
+
+int count_window_warmup_over(count_window *cw, uint64_t now_ns, uint64_t measure_start_ns) {
+    if (!cw->warmup_count) return now_ns >= measure_start_ns;
+    return atomic_load_explicit(&cw->warmup_claimed, memory_order_relaxed) >= cw->warmup_count;
 }
 
 void count_window_quiet(count_window *cw) { atomic_fetch_add_explicit(&cw->quiet_threads, 1, memory_order_release); }

@@ -36,16 +36,19 @@
 
 typedef struct {
     uint64_t count;               /* N; 0 for a timed window (no tickets) */
+    uint64_t warmup_count;        /* --warmup-count W: the warmup is W requests (0: timed) */
     int threads;                  /* the engine threads that take part */
     atomic_uint_fast64_t claimed; /* tickets taken: requests of the window started */
+    atomic_uint_fast64_t warmup_claimed; /* the warmup's tickets taken */
     atomic_int quiet_threads;     /* threads with nothing in flight since the warmup ended */
     atomic_int open;              /* 1 once the window has started */
     atomic_uint_fast64_t start_ns;/* when it started (CLOCK_MONOTONIC) */
 } count_window;
 
-/* Prepares cw for a window of count requests shared by threads threads;
- * count 0 prepares a timed run's (count_window_enabled is then false). */
-void count_window_init(count_window *cw, uint64_t count, int threads);
+/* Prepares cw for a window of count requests shared by threads threads,
+ * after a warmup of warmup_count requests (0: the warmup is timed); count
+ * 0 prepares a timed run's (count_window_enabled is then false). */
+void count_window_init(count_window *cw, uint64_t count, uint64_t warmup_count, int threads);
 
 /* Whether the run's window is a fixed count of requests. */
 static inline int count_window_enabled(const count_window *cw) { return cw->count > 0; }
@@ -54,6 +57,18 @@ static inline int count_window_enabled(const count_window *cw) { return cw->coun
  * a request of the window, 0 when all N have been taken (the caller stops
  * sending) or the window is not open yet. Never hands out more than N. */
 int count_window_claim(count_window *cw);
+
+/* A warmup of a fixed count (warmup_count > 0): takes one of its tickets.
+ * Returns 1 when the caller may start a request of the warmup, 0 when
+ * all W have been taken (the warmup is over for the caller). Under
+ * valgrind a warmup's duration means very different work per
+ * configuration (a JIT's server answers a tenth of the interpreter's
+ * requests while it compiles): a count warms every one as far. */
+int count_window_claim_warmup(count_window *cw);
+
+/* Whether the warmup is over for a thread at now_ns: its W tickets are
+ * taken, or its time (measure_start_ns) is up. */
+int count_window_warmup_over(count_window *cw, uint64_t now_ns, uint64_t measure_start_ns);
 
 /* Called once by each thread when, after the warmup ended, it has nothing
  * in flight. */

@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
     if (getppid() != parent) engine_interrupted = 1;
 
     count_window window;
-    count_window_init(&window, cfg.count, cfg.threads);
+    count_window_init(&window, cfg.count, cfg.warmup_count, cfg.threads);
     run_clock clock;
     clock.start_ns = clock_now_ns() + START_DELAY_NS;
     clock.measure_start_ns = clock.start_ns + cfg.warmup_ns;

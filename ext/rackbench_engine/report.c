@@ -159,6 +159,9 @@ static void write_settings(json_writer *j, const run_result *r) {
     if (cfg->count) json_u64(j, cfg->count);
     else json_null(j);
     json_kv_double(j, "warmup_s", seconds(cfg->warmup_ns), 3);
+    json_key(j, "warmup_count");
+    if (cfg->warmup_count) json_u64(j, cfg->warmup_count);
+    else json_null(j);
     json_kv_double(j, "timeout_s", seconds(cfg->timeout_ns), 3);
     json_kv_double(j, "think_s", seconds(cfg->think_ns), 6);
     json_key(j, "rate");

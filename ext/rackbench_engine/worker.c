@@ -45,6 +45,7 @@ static void mark_connected(conn *c);
 static void slot_free(conn *c, uint64_t now_ns);
 static int may_start(worker *w, uint64_t now_ns);
 static void count_window_step(worker *w, uint64_t now_ns);
+static phase_id request_phase(const worker *w, uint64_t start_ns);
 static void think(conn *c, uint64_t now_ns);
 static void think_over(conn *c, uint64_t now_ns);
 
@@ -450,7 +451,7 @@ static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
     if (!req) req = requests_next(w->requests, &c->rng, &c->first_done);
     c->req = req;
     c->start_ns = start_ns;
-    c->phase = start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
+    c->phase = request_phase(w, start_ns);
     c->resp_bytes = 0;
     c->is_head = req->is_head;
     slot_session *s = c->sess;
@@ -556,11 +557,21 @@ static void slot_free(conn *c, uint64_t now_ns) {
         c->next_free = w->free_stack;
         w->free_stack = c;
         open_loop_dispatch(w, now_ns);
-    } else if (w->cfg->think_ns && now_ns >= w->clock->measure_start_ns) {
+    } else if (w->cfg->think_ns && request_phase(w, now_ns) == PHASE_MEASURE) {
         think(c, now_ns);
     } else if (may_start(w, now_ns)) {
         start_request(c, now_ns, now_ns);
     }
+}
+
+/* The phase of a request started at start_ns: a timed run's by the clock;
+ * a fixed count's by the window, whose requests are all started after
+ * this thread saw it open (its warmup may be a count of requests, whose
+ * end no clock knows in advance). */
+static phase_id request_phase(const worker *w, uint64_t start_ns) {
+    count_window *cw = w->clock->count;
+    if (cw && count_window_enabled(cw)) return w->count_opened ? PHASE_MEASURE : PHASE_WARMUP;
+    return start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
 }
 
 /* --think: in the measured window, the slot pauses before its next
@@ -602,8 +613,10 @@ static void think_over(conn *c, uint64_t now_ns) {
 static int may_start(worker *w, uint64_t now_ns) {
     count_window *cw = w->clock->count;
     if (!cw || !count_window_enabled(cw)) return now_ns < w->clock->measure_end_ns;
-    if (now_ns < w->clock->measure_start_ns) return 1;
-    if (!w->count_opened) return 0;
+    if (!w->count_opened) {
+        if (cw->warmup_count) return count_window_claim_warmup(cw);
+        return now_ns < w->clock->measure_start_ns;
+    }
     if (count_window_claim(cw)) return 1;
     w->stopping = 1;
     w->stop_ns = now_ns;
@@ -616,7 +629,7 @@ static int may_start(worker *w, uint64_t now_ns) {
  * start, and every idle slot starts a request of it. */
 static void count_window_step(worker *w, uint64_t now_ns) {
     count_window *cw = w->clock->count;
-    if (w->count_opened || now_ns < w->clock->measure_start_ns) return;
+    if (w->count_opened || !count_window_warmup_over(cw, now_ns, w->clock->measure_start_ns)) return;
     if (!w->count_quiet) {
         if (w->in_flight > 0) return;
         w->count_quiet = 1;

@@ -615,6 +615,19 @@ static void test_count_window(void)
                          "invalid --hold-fd '1'"));
 }
 
+/* --warmup-count: with --count, a warmup of N requests. */
+static void test_warmup_count(void)
+{
+    CHECK(parsed_ok(CLI("-n", "100", "--warmup-count", "500", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.warmup_count, 500);
+    CHECK(parsed_ok(CLI("-n", "100", "http://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.warmup_count, 0);
+    CHECK(usage_error_is(CLI("--warmup-count", "5", "http://127.0.0.1/"), "--warmup-count needs --count"));
+    CHECK(usage_error_is(CLI("-n", "9", "--warmup-count", "5", "-w", "1s", "http://127.0.0.1/"),
+                         "--warmup-count and --warmup both end the warmup: give one"));
+    CHECK(usage_error_is(CLI("-n", "9", "--warmup-count", "x", "http://127.0.0.1/"), "invalid --warmup-count 'x'"));
+}
+
 /* --think: a closed-loop client's pause between a response and its next request. */
 static void test_think(void)
 {
@@ -710,6 +723,7 @@ int main(void)
     test_protocol_and_streams();
     test_count_window();
     test_think();
+    test_warmup_count();
     test_requests_file_combinations();
     test_remote_targets();
     test_help_and_version();

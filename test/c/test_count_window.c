@@ -14,7 +14,7 @@
 static void test_timed_run_has_no_window(void)
 {
     count_window cw;
-    count_window_init(&cw, 0, 2);
+    count_window_init(&cw, 0, 0, 2);
     CHECK(!count_window_enabled(&cw));
     count_window_open(&cw, 5);
     CHECK(!count_window_claim(&cw)); /* no tickets in a timed run */
@@ -23,7 +23,7 @@ static void test_timed_run_has_no_window(void)
 static void test_tickets(void)
 {
     count_window cw;
-    count_window_init(&cw, 3, 1);
+    count_window_init(&cw, 3, 0, 1);
     CHECK(count_window_enabled(&cw));
     uint64_t start = 0;
     CHECK(!count_window_is_open(&cw, &start));
@@ -45,13 +45,32 @@ static void test_tickets(void)
 static void test_quiet_edge(void)
 {
     count_window cw;
-    count_window_init(&cw, 10, 3);
+    count_window_init(&cw, 10, 0, 3);
     CHECK(!count_window_all_quiet(&cw));
     count_window_quiet(&cw);
     count_window_quiet(&cw);
     CHECK(!count_window_all_quiet(&cw));
     count_window_quiet(&cw);
     CHECK(count_window_all_quiet(&cw));
+}
+
+/* A warmup of a fixed count: W tickets, then the warmup is over whatever
+ * the clock says; a timed warmup ends on the clock. */
+static void test_warmup_count(void)
+{
+    count_window cw;
+    count_window_init(&cw, 5, 2, 1);
+    CHECK(!count_window_warmup_over(&cw, 100, 0));
+    CHECK(count_window_claim_warmup(&cw));
+    CHECK(!count_window_warmup_over(&cw, 100, 0));
+    CHECK(count_window_claim_warmup(&cw));
+    CHECK(!count_window_claim_warmup(&cw));
+    CHECK(count_window_warmup_over(&cw, 0, 100));
+    CHECK(!count_window_claim(&cw)); /* the window is still to open */
+    count_window timed;
+    count_window_init(&timed, 5, 0, 1);
+    CHECK(!count_window_warmup_over(&timed, 99, 100));
+    CHECK(count_window_warmup_over(&timed, 100, 100));
 }
 
 /* Threads racing for the tickets: together they get exactly N. */
@@ -70,7 +89,7 @@ static void *racer(void *arg)
 
 static void test_racing_threads_get_exactly_n(void)
 {
-    count_window_init(&race_window, TICKETS, RACERS);
+    count_window_init(&race_window, TICKETS, 0, RACERS);
     count_window_open(&race_window, 1);
     pthread_t threads[RACERS];
     for (int i = 0; i < RACERS; i++) pthread_create(&threads[i], NULL, racer, &race_taken[i]);
@@ -88,6 +107,7 @@ int main(void)
     test_timed_run_has_no_window();
     test_tickets();
     test_quiet_edge();
+    test_warmup_count();
     test_racing_threads_get_exactly_n();
     return check_report("count_window");
 }

@@ -32,6 +32,14 @@ describe "load engine: a window of a fixed count of requests" do
     end
   end
 
+  it "warms up with exactly W requests when the warmup is a count" do
+    Rackbench::Test::FixtureServer.open(mode: :ok) do |server|
+      result = run_load(server.url, connections: 3, threads: 2, count: 50, warmup_count: 211)
+      assert_equal [50, 211, 261], [result.requests, result.warmup["requests"], server.requests]
+      assert_equal 211, result.settings["warmup_count"]
+    end
+  end
+
   it "counts the window from its first request: no warmup, N requests, the same N" do
     Rackbench::Test::FixtureServer.open(mode: :ok) do |server|
       result = run_load(server.url, connections: 3, count: 7)

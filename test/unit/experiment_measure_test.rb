@@ -45,6 +45,13 @@ describe "Rackbench::Experiment measure and load.count" do
     assert_equal build_experiment.fingerprint, build_experiment("load" => { "think" => nil }).fingerprint
   end
 
+  it "takes a warmup of a fixed count with a window of one, instead of a timed warmup" do
+    assert_equal 500, build_experiment("load" => { "count" => 9, "warmup_count" => 500 }).configurations.first.load[:warmup_count]
+    assert_config_error({ "load" => { "warmup_count" => 500 } }, "load.warmup_count: needs load.count")
+    assert_config_error({ "load" => { "count" => 9, "warmup_count" => 500, "warmup" => "1s" } },
+                        "load.warmup_count: cannot be given with load.warmup: both end the warmup")
+  end
+
   it "makes load.count a dimension like any load key" do
     experiment = build_experiment("load" => { "count" => [500, 1000] })
     assert_equal [500, 1000], experiment.configurations.map { |c| c.dims["load.count"] }

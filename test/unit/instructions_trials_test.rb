@@ -81,7 +81,9 @@ describe "instructions trials in a run" do
     assert_equal [70, 7], [launches[true][:ready_timeout_s], launches[false][:ready_timeout_s]]
     refute launches[true][:env].to_h.key?("RACKBENCH_INSIDE"), "no counting agent under valgrind"
     assert_equal "counting", launches[false][:env].to_h["RACKBENCH_INSIDE"]
-    assert_equal [[300, 1, 0.0], [300, 1, 0.01]], engine.settings.map { |s| [s.count, s.connections, s.think_s] }.sort
+    # The instructions trial warms up by count (its window's, at least 1,000), the time trial by time.
+    assert_equal [[300, 1, 0.0, nil], [300, 1, 0.01, 1000]],
+                 engine.settings.map { |s| [s.count, s.connections, s.think_s, s.warmup_count] }.sort_by { |s| s[2] }
     assert_equal "instructions", counted.load_settings["measure"]
     refute timed.load_settings.key?("measure")
   end

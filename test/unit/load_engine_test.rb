@@ -42,10 +42,14 @@ describe Rackbench::LoadEngine do
     refute_includes engine.argv(plain), "-H"
   end
 
-  it "passes a fixed count instead of a duration" do
+  it "passes a fixed count instead of a duration, and a warmup's count instead of its time" do
     argv = engine.argv(Rackbench::LoadSettings.build(url: "http://127.0.0.1:8080/", count: 500, warmup_s: 1))
     assert_equal ["--count", "500"], argv[argv.index("--count"), 2]
     refute_includes argv, "-d"
+    argv = engine.argv(Rackbench::LoadSettings.build(url: "http://127.0.0.1:8080/", count: 500, warmup_count: 900))
+    assert_equal ["--warmup-count", "900"], argv[argv.index("--warmup-count"), 2]
+    refute_includes argv, "-w"
+    assert_raises(Rackbench::UsageError) { Rackbench::LoadSettings.build(url: "http://127.0.0.1:8080/", warmup_count: 9) }
   end
 
   it "holds a fixed count's edges until its phase callback returned, and only a fixed count's" do

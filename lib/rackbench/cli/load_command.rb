@@ -60,6 +60,9 @@ module Rackbench
             o[:count] = integer(v, "--count")
           end
           p.on("-w", "--warmup D", "warmup before the window (default 0)") { |v| o[:warmup_s] = duration(v, "--warmup") }
+          p.on("--warmup-count N", "with --count: a warmup of N requests instead") do |v|
+            o[:warmup_count] = integer(v, "--warmup-count")
+          end
           p.on("-R", "--rate R", Float, "open loop: requests/s overall (default: closed loop)") { |v| o[:rate] = v }
           p.on("--think D", "closed loop: each connection waits D after a response (default 0)") do |v|
             o[:think_s] = duration(v, "--think")

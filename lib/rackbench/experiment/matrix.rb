@@ -156,7 +156,10 @@ module Rackbench
           @checker.fail!("load.think", "is a closed-loop client's pause: it cannot be combined with load.rate") if load[:rate]
           @checker.fail!("load.think", "is not supported with load.protocol h2c yet") if load[:protocol] == "h2c"
         end
-        return if load[:count].nil?
+        if load[:count].nil?
+          @checker.fail!("load.warmup_count", "needs load.count (a window of N requests)") if load[:warmup_count]
+          return
+        end
 
         @checker.fail!("load.count", "is a closed-loop window: it cannot be combined with load.rate") if load[:rate]
         @checker.fail!("load.count", "is not supported with load.protocol h2c yet") if load[:protocol] == "h2c"

@@ -24,14 +24,15 @@ module Rackbench
         "protocol" => :protocol,
         "streams" => :streams,
         "count" => :count,
-        "think" => :think_s
+        "think" => :think_s,
+        "warmup_count" => :warmup_count
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
         "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1,
-        "count" => nil, "think" => nil
+        "count" => nil, "think" => nil, "warmup_count" => nil
       }.freeze
 
       # load.timeout: auto (or null, or left out) has the timeout follow
@@ -43,7 +44,7 @@ module Rackbench
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
         "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
-        "count" => [nil], "think" => [nil]
+        "count" => [nil], "think" => [nil], "warmup_count" => [nil]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -61,6 +62,12 @@ module Rackbench
       # load.think left to auto (null): no pause for a time trial; this
       # long for an instructions trial (Trial::Http::LoadRun.settings).
       INSTRUCTIONS_THINK_S = 0.01
+      # load.warmup_count left to auto (null): a time trial warms up for
+      # load.warmup; an instructions trial for as many requests as its
+      # window counts, at least this many (a JIT's server under valgrind
+      # answers a tenth of the interpreter's requests in the same time
+      # while it compiles).
+      INSTRUCTIONS_MIN_WARMUP_COUNT = 1000
 
       def initialize(checker, base_dir:)
         @checker = checker
@@ -79,9 +86,12 @@ module Rackbench
       #                  load.connections defaults to 1 (default_connections)
       def load(value, processes:, threads:, instructions: false)
         @checker.keys!(value, LOAD_KEYS.keys, "load")
-        # A window is a duration or a count of requests, never both.
+        # A window is a duration or a count of requests, never both; so is a warmup.
         if value.key?("duration") && !value["count"].nil?
           @checker.fail!("load.count", "cannot be given with load.duration: both end the measured window")
+        end
+        if value.key?("warmup") && ![nil, AUTO].include?(value["warmup_count"])
+          @checker.fail!("load.warmup_count", "cannot be given with load.warmup: both end the warmup")
         end
         LOAD_KEYS.keys.to_h do |name|
           values = if value.key?(name)
@@ -114,6 +124,7 @@ module Rackbench
         when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
         when "count" then value.nil? ? nil : @checker.integer!(value, key, min: 1, max: 1_000_000_000_000)
         when "think" then value.nil? || value == AUTO ? nil : @checker.duration!(value, key)
+        when "warmup_count" then value.nil? || value == AUTO ? nil : @checker.integer!(value, key, min: 0, max: 1_000_000_000_000)
         end
       end
 

@@ -27,6 +27,12 @@ module Rackbench
       # "fn'2": callgrind's name for a recursion level of fn (the VM's
       # evaluation loop calls itself); one function for a report.
       RECURSION = /'\d+\z/
+      # Code in memory no file backs ("???"), named by an address: what a
+      # JIT wrote (YJIT's machine code). Each run puts it elsewhere and each
+      # of its blocks is a "function" of its own: one entry for a report.
+      JIT_CODE = "(JIT-compiled code)"
+      UNKNOWN_OBJECT = "???"
+      ADDRESS = /\A0x\h+\z/
 
       # :dir :: the trial's instructions directory (Valgrind#wrapper's)
       # :valgrind_version :: valgrind's version, kept with the counts
@@ -109,13 +115,18 @@ module Rackbench
       def functions(files, requests)
         sums = Hash.new(0)
         files.each do |file|
-          file.functions.each do |function, cost|
-            sums[[File.basename(function.object.to_s), function.name.sub(RECURSION, "")]] += cost
-          end
+          file.functions.each { |function, cost| sums[function_key(function)] += cost }
         end
         sums.sort_by { |_, cost| -cost }.first(FUNCTIONS_KEPT).map do |(object, name), cost|
           { "object" => object, "name" => name, "instructions" => cost, "per_request" => per(cost, requests) }
         end
+      end
+
+      # [object's file name, function name] as a report lists it.
+      def function_key(function)
+        object = File.basename(function.object.to_s)
+        name = function.name.sub(RECURSION, "")
+        object == UNKNOWN_OBJECT && name.match?(ADDRESS) ? [object, JIT_CODE] : [object, name]
       end
 
       def per(count, requests)

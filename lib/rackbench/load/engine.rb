@@ -37,8 +37,8 @@ module Rackbench
     # The command line for settings (an Array, never a shell string).
     def argv(settings)
       window = settings.count? ? ["--count", settings.count.to_s] : ["-d", Duration.to_engine(settings.duration_s)]
-      args = [binary, "-c", settings.connections.to_s, "-t", settings.threads.to_s, *window,
-              "-w", Duration.to_engine(settings.warmup_s),
+      warmup = settings.warmup_count ? ["--warmup-count", settings.warmup_count.to_s] : ["-w", Duration.to_engine(settings.warmup_s)]
+      args = [binary, "-c", settings.connections.to_s, "-t", settings.threads.to_s, *window, *warmup,
               "--timeout", Duration.to_engine(settings.timeout_s), "--seed", settings.seed.to_s]
       args.push("--rate", format_rate(settings.rate)) if settings.rate
       args.push("--think", Duration.to_engine(settings.think_s)) if settings.think_s.positive?

@@ -15,6 +15,8 @@ module Rackbench
   #   completed; duration_s is then not passed (default: nil: timed)
   # :warmup_s :: warmup before the window (default: 0)
   # :rate :: requests/s for open loop, nil for closed loop (default: nil)
+  # :warmup_count :: with count: a warmup of this many requests instead of
+  #   warmup_s (default: nil: timed)
   # :think_s :: closed loop: each connection waits this long after a response
   #   before its next request (default: 0)
   # :keepalive :: false closes on the client side after every response (default: true)
@@ -36,7 +38,7 @@ module Rackbench
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
-    :protocol, :streams, :count, :think_s,
+    :protocol, :streams, :count, :think_s, :warmup_count,
     keyword_init: true
   )
 
@@ -46,7 +48,7 @@ module Rackbench
       connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
       cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false,
-      protocol: "http1", streams: 1, count: nil, think_s: 0.0
+      protocol: "http1", streams: 1, count: nil, think_s: 0.0, warmup_count: nil
     }.freeze
     # The engine's --protocol values.
     PROTOCOLS = %w[http1 h2c].freeze
@@ -99,7 +101,8 @@ module Rackbench
     # timeout, its connections taking turns.
     def max_run_s
       window_s = count ? (count.fdiv(connections).ceil + 1) * (timeout_s + think_s) : duration_s
-      warmup_s + window_s + timeout_s
+      warm_s = warmup_count ? (warmup_count.fdiv(connections).ceil + 1) * timeout_s : warmup_s
+      warm_s + window_s + timeout_s
     end
 
     # Whether the window is a fixed count of requests.
@@ -138,9 +141,12 @@ module Rackbench
 
     # A fixed count is a closed-loop window of HTTP/1.1 requests.
     def validate_count!
+      raise UsageError, "warmup_count needs count (a window of a fixed number of requests)" if count.nil? && warmup_count
       return if count.nil?
 
       check(positive_int?(count) && count <= 1_000_000_000_000, "count", count, "an integer >= 1")
+      check(warmup_count.nil? || (warmup_count.is_a?(Integer) && warmup_count >= 0), "warmup_count", warmup_count,
+            "an integer >= 0")
       raise UsageError, "count is a closed-loop window: it cannot be combined with rate" if rate
       raise UsageError, "count is not supported with protocol h2c yet" if h2c?
     end

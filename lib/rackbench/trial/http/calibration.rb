@@ -110,7 +110,7 @@ module Rackbench
           # A timed window even for a trial of a fixed count: the calibration
           # sizes its window from the rate it sees.
           calibration = settings.to_h.merge(warmup_s: warmup_s, duration_s: window_s, rate: nil, timeout_s: CEILING_S,
-                                            raw_file: nil, count: nil)
+                                            raw_file: nil, count: nil, warmup_count: nil)
           @engine.run(LoadSettings.build(**calibration), env: @marker_env)
         end
 

@@ -67,15 +67,29 @@ module Rackbench
           end
           think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
           LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies, :think_s), think_s: think_s, **list,
+                             **config.load.except(:cookies, :think_s, :warmup_count), think_s: think_s,
+                             warmup_count: warmup_count(trial), **list,
                              cpus: layout.engine_cpus, seed: seed + trial.batch)
+        end
+
+        # A warmup of a fixed count: load.warmup_count when given; for an
+        # instructions trial left to auto, as many requests as its window
+        # counts and at least Experiment::Settings::INSTRUCTIONS_MIN_WARMUP_COUNT
+        # (a timed warmup under valgrind warms a JIT's server a tenth as far
+        # as the interpreter's); nil (a timed warmup) otherwise.
+        def self.warmup_count(trial)
+          load = trial.config.load
+          return load[:warmup_count] if load[:warmup_count]
+          return nil unless instructions?(trial) && load[:count]
+
+          [load[:count], Experiment::Settings::INSTRUCTIONS_MIN_WARMUP_COUNT].max
         end
 
         # Whether +trial+ runs under valgrind.
         def self.instructions?(trial)
           trial.respond_to?(:instructions?) && trial.instructions?
         end
-        private_class_method :instructions?
+        private_class_method :instructions?, :warmup_count
 
         # The request list, if any, and the cookie jar. A list given in the
         # experiment file (load.requests) wins over the app's own (the mix
