@@ -65,11 +65,11 @@ module Rackbench
       end
 
       def baseline_line
-        base = @entries.find { |e| e["verdict"] == "baseline" }
-        return [] unless base
+        bases = @entries.map { |e| e["baseline_id"] }.compact.uniq
+        return [] if bases.empty?
 
-        ["Ratios compare median instructions per request with #{@labels.fetch(base["id"], base["id"])}; " \
-         "fewer instructions is faster."]
+        what = bases.size == 1 ? @labels.fetch(bases.first, bases.first) : "each configuration's baseline"
+        ["Ratios compare median instructions per request with #{what}; fewer instructions is faster."]
       end
 
       # "  LABEL: main ruby3.1 puma 12% (23,123), worker ruby3.1 puma ×2 88% (170,000)" for a
