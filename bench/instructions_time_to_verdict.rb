@@ -14,6 +14,7 @@
 # line, the verdict, the ratio and its interval on the measure planned.
 #
 #   bundle exec ruby bench/instructions_time_to_verdict.rb [DIR]
+require "fileutils"
 require "json"
 require "open3"
 require "rbconfig"
