@@ -77,6 +77,23 @@ describe "instructions per request in the report" do
     assert_equal "faster", faster.configs.last.to_h.dig("instructions", "against_baseline", "verdict")
   end
 
+  it "judges instructions with a band of their own: 0.5% more is slower, unless the band says it is negligible" do
+    counts = { a => plain, b => plain.map { |v| v * 1.005 } }
+    assert_equal "slower", report(counts: counts).configs.last.to_h.dig("instructions", "against_baseline", "verdict")
+    @reports = @reports.to_i + 1
+    wide = Rackbench::Store.open(File.join(dir, @reports.to_s)) do |store|
+      id = store.find_or_create_experiment(name: "wide", fingerprint: "wide".ljust(64, "0"), seed: 1, batches: 5,
+                                           source_text: nil, environment: { "warnings" => [] })
+      position = 0
+      counts.each do |dims, values|
+        values.each_with_index { |v, i| store.save_trial(id, instructions_trial(dims, i + 1, position += 1, v)) }
+      end
+      Rackbench::Report.new(store, instructions_equivalence: 0.01)
+    end
+    assert_equal "no difference detected", wide.configs.last.to_h.dig("instructions", "against_baseline", "verdict")
+    assert_equal 0.01, wide.to_h.dig("settings", "instructions_equivalence")
+  end
+
   it "shows both verdicts side by side in the terminal, the CSV and the page" do
     r = report(time: { a => [1000, 1010, 990, 1005, 995], b => [1100, 1110, 1090, 1105, 1095] },
                counts: { a => plain, b => plain.map { |v| v * 1.01 } })

@@ -25,6 +25,9 @@ module Rackbench
         parser.on("--equivalence PCT", "ratios within ±PCT of 1 count as no difference (default 1%)") do |v|
           report[:equivalence] = fraction(v, "--equivalence")
         end
+        parser.on("--instructions-equivalence PCT", "the same band for instructions per request (default 0.1%)") do |v|
+          report[:instructions_equivalence] = fraction(v, "--instructions-equivalence")
+        end
         parser.on("--detect PCT", "estimate the batches needed to detect a PCT difference (default 1%)") do |v|
           report[:detect] = fraction(v, "--detect")
         end

@@ -52,7 +52,7 @@ module Rackbench
       def compare(baseline)
         return nil if baseline.values.empty? || @values.empty?
 
-        c = Stats.compare(baseline.values, @values, **@options.compare_options)
+        c = Stats.compare(baseline.values, @values, **@options.compare_options(instructions: true))
         verdict = { Stats::FASTER => Stats::SLOWER, Stats::SLOWER => Stats::FASTER }.fetch(c.verdict, c.verdict)
         explanation = c.explanation.to_s.sub("above 1", "above 1: more instructions per request")
                        .sub("below 1", "below 1: fewer instructions per request")

@@ -9,6 +9,11 @@ module Rackbench
     #              default: the first configuration)
     # :equivalence :: half-width of the band around a ratio of 1 inside which
     #                 a difference is too small to matter (default: 0.01, ±1%)
+    # :instructions_equivalence :: the same band for instructions per request
+    #                              (default: 0.001, ±0.1%). Their batches vary
+    #                              by about 0.1%, and a change they exist to
+    #                              find is often under 1% (an interpreter
+    #                              patch): time's band would call it negligible
     # :detect :: the relative difference the batches-needed estimate is for (default: 0.01)
     # :confidence :: confidence level of every interval (default: 0.95)
     # :resamples :: bootstrap resamples (default: 10,000: the percentile
@@ -31,15 +36,16 @@ module Rackbench
     #                    (default: nil, the limit the trials were judged by:
     #                    the built-in app's max_error_rate, else 1%)
     Options = Struct.new(:baseline, :equivalence, :detect, :confidence, :resamples, :seed, :high_cv, :outlier_z,
-                         :min_batches, :max_error_rate, keyword_init: true) do
+                         :min_batches, :max_error_rate, :instructions_equivalence, keyword_init: true) do
       def initialize(baseline: nil, equivalence: 0.01, detect: 0.01, confidence: 0.95, resamples: 10_000, seed: 1,
-                     high_cv: 0.05, outlier_z: 3.5, min_batches: 5, max_error_rate: nil)
+                     high_cv: 0.05, outlier_z: 3.5, min_batches: 5, max_error_rate: nil, instructions_equivalence: 0.001)
         super
         check_fraction(:max_error_rate, max_error_rate, 0.0..1.0) unless max_error_rate.nil?
         unless min_batches.is_a?(Integer) && min_batches >= 2
           raise UsageError, "min_batches must be an integer >= 2, got #{min_batches.inspect}"
         end
         check_fraction(:equivalence, equivalence, 0.0...0.5)
+        check_fraction(:instructions_equivalence, instructions_equivalence, 0.0...0.5)
         check_fraction(:detect, detect, 0.0001...1.0)
         check_fraction(:confidence, confidence, 0.5...1.0)
         raise UsageError, "resamples must be an integer >= 100, got #{resamples.inspect}" unless resamples.is_a?(Integer) && resamples >= 100
@@ -51,13 +57,14 @@ module Rackbench
         { "equivalence" => equivalence, "detect" => detect, "confidence" => confidence,
           "bootstrap_resamples" => resamples, "bootstrap_seed" => seed, "high_cv" => high_cv,
           "outlier_z" => outlier_z, "min_batches" => min_batches, "max_error_rate" => max_error_rate,
-          "baseline_spec" => baseline }
+          "baseline_spec" => baseline, "instructions_equivalence" => instructions_equivalence }
       end
 
-      # Keyword arguments for Stats.compare.
-      def compare_options
-        { equivalence: equivalence, detect: detect, confidence: confidence, resamples: resamples, seed: seed,
-          min_batches: min_batches }
+      # Keyword arguments for Stats.compare; +instructions+: for
+      # instructions per request (their own equivalence band).
+      def compare_options(instructions: false)
+        { equivalence: instructions ? instructions_equivalence : equivalence, detect: detect, confidence: confidence,
+          resamples: resamples, seed: seed, min_batches: min_batches }
       end
 
       private
