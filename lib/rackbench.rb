@@ -16,6 +16,7 @@ module Rackbench
   autoload :LoadSummary, File.expand_path("rackbench/load/summary", __dir__)
   autoload :Experiment, File.expand_path("rackbench/experiment", __dir__)
   autoload :Labels, File.expand_path("rackbench/labels", __dir__)
+  autoload :Gate, File.expand_path("rackbench/gate", __dir__)
   autoload :MachineEnv, File.expand_path("rackbench/observe/machine_env", __dir__)
   autoload :MachineLoad, File.expand_path("rackbench/observe/machine_load", __dir__)
   autoload :Store, File.expand_path("rackbench/store", __dir__)
