@@ -11,6 +11,8 @@ require_relative "report/history"
 require_relative "report/inside_noise"
 require_relative "report/profiles"
 require_relative "report/concurrency_sweep"
+require_relative "report/batch_figures"
+require_relative "report/machine_match"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
