@@ -52,17 +52,17 @@ module Rackbench
     # Each configuration of +report+ against its baseline (Report's
     # --baseline: a spec, or the first configuration); a configuration
     # with none cannot be judged.
-    def self.within(report, rules:)
+    def self.within(report, rules:, strict: false)
       pairs = report.configs.reject(&:baseline?).map { |c| Pair.new(c.label, c.baseline_config, c) }
       side = Side.of(report)
-      new(pairs: pairs, rules: rules, options: report.options, baseline: side, candidate: side)
+      new(pairs: pairs, rules: rules, options: report.options, baseline: side, candidate: side, strict: strict)
     end
 
     # The pairs of +compare+ (a Report::Compare of two experiments, or of
     # two configuration specs of one) with the Reports they were read
     # from: a configuration of the baseline without a partner cannot be
     # judged; one only the candidate has is new, and said.
-    def self.between(compare, baseline_report, candidate_report, rules:)
+    def self.between(compare, baseline_report, candidate_report, rules:, strict: false)
       pairs = compare.pairs.map { |p| Pair.new(p.label, p.a, p.b) }
       if baseline_report.equal?(candidate_report)
         new_ids = []
@@ -73,7 +73,7 @@ module Rackbench
         new_ids = candidate_report.configs.map(&:id) - paired_b
       end
       new(pairs: pairs, rules: rules, options: compare.options, baseline: Side.of(baseline_report),
-          candidate: Side.of(candidate_report), new_configs: new_ids)
+          candidate: Side.of(candidate_report), new_configs: new_ids, strict: strict)
     end
 
     attr_reader :results, :rules, :baseline, :candidate, :confidence, :options
@@ -83,7 +83,9 @@ module Rackbench
     # options :: Report::Options (confidence, equivalence, min_batches, resamples, seed)
     # baseline, candidate :: Side
     # new_configs :: ids of configurations only the candidate has (default: [])
-    def initialize(pairs:, rules:, options:, baseline:, candidate:, new_configs: [])
+    # strict :: a check whose interval does not rule out a regression beyond
+    #           its limit cannot say (Judge) (default: false)
+    def initialize(pairs:, rules:, options:, baseline:, candidate:, new_configs: [], strict: false)
       raise ArgumentError, "a gate needs at least one rule" if rules.empty?
 
       @rules = rules
@@ -94,7 +96,8 @@ module Rackbench
       probe = Judge.new(options, confidence: options.confidence)
       @checks_count = pairs.sum { |pair| rules.count { |rule| probe.judgeable?(pair, rule) } }
       @confidence = Stats.family_confidence(options.confidence, [@checks_count, 1].max)
-      judge = Judge.new(options, confidence: @confidence)
+      @strict = strict
+      judge = Judge.new(options, confidence: @confidence, strict: strict)
       @results = pairs.map { |pair| result(pair, judge) }.sort_by.with_index { |r, i| [STATUSES.index(r.status), i] }
     end
 
@@ -165,7 +168,7 @@ module Rackbench
         "format" => FORMAT, "format_version" => FORMAT_VERSION, "generated_at" => Time.now.utc.iso8601,
         "rackbench_version" => Rackbench::VERSION, "status" => status, "summary" => summary, "reasons" => reasons,
         "blockers" => blockers, "notes" => notes, "rules" => @rules.map(&:to_h),
-        "settings" => { "confidence" => @options.confidence, "checks" => @checks_count,
+        "settings" => { "confidence" => @options.confidence, "checks" => @checks_count, "strict" => @strict,
                         "family_confidence" => @confidence, "equivalence" => @options.equivalence,
                         "min_batches" => @options.min_batches, "bootstrap_seed" => @options.seed },
         "baseline" => @baseline.to_h, "candidate" => @candidate.to_h,

@@ -66,6 +66,20 @@ describe Rackbench::Gate do
       assert_match(/\A1\.\d% worse, within the 2% limit/, check.explanation)
     end
 
+    it "says when an interval does not rule out a regression beyond the limit; strict, it cannot say" do
+      configs = { dims("stock") => noisy(1000, 30, sd: 0.05), dims("patched") => noisy(1000, 31, sd: 0.05) }
+      gate = within(configs, "rps>2%")
+      check = gate.results.first.checks.first
+      assert_equal [Rackbench::Gate::OK, Rackbench::Stats::NO_DIFFERENCE], [gate.status, check.verdict]
+      assert_match(/; the interval reaches \d+(\.\d)?% worse, so a regression beyond the limit is not ruled out \(about \d+ batches per side would\)\z/,
+                   check.explanation)
+      strict = Rackbench::Gate.within(report("strict", configs, baseline: "ruby=stock"), rules: rules("rps>2%"), strict: true)
+      assert_equal Rackbench::Gate::CANNOT_SAY, strict.status
+      assert_equal true, strict.to_h["settings"]["strict"]
+      tight = within({ dims("stock") => noisy(1000, 32, sd: 0.002), dims("patched") => noisy(1000, 33, sd: 0.002) }, "rps>2%")
+      refute_match(/not ruled out/, tight.results.first.checks.first.explanation)
+    end
+
     it "cannot say with too few batches, and says why" do
       gate = within({ dims("stock") => noisy(1000, 9), dims("patched") => [500, 510] }, "rps>2%")
       assert_equal Rackbench::Gate::CANNOT_SAY, gate.status

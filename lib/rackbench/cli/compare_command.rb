@@ -34,7 +34,7 @@ module Rackbench
         raise UsageError, "compare takes two arguments, A and B (see rackbench compare --help)" unless rest.size == 2
 
         compare, report_a, report_b = compare_sides(options, *rest)
-        gate = gate?(options) ? Gate.between(compare, report_a, report_b, rules: gate_rules(options)) : nil
+        gate = gate?(options) ? Gate.between(compare, report_a, report_b, **gate_settings(options)) : nil
         if options[:json] then @out.puts(JSON.pretty_generate(compare.to_a))
         elsif options[:markdown] != "-" then @out.print(compare.terminal_table)
         end

@@ -42,19 +42,19 @@ module Rackbench
       private
 
       def build(rest, options)
-        rules = gate_rules(options)
+        settings = gate_settings(options)
         case rest.size
         when 0
-          return previous(options, rules) if options[:previous]
+          return previous(options, settings) if options[:previous]
 
           report = with_store(options) do |store|
             Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
           end
-          Gate.within(report, rules: rules)
+          Gate.within(report, **settings)
         when 2
           raise UsageError, "--previous takes no arguments: it compares the runs in --results" if options[:previous]
 
-          Gate.between(*compare_sides(options, *rest), rules: rules)
+          Gate.between(*compare_sides(options, *rest), **settings)
         else
           raise UsageError, "gate takes no argument or two, BASELINE and CANDIDATE (see rackbench gate --help)"
         end
@@ -62,7 +62,7 @@ module Rackbench
 
       # The latest experiment (or --experiment's, or --id) against the one
       # stored before it under the same name.
-      def previous(options, rules)
+      def previous(options, settings)
         reports = with_store(options) do |store|
           latest = options[:id] ? store.experiment(options[:id]) : store.latest_experiment(name: options[:experiment])
           raise UsageError, "no experiment to gate in #{store.location}: run one with rackbench run" unless latest
@@ -74,7 +74,7 @@ module Rackbench
           end
           [earlier, latest].map { |e| Report.new(store, experiment_id: e[:id], **options[:report]) }
         end
-        Gate.between(Report::Compare.experiments(*reports), *reports, rules: rules)
+        Gate.between(Report::Compare.experiments(*reports), *reports, **settings)
       end
 
       def parse(argv, options)

@@ -22,6 +22,8 @@ module Rackbench
                                     "default #{Gate::DEFAULT_RULES.join(",")})") do |v|
           (options[:fail_on] ||= []) << v
         end
+        parser.on("--strict", "cannot say (exit #{CLI::EXIT_CANNOT_SAY}) unless every interval rules out a " \
+                              "regression beyond its threshold") { options[:strict] = true }
         parser.on("--markdown FILE", "write the gate's summary in Markdown to FILE, for a pull request " \
                                      "('-': standard output)") { |v| options[:markdown] = v }
       end
@@ -30,8 +32,9 @@ module Rackbench
         options[:fail_on] || options[:markdown]
       end
 
-      def gate_rules(options)
-        Gate::Rule.parse_all(options[:fail_on] || Gate::DEFAULT_RULES)
+      # The Gate's keywords: its rules and whether it is strict.
+      def gate_settings(options)
+        { rules: Gate::Rule.parse_all(options[:fail_on] || Gate::DEFAULT_RULES), strict: options[:strict] || false }
       end
 
       # Writes the Markdown summary when asked for; returns the gate's exit code.

@@ -13,7 +13,13 @@ module Rackbench
     # * OK: anything else that could be judged (better, no difference, or
     #   worse by less than the limit);
     # * CANNOT_SAY: too few batches on a side, the figure not measured on
-    #   a side, or a value a ratio cannot be taken of.
+    #   a side, or a value a ratio cannot be taken of; and, when the gate
+    #   is strict, an interval whose worse end reaches beyond the limit
+    #   (a regression beyond it is not ruled out).
+    #
+    # An OK check whose interval reaches beyond the limit says so in its
+    # explanation, with the batches that would rule it out: the gate
+    # passed for want of a finding, not because the data excluded one.
     #
     # verdict :: "worse", "better", "no difference detected", "too few
     #            batches" or "not measured"
@@ -38,8 +44,11 @@ module Rackbench
     class Judge
       # options :: the Report::Options (equivalence, seed, min_batches)
       # confidence :: of each interval: the family's (Stats.family_confidence)
-      def initialize(options, confidence:)
+      # :strict :: an interval that does not rule out a regression beyond
+      #            the limit cannot say (default: false: it passes, and says so)
+      def initialize(options, confidence:, strict: false)
         @options = options
+        @strict = strict
         @compare_options = options.compare_options.merge(
           confidence: confidence, resamples: Stats.family_resamples(confidence, options.resamples)
         )
@@ -68,7 +77,9 @@ module Rackbench
                            explanation: "a batch's #{figure.words} is 0 or below: no ratio to judge")
         end
 
-        judged(rule, medians, Stats.compare(base, cand, **@compare_options))
+        # batches_needed (with "no difference detected") is for the rule's limit.
+        detect = rule.limit.positive? ? rule.limit : @options.detect
+        judged(rule, medians, Stats.compare(base, cand, **@compare_options, detect: detect))
       end
 
       private
@@ -87,8 +98,24 @@ module Rackbench
                   else BETTER
                   end
         status = verdict == WORSE && worsening > rule.limit ? REGRESSED : OK
-        Check.new(**fields, verdict: verdict, status: status,
-                            explanation: explanation(verdict, status, worsening, rule, comparison))
+        text = explanation(verdict, status, worsening, rule, comparison)
+        reach = reach(figure, comparison.ratio_ci)
+        if status == OK && reach > rule.limit
+          text += "; the interval reaches #{Units.percent_trimmed(reach)} worse, so a regression beyond the limit " \
+                  "is not ruled out#{needed(comparison)}"
+          status = CANNOT_SAY if @strict
+        end
+        Check.new(**fields, verdict: verdict, status: status, explanation: text)
+      end
+
+      # How much worse the candidate may be at the worse end of the interval.
+      def reach(figure, (low, high))
+        figure.better == :higher ? 1.0 - low : high - 1.0
+      end
+
+      def needed(comparison)
+        n = comparison.batches_needed
+        n ? " (about #{n} batches per side would)" : ""
       end
 
       def explanation(verdict, status, worsening, rule, comparison)
