@@ -73,6 +73,10 @@ describe Rackbench::Gate do
       assert_equal [Rackbench::Gate::OK, Rackbench::Stats::NO_DIFFERENCE], [gate.status, check.verdict]
       assert_match(/; the interval reaches \d+(\.\d)?% worse, so a regression beyond the limit is not ruled out \(about \d+ batches per side would\)\z/,
                    check.explanation)
+      assert_equal false, check.ruled_out
+      markdown = Rackbench::Gate::Markdown.new(JSON.parse(JSON.generate(gate.to_h))).render
+      assert_match(/^\| patched \| [−+]\d+\.\d% \(\d\.\d{3}–\d\.\d{3}\) ⚠ \|$/, markdown)
+      assert_includes markdown, "⚠ the interval reaches beyond the threshold: a regression beyond it is not ruled out"
       strict = Rackbench::Gate.within(report("strict", configs, baseline: "ruby=stock"), rules: rules("rps>2%"), strict: true)
       assert_equal Rackbench::Gate::CANNOT_SAY, strict.status
       assert_equal true, strict.to_h["settings"]["strict"]

@@ -29,11 +29,8 @@ module Rackbench
                                   options: report_options, order: options[:order] || "date", only: options[:config],
                                   machine: options[:machine])
         doc = series.to_h
-        if options[:html]
-          path = Series::HtmlPage.new(doc).write(options[:html])
-          (options[:json] ? @err : @out).puts "HTML history: #{path}"
-        end
         options[:json] ? @out.puts(JSON.pretty_generate(doc)) : @out.print(Series::Terminal.new(doc).render)
+        (options[:json] ? @err : @out).puts "HTML history: #{Series::HtmlPage.new(doc).write(options[:html])}" if options[:html]
         CLI::EXIT_OK
       end
 

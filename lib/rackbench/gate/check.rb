@@ -23,15 +23,17 @@ module Rackbench
     #
     # verdict :: "worse", "better", "no difference detected", "too few
     #            batches" or "not measured"
+    # ruled_out :: whether the interval rules out a regression beyond the
+    #              limit (its worse end within it); nil without an interval
     Check = Struct.new(:rule, :baseline, :candidate, :ratio, :ratio_ci, :worsening, :verdict, :status, :explanation,
-                       keyword_init: true) do
+                       :ruled_out, keyword_init: true) do
       def figure = rule.figure
       def judged? = !ratio_ci.nil?
 
       def to_h
         { "figure" => figure.name, "words" => figure.words, "limit" => rule.limit, "baseline_median" => baseline,
           "candidate_median" => candidate, "ratio" => ratio, "ratio_ci" => ratio_ci, "worsening" => worsening,
-          "verdict" => verdict, "status" => status, "explanation" => explanation }
+          "verdict" => verdict, "status" => status, "explanation" => explanation, "ruled_out" => ruled_out }
       end
     end
 
@@ -105,7 +107,7 @@ module Rackbench
                   "is not ruled out#{needed(comparison)}"
           status = CANNOT_SAY if @strict
         end
-        Check.new(**fields, verdict: verdict, status: status, explanation: text)
+        Check.new(**fields, verdict: verdict, status: status, explanation: text, ruled_out: reach <= rule.limit)
       end
 
       # How much worse the candidate may be at the worse end of the interval.

@@ -12,6 +12,7 @@ module Rackbench
     class Markdown
       MARKS = { REGRESSED => "❌", CANNOT_SAY => "❔", OK => "✅" }.freeze
       MINUS = "\u2212"
+      NOT_RULED_OUT = "⚠"
 
       # doc :: Gate#to_h (String keys, as JSON reads it back)
       def initialize(doc)
@@ -70,13 +71,20 @@ module Rackbench
 
         figures = @doc["rules"].map { |r| r["figure"] }
         headings = figures.map { |name| esc(Report::BatchFigures.fetch(name).words) }
+        open = false
         rows = pairs.map do |pair|
           cells = figures.map do |name|
             check = pair["checks"].find { |c| c["figure"] == name }
-            check ? "#{change(check["ratio"])} (#{Units.interval(check["ratio_ci"], :ratio, separator: "–")})" : ""
+            next "" unless check
+
+            open ||= check["ruled_out"] == false
+            mark = check["ruled_out"] == false ? " #{NOT_RULED_OUT}" : ""
+            "#{change(check["ratio"])} (#{Units.interval(check["ratio_ci"], :ratio, separator: "–")})#{mark}"
           end
           "| #{esc(pair["label"])} | #{cells.join(" | ")} |"
         end
+        legend = open ? "\n#{NOT_RULED_OUT} the interval reaches beyond the threshold: a regression beyond it is not " \
+                        "ruled out (more batches would).\n" : ""
         count = pairs.size
         <<~MD.chomp
           <details><summary>#{MARKS[OK]} #{count} configuration#{"s" unless count == 1} within the thresholds</summary>
@@ -84,7 +92,7 @@ module Rackbench
           | configuration | #{headings.join(" | ")} |
           |---|#{"--:|" * figures.size}
           #{rows.join("\n")}
-
+          #{legend}
           </details>
         MD
       end
