@@ -27,7 +27,8 @@ module Rackbench
       "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
-      "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds"],
+      "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds; `rubies build` builds one from source"],
+      "cache" => ["cache_command", "CacheCommand", "list what rackbench keeps between runs (built rubies, gem environments); prune it"],
       "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"],
       "apps" => ["apps_command", "AppsCommand", "list the benchmark apps shipped with rackbench"],
       "micro" => ["micro_command", "MicroCommand", "run a micro-benchmark outside HTTP (fibers: threads, processes, fibers over pipes)"]

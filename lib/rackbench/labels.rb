@@ -53,22 +53,29 @@ module Rackbench
     def self.capture(given:, source:, variants:, git: GitRevision)
       apps = source.respond_to?(:apps) ? source.apps.select(&:path) : []
       revisions = apps.filter_map { |app| (found = git.of(app.path)) && { "of" => "app", "name" => app.name }.merge(found) }
-      revisions += variants.filter_map { |name, variant| ruby_revision(name, variant) }
+      revisions += variants.filter_map { |name, variant| ruby_revision(name, variant, git: git) }
       new(given: given, revisions: revisions)
     end
 
-    # The commit of a ruby built from source: its recipe's (the install's
-    # or the variant's #recipe, a Hash naming "commit", or a "source" with
-    # one), or nil for any other ruby.
-    def self.ruby_revision(name, variant)
-      holder = [variant, variant.install].find { |o| o.respond_to?(:recipe) && o.recipe }
-      recipe = holder&.recipe
-      return nil unless recipe.is_a?(Hash)
+    # The revision of a ruby built from a git repository: its build
+    # recipe's commit (the install's #recipe, Rubies::Build::Recipe#to_h:
+    # a "source" of kind git names its "path", "ref" and "commit"), with
+    # the commit's date and subject when the repository is still there,
+    # and the patches applied on top, or nil for any other ruby (found on
+    # the machine, or built from a tarball: its version says what it is).
+    def self.ruby_revision(name, variant, git: GitRevision)
+      recipe = [variant, variant.install].find { |o| o.respond_to?(:recipe) && o.recipe.is_a?(Hash) }&.recipe
+      return nil unless recipe
 
       recipe = recipe.transform_keys(&:to_s)
       source = recipe["source"].is_a?(Hash) ? recipe["source"].transform_keys(&:to_s) : {}
       commit = recipe["commit"] || source["commit"]
-      commit && { "of" => "ruby", "name" => name.to_s, "commit" => commit.to_s }
+      return nil unless commit
+
+      patches = Array(recipe["patches"]).filter_map { |p| p.is_a?(Hash) ? p["name"] || p[:name] : nil }
+      revision = { "of" => "ruby", "name" => name.to_s, "commit" => commit.to_s, "ref" => source["ref"],
+                   **git.commit_info(source["path"], commit.to_s) }.compact
+      patches.empty? ? revision : revision.merge("patches" => patches)
     end
 
     # The Labels of a stored document (#to_h, as read back), or empty
@@ -84,10 +91,13 @@ module Rackbench
       "#{revision["of"]} #{revision["name"]} #{short(revision)}"
     end
 
-    # A revision's commit in short, with its uncommitted changes' digest.
+    # A revision's commit in short, with its uncommitted changes' digest
+    # or the patches built on top of it.
     def self.short(revision)
       commit = revision["commit"].to_s[0, SHORT_COMMIT]
-      revision["dirty"] ? "#{commit}-dirty.#{revision["diff_digest"].to_s[0, 6]}" : commit
+      commit += "-dirty.#{revision["diff_digest"].to_s[0, 6]}" if revision["dirty"]
+      Array(revision["patches"]).each { |patch| commit += "+#{patch}" }
+      commit
     end
 
     attr_reader :given, :revisions
@@ -124,7 +134,7 @@ module Rackbench
     def fingerprint(fingerprint)
       return fingerprint if empty?
 
-      identity = @revisions.map { |r| r.slice("of", "name", "commit", "diff_digest") }
+      identity = @revisions.map { |r| r.slice("of", "name", "commit", "diff_digest", "patches") }
                            .sort_by { |r| [r["of"], r["name"]] }
       Digest::SHA256.hexdigest("#{fingerprint}\n#{JSON.generate("given" => @given, "revisions" => identity)}")
     end
@@ -143,7 +153,7 @@ module Rackbench
     def changes_from(earlier)
       moved = @revisions.filter_map do |r|
         before = earlier.revision(r["of"], r["name"])
-        next nil if before && before.slice("commit", "diff_digest") == r.slice("commit", "diff_digest")
+        next nil if before && before.slice("commit", "diff_digest", "patches") == r.slice("commit", "diff_digest", "patches")
 
         subject = r["subject"].to_s.empty? ? "" : " #{r["subject"].inspect}"
         from = before ? "#{Labels.short(before)} → " : ""

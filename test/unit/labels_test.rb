@@ -91,6 +91,7 @@ describe Rackbench::Labels do
     let(:git_fake) do
       Object.new.tap do |fake|
         def fake.of(path) = path == "/src/own" ? { "commit" => "a" * 40, "subject" => "Own", "dirty" => false } : nil
+        def fake.commit_info(_path, _commit) = {}
       end
     end
 
@@ -111,6 +112,23 @@ describe Rackbench::Labels do
       assert_nil labels.to_h
       assert_equal "", labels.text
     end
+  end
+
+  it "takes the commit of a ruby built from a git repository from its build recipe, with the patches on top" do
+    git("init", "-q")
+    sha = commit("Speed up Hash#[]=", "hash.c" => "/* ... */\n")
+    recipe = { "key" => "e11383d5631ff0a4", "name" => "dev",
+               "source" => { "kind" => "git", "path" => dir, "ref" => "main", "commit" => sha },
+               "patches" => [{ "name" => "trim.patch", "sha256" => "9c0e" }] }
+    install = Rackbench::Rubies::Install.new(name: "dev", path: "/opt/dev/bin/ruby", source: :build, engine: "ruby",
+                                             version: "3.5.0", recipe: recipe)
+    variant = Rackbench::Rubies::Variant.new(install: install, name: "dev")
+    revision = Rackbench::Labels.ruby_revision("dev", variant)
+    assert_equal({ "of" => "ruby", "name" => "dev", "commit" => sha, "ref" => "main", "subject" => "Speed up Hash#[]=",
+                   "patches" => ["trim.patch"] }, revision.except("committed_at"))
+    assert_equal "ruby dev #{sha[0, 10]}+trim.patch", Rackbench::Labels.revision_text(revision)
+    tarball = recipe.merge("source" => { "kind" => "tarball", "path" => "/src/ruby-3.4.5.tar.xz", "sha256" => "1" * 64 })
+    assert_nil Rackbench::Labels.ruby_revision("stock", Rackbench::Rubies::Variant.new(install: install.with(recipe: tarball)))
   end
 
   describe "#fingerprint" do

@@ -37,13 +37,22 @@ module Rackbench
         commit = git(dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")&.strip
         return nil if commit.nil? || commit.empty?
 
-        date, subject = git(dir, "log", "-1", "--format=%cI%x00%s", commit).to_s.chomp.split("\0", 2)
         changed = git(dir, "status", "--porcelain", "--untracked-files=no", "--", ".").to_s
-        revision = { "commit" => commit, "committed_at" => date, "subject" => subject.to_s, "dirty" => !changed.empty? }
+        revision = { "commit" => commit, **commit_info(dir, commit), "dirty" => !changed.empty? }
         return revision if changed.empty?
 
         diff = git(dir, "diff", "HEAD", "--binary", "--", ".").to_s
         revision.merge("diff_digest" => Digest::SHA256.hexdigest(diff)[0, DIGEST_HEX_CHARS])
+      end
+
+      # {"committed_at", "subject"} of +commit+ in the repository at +dir+,
+      # or {} when git cannot say (the repository moved, git is missing).
+      def commit_info(dir, commit)
+        out = File.directory?(dir.to_s) ? git(dir, "log", "-1", "--format=%cI%x00%s", commit, "--") : nil
+        return {} if out.nil? || out.empty?
+
+        date, subject = out.chomp.split("\0", 2)
+        { "committed_at" => date, "subject" => subject.to_s }
       end
 
       # git's standard output, or nil when it failed or is missing.

@@ -46,7 +46,8 @@ module Rackbench
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
-                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
+                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines,
+                                              user: context.results_dir)
         @engine = engine
         @launcher = launcher
         @sampler = sampler

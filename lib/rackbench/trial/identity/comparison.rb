@@ -84,6 +84,10 @@ module Rackbench
           if report["exe"] != @expected.exe
             return "ran #{report["exe"]}, the variant '#{@expected.label}' runs #{@expected.exe}"
           end
+          if @expected.build && report["build"] != @expected.build
+            return "ran #{report["build"] ? "the build #{report["build"]}" : "a ruby rackbench did not build"}, " \
+                   "the variant '#{@expected.label}' is the build #{@expected.build}"
+          end
           got = without_jit(report["description"])
           want = without_jit(@expected.description)
           return nil if got == want
@@ -169,7 +173,7 @@ module Rackbench
           {
             "description" => main["description"], "engine" => main["engine"],
             "engine_version" => main["engine_version"], "exe" => main["exe"], "libruby" => main["libruby"],
-            "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
+            "build" => main["build"], "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
             "preloaded" => main["preloaded"], "bundle_without" => main["bundle_without"],
             # The smallest ActiveRecord pool any process configured; nil when
             # none loaded ActiveRecord::Base (or none was asked).
