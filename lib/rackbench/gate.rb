@@ -63,7 +63,9 @@ module Rackbench
     # from: a configuration of the baseline without a partner cannot be
     # judged; one only the candidate has is new, and said.
     def self.between(compare, baseline_report, candidate_report, rules:, strict: false)
-      pairs = compare.pairs.map { |p| Pair.new(p.label, p.a, p.b) }
+      # One pair: its configuration in full, which names it better than
+      # the one dimension a lone configuration's label would show.
+      pairs = compare.pairs.map { |p| Pair.new(compare.pairs.size == 1 ? p.a.id : p.label, p.a, p.b) }
       if baseline_report.equal?(candidate_report)
         new_ids = []
       else

@@ -176,8 +176,8 @@ describe "the example CI workflow (integration)" do
     assert_equal 0, burn[:job].step("Post the summary").exit_code, "posted whatever the gate said"
     body = burn[:bodies].last
     assert body.start_with?("## rackbench gate: ❌ regressed\n"), body
-    assert_match(/^\| ❌ \| ruby=ruby \| server CPU per request \| [\d.]+us \| [\d.]+us \| \+\d+\.\d% \| \d\.\d{3} \(/, body)
-    assert_match(/^\| ❌ \| ruby=ruby \| requests\/s \| \d+ \| \d+ \| −\d+\.\d% \| 0\.\d{3} \(/, body)
+    assert_match(/^\| ❌ \| ruby=ruby server=puma app=app processes=1 threads=1 \| server CPU per request \| [\d.]+us \| [\d.]+us \| \+\d+\.\d% \| \d\.\d{3} \(/, body)
+    assert_match(/^\| ❌ \| ruby=ruby server=puma app=app processes=1 threads=1 \| requests\/s \| \d+ \| \d+ \| −\d+\.\d% \| 0\.\d{3} \(/, body)
     assert_includes body, "**Candidate:** experiment app-ci (id 1) · branch=burn pr=8; app app #{outcome[:shas][:burn][0, 10]}"
     assert_includes body, "**Baseline:** experiment app-ci (id 1) · branch=main run=1; app app #{outcome[:shas][:first][0, 10]}"
   end

@@ -66,7 +66,7 @@ describe "rackbench gate (CLI)" do
     assert_equal 3, code
     doc = JSON.parse(out)
     assert_equal ["rackbench-gate", "regressed", 3], doc.values_at("format", "status", "exit_code")
-    assert_match(/\Arackbench gate: regressed: .* \(exit 3\)\n  ruby=ruby: requests\/s /, err)
+    assert_match(/\Arackbench gate: regressed: .* \(exit 3\)\n  ruby=ruby server=puma app=rack-hello processes=1 threads=4: requests\/s /, err)
     code, out, err = cli("compare", base, cand, "--fail-on", "rps>2%", "--markdown", "-")
     assert_equal 3, code
     assert out.start_with?("## rackbench gate: ❌ regressed"), "only the summary on stdout with --markdown -"

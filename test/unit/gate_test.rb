@@ -200,7 +200,7 @@ describe Rackbench::Gate do
       assert markdown.start_with?("## rackbench gate: ❌ regressed\n\n**1 of 1 configuration regressed beyond the " \
                                   "thresholds** (thresholds: requests/s 2% worse).\n")
       ratio = format("%.3f", gate.results.first.checks.first.ratio)
-      assert_match(/^\| ❌ \| ruby=ruby \| requests\/s \| 10\d\d \| 7\d\d \| −\d\d\.\d% \| #{ratio} \(0\.\d+–0\.\d+\) \| \d+(\.\d)?% worse, beyond the 2% limit/,
+      assert_match(/^\| ❌ \| ruby=ruby server=puma app=rack-hello processes=1 threads=1 \| requests\/s \| 10\d\d \| 7\d\d \| −\d\d\.\d% \| #{ratio} \(0\.\d+–0\.\d+\) \| \d+(\.\d)?% worse, beyond the 2% limit/,
                    markdown)
       assert_includes markdown, "**Baseline:** experiment main (id 1) · branch=main; app own aaaaaaaaaa"
       assert_includes markdown, "**Candidate:** experiment pr (id 1) · pr=42; app own bbbbbbbbbb"

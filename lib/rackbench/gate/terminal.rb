@@ -6,11 +6,12 @@ module Rackbench
   class Gate
     # The gate document (Gate#to_h) for a terminal: one row per check,
     # the configurations that regressed or cannot be judged first, then
-    # what could not be compared, the sides, and the status line the
-    # exit code stands for.
+    # why for every check that is not plainly ok and what could not be
+    # compared, the sides, and the status line the exit code stands for.
+    # The table holds figures only, so that it fits a terminal.
     class Terminal
       MARKS = { REGRESSED => "REGRESSED", CANNOT_SAY => "cannot say", OK => "ok" }.freeze
-      HEADINGS = ["configuration", "figure", "baseline", "candidate", "ratio", "CI", "status", "why"].freeze
+      HEADINGS = ["configuration", "figure", "baseline", "candidate", "ratio", "CI", "verdict", "status"].freeze
 
       # doc :: Gate#to_h
       def initialize(doc)
@@ -18,7 +19,7 @@ module Rackbench
       end
 
       def render
-        [table, *problem_lines, *@doc["notes"].map { |line| "  #{line}" }, *side_lines, status_line,
+        [table, *why_lines, *problem_lines, *@doc["notes"].map { |line| "  #{line}" }, *side_lines, status_line,
          *@doc["reasons"].map { |line| "  #{line}" }].compact.join("\n") + "\n"
       end
 
@@ -37,8 +38,7 @@ module Rackbench
             figure = Report::BatchFigures.fetch(check["figure"])
             [pair["label"], check["words"], figure.format(check["baseline_median"]),
              figure.format(check["candidate_median"]), Units.ratio(check["ratio"]),
-             Units.interval(check["ratio_ci"], :ratio, separator: "–"), MARKS.fetch(check["status"]),
-             check["explanation"]]
+             Units.interval(check["ratio_ci"], :ratio, separator: "–"), check["verdict"], MARKS.fetch(check["status"])]
           end
         end
         return nil if rows.empty?
@@ -48,6 +48,16 @@ module Rackbench
                                              "(intervals at #{confidence})", headings: HEADINGS, rows: rows)
         (2..5).each { |i| table.align_column(i, :right) }
         table.to_s
+      end
+
+      # The explanation of each ok check that does not rule out a
+      # regression beyond its limit (the reasons under the status line say
+      # why the others regressed or cannot say).
+      def why_lines
+        @doc["pairs"].flat_map do |pair|
+          pair["checks"].select { |c| c["status"] == OK && c["ruled_out"] == false }
+                        .map { |c| "  #{pair["label"]}, #{c["words"]}: #{c["explanation"]}" }
+        end
       end
 
       def problem_lines
