@@ -4,6 +4,7 @@ require "test_helper"
 require "stringio"
 require "open3"
 require_relative "../fixtures/fakes"
+require "rackbench/cli/run_command"
 
 # The runner labels what it measured: the --label pairs and the git
 # revision of an app given by path (a real repository in a temporary
@@ -94,6 +95,29 @@ describe "Rackbench::Runner's labels" do
     assert_equal [second, true], revisions.last.revision("app", "own").values_at("commit", "dirty")
     assert_equal 4, experiments.map { |e| e[:fingerprint] }.uniq.size
     Rackbench::Store.open(results) { |store| assert_equal [1, 1, 1, 1], experiments.map { |e| store.trials(e[:id]).size } }
+  end
+
+  it "shows the labels in every report view" do
+    runner(labels: { "branch" => "main" }).run
+    sha = git("rev-parse", "HEAD")
+    Rackbench::Store.open(results) do |store|
+      report = Rackbench::Report.new(store)
+      assert report.terminal_table.start_with?("Labels: branch=main; app own #{sha[0, 10]}\n"), "above the table"
+      assert_equal({ "branch" => "main" }, report.to_h.dig("experiment", "labels", "given"))
+      assert_includes Rackbench::HtmlReport.new(report.to_h).render, "<dt>labels</dt><dd>branch=main; app own #{sha[0, 10]}</dd>"
+    end
+  end
+
+  it "resumes with the same labels, and refuses a label that is not KEY=VALUE in one line" do
+    command = Rackbench::CLI::RunCommand.new(out: StringIO.new, err: StringIO.new)
+    assert_equal %w[rackbench run e.yml --resume --results r --label branch=main --label pr=7],
+                 command.send(:resume_command, ["e.yml"], { results: "r", labels: %w[branch=main pr=7] })
+    file = File.join(dir, "e.yml")
+    File.write(file, "name: e\nservers: [puma]\napps: [rack-hello]\n")
+    err = StringIO.new
+    code = Rackbench::CLI.run(["run", file, "--dry-run", "--label", "branch"], out: StringIO.new, err: err)
+    assert_equal [Rackbench::CLI::EXIT_USAGE, "rackbench: --label takes KEY=VALUE (KEY of letters, digits, '_', '.', '-'), got 'branch'\n"],
+                 [code, err.string]
   end
 
   it "resumes the experiment of the same revision and labels" do
