@@ -4,6 +4,8 @@ require "test_helper"
 require "json"
 require "stringio"
 require_relative "../support/report_store"
+require "rackbench/cli"
+require "rackbench/cli/gate_options"
 
 # `rackbench gate` and `compare --fail-on` through CLI.run, over stored
 # records: each exit code, the Markdown file, the JSON document, and the
