@@ -78,6 +78,14 @@ module Rackbench
           candidate: Side.of(candidate_report), new_configs: new_ids, strict: strict)
     end
 
+    # Two experiments without a configuration in common: each of the
+    # baseline's cannot be judged.
+    def self.nothing_in_common(baseline_report, candidate_report, rules:, strict: false)
+      pairs = baseline_report.configs.map { |c| Pair.new(c.id, c, nil) }
+      new(pairs: pairs, rules: rules, options: baseline_report.options, baseline: Side.of(baseline_report),
+          candidate: Side.of(candidate_report), new_configs: candidate_report.configs.map(&:id), strict: strict)
+    end
+
     attr_reader :results, :rules, :baseline, :candidate, :confidence, :options
 
     # pairs :: [Pair]

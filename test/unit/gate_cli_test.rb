@@ -80,6 +80,18 @@ describe "rackbench gate (CLI)" do
     assert_equal 0, code
   end
 
+  it "cannot say when the two experiments have no configuration in common" do
+    threads = ->(n) { ReportStore.dims(ruby: "ruby", threads: n) }
+    base = store("main-x", { threads.call(1) => noisy(1000, 12), threads.call(2) => noisy(1000, 14) })
+    cand = store("pr-x", { threads.call(8) => noisy(1000, 13), threads.call(16) => noisy(1000, 15) })
+    code, out, = cli("gate", base, cand)
+    assert_equal Rackbench::CLI::EXIT_CANNOT_SAY, code
+    assert_includes out, "  ruby=ruby server=puma app=rack-hello processes=1 threads=1: not in the candidate: none of its trials ran\n"
+    assert_includes out, "  ruby=ruby server=puma app=rack-hello processes=1 threads=16: only in the candidate, not judged\n"
+    code, _, err = cli("compare", base, cand)
+    assert_equal [Rackbench::CLI::EXIT_USAGE, true], [code, err.include?("no configuration in common")], "compare alone says so"
+  end
+
   it "gates the latest run against the run stored before it with --previous" do
     dir = File.join(root, "history")
     labels = ->(commit) { Rackbench::Labels.new(given: {}, revisions: [{ "of" => "app", "name" => "own", "commit" => commit }]) }

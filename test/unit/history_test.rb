@@ -105,7 +105,7 @@ describe "rackbench history" do
   end
 
   it "refuses what it cannot draw, in one line" do
-    [[["--figure", "speed"], /unknown figure 'speed'/], [["--where", "branch=dev"], /no run has the labels branch=dev/],
+    [[["--figure", "speed"], /unknown figure 'speed'/], [["--where", "branch=dev"], /no run of experiment 'bench' labelled branch=dev in /],
      [["--config", "threads=2"], /no configuration matches 'threads=2'/],
      [["--experiment", "other"], /no run of experiment 'other'/], [["--order", "size"], /invalid argument: --order size/]]
       .each do |argv, message|

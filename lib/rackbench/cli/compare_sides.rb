@@ -20,9 +20,13 @@ module Rackbench
           return [Report::Compare.configurations(report, ref_a, ref_b), report, report]
         end
 
-        report_a = experiment_report(ref_a, options)
-        report_b = experiment_report(ref_b, options)
+        report_a, report_b = experiment_reports(options, ref_a, ref_b)
         [Report::Compare.experiments(report_a, report_b), report_a, report_b]
+      end
+
+      # The baseline's and the candidate's Report, two experiments.
+      def experiment_reports(options, ref_a, ref_b)
+        [experiment_report(ref_a, options), experiment_report(ref_b, options)]
       end
 
       # The report of an experiment name, an id (digits), or a results

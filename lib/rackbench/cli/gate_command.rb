@@ -54,10 +54,24 @@ module Rackbench
         when 2
           raise UsageError, "--previous takes no arguments: it compares the runs in --results" if options[:previous]
 
-          Gate.between(*compare_sides(options, *rest), **settings)
+          between(options, *rest, settings)
         else
           raise UsageError, "gate takes no argument or two, BASELINE and CANDIDATE (see rackbench gate --help)"
         end
+      end
+
+      # The gate of two sides as compare reads them; two experiments
+      # without a configuration in common cannot be judged (exit 4).
+      def between(options, ref_a, ref_b, settings)
+        return Gate.between(*compare_sides(options, ref_a, ref_b), **settings) if [ref_a, ref_b].all? { |r| r.include?("=") }
+
+        of_experiments(experiment_reports(options, ref_a, ref_b), settings)
+      end
+
+      def of_experiments(reports, settings)
+        Gate.between(Report::Compare.experiments(*reports), *reports, **settings)
+      rescue Report::Compare::NothingInCommon
+        Gate.nothing_in_common(*reports, **settings)
       end
 
       # The latest experiment (or --experiment's, or --id) against the one
@@ -74,7 +88,7 @@ module Rackbench
           end
           [earlier, latest].map { |e| Report.new(store, experiment_id: e[:id], **options[:report]) }
         end
-        Gate.between(Report::Compare.experiments(*reports), *reports, **settings)
+        of_experiments(reports, settings)
       end
 
       def parse(argv, options)

@@ -21,11 +21,10 @@ module Rackbench
 
         dirs = options[:results].empty? ? [CLI::DEFAULT_RESULTS_DIR] : options[:results]
         report_options = Report::Options.new(**options[:report])
+        figure = Report::BatchFigures.fetch(options[:figure] || "rps")
         runs = Series.collect(dirs, name: options[:experiment], where: Labels.parse(options[:where]),
                                     options: options[:report])
-        raise UsageError, "no run has the labels #{options[:where].join(" ")}" if runs.empty?
-
-        series = Series.new(runs, figure: Report::BatchFigures.fetch(options[:figure] || "rps"),
+        series = Series.new(runs, figure: figure,
                                   options: report_options, order: options[:order] || "date", only: options[:config],
                                   machine: options[:machine])
         doc = series.to_h

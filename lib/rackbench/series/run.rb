@@ -28,10 +28,6 @@ module Rackbench
         @machine_key ||= Report::MachineMatch.key(machine, testbed: labels.testbed)
       end
 
-      # Whether every --where pair is one of its labels.
-      def matches?(where)
-        where.all? { |k, v| labels.given[k] == v }
-      end
     end
 
     # The runs of experiment +name+ stored in the results directories
@@ -52,14 +48,20 @@ module Rackbench
             next nil if seen[[store.location, e[:id]]]
 
             seen[[store.location, e[:id]]] = true
+            # Filtered before its report is computed: a long history is
+            # mostly runs the --where leaves out.
+            next nil unless where.all? { |k, v| Labels.from_h(e[:labels]).given[k] == v }
+
             report = Report.new(store, experiment_id: e[:id], **options)
             Run.new(report: report, location: store.location, labels: report.labels, machine: report.machines.first)
           end
         end
       end
-      raise UsageError, "no run of experiment '#{name}' in #{dirs.join(", ")}" if runs.empty?
-
-      runs.select { |run| run.matches?(where) }
+      if runs.empty?
+        labels = where.map { |k, v| "#{k}=#{v}" }.join(" ")
+        raise UsageError, "no run of experiment '#{name}'#{" labelled #{labels}" unless where.empty?} in #{dirs.join(", ")}"
+      end
+      runs
     end
 
     # The latest of ISO 8601 times (nil and unparsable ones left out), or nil.
