@@ -71,10 +71,11 @@ module Rackbench
           "#{table(["experiment id", "started", "labels and revisions", "machine", "differs by"], rows)}\n</section>"
       end
 
+      # The report's tables (HtmlReport::Tables.table), every cell escaped
+      # here, the first column numbers.
       def table(headings, rows)
-        head = headings.map { |h| "<th>#{esc(h)}</th>" }.join
-        body = rows.map { |r| "<tr>#{r.map { |cell| "<td>#{esc(cell)}</td>" }.join}</tr>" }.join("\n")
-        %(<div class="table-wrap"><table><thead><tr>#{head}</tr></thead><tbody>\n#{body}\n</tbody></table></div>)
+        HtmlReport::Tables.table(headings, rows.map { |r| r.map { |cell| esc(cell) } },
+                                 numbers: headings.each_index.map(&:zero?))
       end
 
       def percent
