@@ -210,6 +210,7 @@ module Rackbench
         )
         done = store.finished_keys(experiment_id)
         refuse_rerun(done) unless done.empty? || @resume
+        warn_other_labels(store, experiment_id) if @resume && done.empty?
         retries = @retry_failed ? store.failed_attempts(experiment_id) : {}
         estimate = Estimate.new(plan_note: @source.estimate_note)
         # A resumed run knows the boots and stops of the trials already stored.
@@ -223,6 +224,19 @@ module Rackbench
       raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@source.name}'#{what}: " \
                         "add --resume to finish it, --label KEY=VALUE to run it again as another labelled run, " \
                         "or choose another --results directory"
+    end
+
+    # --resume found nothing of this experiment under these labels: when
+    # the store holds runs of it under others (the app moved to another
+    # commit since the interrupted run), say so, since this starts afresh.
+    def warn_other_labels(store, experiment_id)
+      others = store.experiments.select { |e| e[:name] == @source.name && e[:id] != experiment_id }
+      return if others.empty?
+
+      stored = Labels.from_h(others.last[:labels])
+      @err.puts "rackbench: nothing of '#{@source.name}' is stored with these labels and revisions " \
+                "(#{labels.empty? ? "none" : labels.text}); the latest stored run has " \
+                "#{stored.empty? ? "none" : stored.text}: starting a new run"
     end
 
     # retries :: key => stored failed attempt, for the failures to run

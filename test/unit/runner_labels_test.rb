@@ -52,10 +52,10 @@ describe "Rackbench::Runner's labels" do
     YAML
   end
 
-  def runner(labels: {}, resume: false)
+  def runner(labels: {}, resume: false, err: StringIO.new)
     collaborators = { engine: Fakes::Engine.new, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
                       sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } }
-    Rackbench::Runner.new(source: experiment, results_dir: results, out: out, err: StringIO.new,
+    Rackbench::Runner.new(source: experiment, results_dir: results, out: out, err: err,
                           installs: [Fakes.install], resume: resume,
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
@@ -120,10 +120,17 @@ describe "Rackbench::Runner's labels" do
                  [code, err.string]
   end
 
-  it "resumes the experiment of the same revision and labels" do
+  it "resumes the experiment of the same revision and labels, and says when it starts another" do
     runner(labels: { "pr" => "7" }).run
     summary = runner(labels: { "pr" => "7" }, resume: true).run
     assert_equal [0, 1], [summary.ok, summary.already_done]
     assert_equal 1, experiments.size
+    first = git("rev-parse", "HEAD")
+    second = commit("Burn", "config.ru" => "run ->(_) { [200, {}, ['2']] }\n")
+    err = StringIO.new
+    assert_equal 1, runner(labels: { "pr" => "7" }, resume: true, err: err).run.ok
+    assert_equal "rackbench: nothing of 'labelled' is stored with these labels and revisions (pr=7; app own " \
+                 "#{second[0, 10]}); the latest stored run has pr=7; app own #{first[0, 10]}: starting a new run\n",
+                 err.string
   end
 end
