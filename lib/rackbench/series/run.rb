@@ -30,11 +30,18 @@ module Rackbench
 
     end
 
+    # Bootstrap resamples of each run's Report: the history reads its
+    # configurations' batches only and computes its own intervals
+    # (Series#point), so the report's intervals and comparisons, most of
+    # its cost, need not be precise.
+    REPORT_RESAMPLES = 100
+
     # The runs of experiment +name+ stored in the results directories
     # +dirs+ (default: the name of the latest experiment of the first),
-    # each read as a Report with +options+ (Report::Options), keeping those
-    # whose labels have every +where+ pair. Raises UsageError when a
-    # directory holds no results or none holds a run of the name.
+    # each read as a Report with +options+ (Report::Options' keywords),
+    # keeping those whose labels have every +where+ pair. Raises
+    # UsageError when a directory holds no results or none holds a run of
+    # the name.
     def self.collect(dirs, name: nil, where: {}, options: {})
       seen = {}
       runs = dirs.flat_map do |dir|
@@ -52,7 +59,7 @@ module Rackbench
             # mostly runs the --where leaves out.
             next nil unless where.all? { |k, v| Labels.from_h(e[:labels]).given[k] == v }
 
-            report = Report.new(store, experiment_id: e[:id], **options)
+            report = Report.new(store, experiment_id: e[:id], **options, resamples: REPORT_RESAMPLES)
             Run.new(report: report, location: store.location, labels: report.labels, machine: report.machines.first)
           end
         end
