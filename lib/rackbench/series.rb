@@ -2,8 +2,6 @@
 
 require "time"
 require_relative "errors"
-require_relative "report/batch_figures"
-require_relative "report/machine_match"
 
 module Rackbench
   # `rackbench history`: each configuration's figure across the labelled
