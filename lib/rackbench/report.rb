@@ -11,6 +11,8 @@ require_relative "report/history"
 require_relative "report/inside_noise"
 require_relative "report/profiles"
 require_relative "report/concurrency_sweep"
+require_relative "report/batch_figures"
+require_relative "report/machine_match"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -88,6 +90,19 @@ module Rackbench
         end
         at_start + runs
       end
+    end
+
+    # What the run measured (Labels): the --label pairs and the git
+    # revisions stored with the experiment; empty for one stored without.
+    def labels
+      @labels ||= Labels.from_h(@experiment[:labels])
+    end
+
+    # The machine the experiment ran on, and each run of it (the stored
+    # environments, MachineEnv.capture and what the runner added), oldest
+    # first, without repeats: one entry unless a --resume ran elsewhere.
+    def machines
+      [@experiment[:environment], *@runs.map { |run| run[:environment] }].compact.uniq
     end
 
     # The dimensions that vary across this experiment's configurations, in
@@ -237,7 +252,7 @@ module Rackbench
         "id" => e[:id], "name" => e[:name], "fingerprint" => e[:fingerprint], "seed" => e[:seed],
         "batches" => e[:batches], "created_at" => iso(e[:created_at]), "finished_at" => iso(e[:finished_at]),
         "rackbench_version" => e[:rackbench_version], "source_text" => e[:source_text],
-        "environment" => e[:environment], "warnings" => warnings
+        "environment" => e[:environment], "warnings" => warnings, "labels" => e[:labels]
       }
     end
 

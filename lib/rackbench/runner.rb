@@ -68,11 +68,14 @@ module Rackbench
     #             here, unless :environment is given)
     # :detect :: Detect::Settings: run a pilot, then only the batches the comparisons need (the source's
     #            batches are the most it may run); stored in the run's environment (default: nil)
+    # :labels :: the --label pairs (Hash), stored with the git revisions of the source's apps and rubies
+    #            (Labels.capture) as part of the experiment's identity (default: {})
     def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
-                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil)
+                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {})
       @source = source
       @detect = detect
+      @given_labels = labels
       @results_dir = File.expand_path(results_dir)
       @resume = resume
       raise UsageError, "--retry-failed only works with --resume" if retry_failed && !resume
@@ -100,6 +103,19 @@ module Rackbench
       @variants ||= begin
         Rubies.resolve_all(@source.ruby_specs, installs: @installs || Rubies.discover, out: @out, user: @results_dir)
       end
+    end
+
+    # What this run measured (Labels): the --label pairs and the git
+    # revisions of the source's apps and rubies as they are now.
+    def labels
+      @labels ||= Labels.capture(given: @given_labels, source: @source, variants: variants)
+    end
+
+    # The fingerprint the experiment is stored under: the source's, with
+    # the labels (Labels#fingerprint), so that another revision or other
+    # labels make another experiment and a resumed run finds its own.
+    def stored_fingerprint
+      labels.fingerprint(@source.fingerprint)
     end
 
     # The kind of trial that runs the source's configurations.
@@ -161,6 +177,7 @@ module Rackbench
     def run_locked
       kind.check!
       plan # resolve rubies and what can run before touching the store
+      labels # the revisions as the run starts
       check_detect
       environment = @environment ||
                     (@machine && Runner.with_run_parts(@machine, variants: variants, layout: @layout)) ||
@@ -187,12 +204,13 @@ module Rackbench
     def store_and_run(environment)
       Store.open(@results_dir) do |store|
         experiment_id = store.find_or_create_experiment(
-          name: @source.name, fingerprint: @source.fingerprint, seed: @source.seed, batches: @source.batches,
+          name: @source.name, fingerprint: stored_fingerprint, seed: @source.seed, batches: @source.batches,
           source_text: @source.source_text, environment: environment,
-          config_keys: @source.configurations_for(variants).map(&:key)
+          config_keys: @source.configurations_for(variants).map(&:key), labels: labels.to_h
         )
         done = store.finished_keys(experiment_id)
         refuse_rerun(done) unless done.empty? || @resume
+        warn_other_labels(store, experiment_id) if @resume && done.empty?
         retries = @retry_failed ? store.failed_attempts(experiment_id) : {}
         estimate = Estimate.new(plan_note: @source.estimate_note)
         # A resumed run knows the boots and stops of the trials already stored.
@@ -202,8 +220,23 @@ module Rackbench
     end
 
     def refuse_rerun(done)
-      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@source.name}': " \
-                        "add --resume to finish it, or choose another --results directory"
+      what = labels.empty? ? "" : " (#{labels.text})"
+      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@source.name}'#{what}: " \
+                        "add --resume to finish it, --label KEY=VALUE to run it again as another labelled run, " \
+                        "or choose another --results directory"
+    end
+
+    # --resume found nothing of this experiment under these labels: when
+    # the store holds runs of it under others (the app moved to another
+    # commit since the interrupted run), say so, since this starts afresh.
+    def warn_other_labels(store, experiment_id)
+      others = store.experiments.select { |e| e[:name] == @source.name && e[:id] != experiment_id }
+      return if others.empty?
+
+      stored = Labels.from_h(others.last[:labels])
+      @err.puts "rackbench: nothing of '#{@source.name}' is stored with these labels and revisions " \
+                "(#{labels.empty? ? "none" : labels.text}); the latest stored run has " \
+                "#{stored.empty? ? "none" : stored.text}: starting a new run"
     end
 
     # retries :: key => stored failed attempt, for the failures to run
@@ -239,6 +272,7 @@ module Rackbench
                 "#{", #{retries.size} failed to retry" unless retries.empty?}, #{remaining.size} to run " \
                 "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
                 "results in #{@results_dir}"
+      @out.puts "  labels: #{labels.text}" unless labels.empty?
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
       @out.puts "  #{@detect.describe}" if @detect
       kind.announce.each { |line| @out.puts "  #{line}" }

@@ -46,7 +46,7 @@ module Rackbench
 
     RUN_END_STATUSES = %w[finished interrupted failed].freeze
     EXPERIMENT_COLUMNS = %i[id name fingerprint seed batches source_text created_at finished_at
-                            rackbench_version environment config_keys].freeze
+                            rackbench_version environment config_keys labels].freeze
 
     # Opens (creating if needed) the results database at +target+: a results
     # directory, which gets a +results.db+ SQLite file, or a database URL
@@ -104,7 +104,12 @@ module Rackbench
     # :environment :: Hash from MachineEnv.capture (stored as JSON)
     # :config_keys :: the configurations' keys in the source's order, which
     #                 the report lists them in (default: nil)
-    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:, config_keys: nil)
+    # :labels :: what the run measured (Labels#to_h: the --label pairs and
+    #            the git revisions), part of the experiment's identity, so
+    #            +fingerprint+ must already include it (Labels#fingerprint)
+    #            (default: nil: none)
+    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:, config_keys: nil,
+                                  labels: nil)
       experiments = db[:experiments]
       guard("record experiment #{name}") do
         # :immediate takes SQLite's write lock first, so two runners of one
@@ -115,12 +120,14 @@ module Rackbench
                                source_text: source_text, created_at: Time.now,
                                rackbench_version: Rackbench::VERSION,
                                environment: encode_json(environment, "experiment #{name}: environment"),
-                               config_keys: encode_json(config_keys, "experiment #{name}: configurations"))
+                               config_keys: encode_json(config_keys, "experiment #{name}: configurations"),
+                               labels: encode_json(labels, "experiment #{name}: labels"))
         end
       end
     end
 
-    # The experiment with +id+ as a Hash (environment decoded), or nil.
+    # The experiment with +id+ as a Hash (environment, configuration keys
+    # and labels decoded), or nil.
     def experiment(id)
       row = guard("read experiment #{id}") { db[:experiments].where(id: id).first }
       row && decode_experiment(row)
@@ -136,6 +143,7 @@ module Rackbench
     end
 
     # Every experiment, oldest first, as Hashes with the environment decoded.
+    # (#experiment says what each Hash holds.)
     def experiments
       guard("read experiments") { db[:experiments].order(:id).all }.map { |row| decode_experiment(row) }
     end
@@ -250,7 +258,8 @@ module Rackbench
     end
 
     def decode_experiment(row)
-      row.merge(environment: decode_json(row[:environment]), config_keys: decode_json(row[:config_keys]))
+      row.merge(environment: decode_json(row[:environment]), config_keys: decode_json(row[:config_keys]),
+                labels: decode_json(row[:labels]))
     end
 
     def encode_json(value, what)

@@ -14,11 +14,15 @@ module ReportStore
   # configs :: { dims Hash => [rps of batch 1, rps of batch 2, ...] } (nil = a failed trial)
   # fields :: nil, or a Proc given (dims, batch, engine result) returning
   #           record fields to set on an ok HTTP trial (sample:, ...)
+  # environment :: the stored machine (default: none but its warnings)
+  # labels :: a Rackbench::Labels stored with the experiment, part of its identity (default: none)
   # Returns the experiment id.
-  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil, fields: nil)
-    id = store.find_or_create_experiment(name: name, fingerprint: name.ljust(64, "0"), seed: 1,
-                                         batches: configs.values.map(&:size).max, source_text: source_text,
-                                         environment: { "warnings" => [] })
+  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil, fields: nil,
+           environment: { "warnings" => [] }, labels: nil)
+    fingerprint = name.ljust(64, "0")
+    id = store.find_or_create_experiment(name: name, fingerprint: labels ? labels.fingerprint(fingerprint) : fingerprint,
+                                         seed: 1, batches: configs.values.map(&:size).max, source_text: source_text,
+                                         environment: environment, labels: labels&.to_h)
     position = 0
     configs.each do |dims, values|
       values.each_with_index do |rps, i|

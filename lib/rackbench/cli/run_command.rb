@@ -66,6 +66,7 @@ module Rackbench
         words.push("--seed", options[:seed].to_s) if options[:seed]
         words.push("--batches", options[:batches].to_s) if options[:batches]
         words.push("--baseline", options[:baseline]) if options[:baseline]
+        Array(options[:labels]).each { |pair| words.push("--label", pair) }
         detect = options[:detect]
         return words unless detect
 
@@ -117,6 +118,7 @@ module Rackbench
           end
           p.on("--baseline SPEC", "what each configuration is compared with, e.g. 'server=puma' " \
                                   "(default: the first configuration)") { |v| options[:baseline] = v }
+          label_option(p, options)
           p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
         end
       end

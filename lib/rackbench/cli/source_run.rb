@@ -10,13 +10,21 @@ module Rackbench
     module SourceRun
       private
 
+      # --label KEY=VALUE, repeatable, into options[:labels] (the pairs as given).
+      def label_option(parser, options)
+        parser.on("--label KEY=VALUE", "label the run, e.g. branch=main (repeatable): stored with it, shown by " \
+                                       "gate and history, part of its identity (doc/ci.md)") do |v|
+          (options[:labels] ||= []) << v
+        end
+      end
+
       # Returns the exit code. resume :: the command that resumes this run,
       # words for Shellwords.
       def run_source(source, options, resume:)
         runner = Runner.new(source: source, results_dir: options[:results], resume: options[:resume],
                             retry_failed: options[:retry_failed] || false,
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err,
-                            detect: options[:detect])
+                            detect: options[:detect], labels: Labels.parse(options[:labels] || []))
         if options[:dry_run]
           @out.print runner.plan
           return CLI::EXIT_OK

@@ -42,7 +42,7 @@ module Rackbench
           return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
         end
 
-        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
+        [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
          pages(configs), inside(configs), detect_lines, flag_lines(configs), ran_lines(configs),
          profile_lines].compact.join("\n") + "\n"
       end
@@ -156,6 +156,12 @@ module Rackbench
         marks = configs.any?(&:entries) ? Flags::MARKS : Flags::MARKS.except("page_errors")
         legend = marks.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
+      end
+
+      # What the run measured (--label and the revisions), or nil.
+      def labels_line
+        labels = @report.labels
+        labels.empty? ? nil : "Labels: #{labels.text}"
       end
 
       def warning_lines

@@ -61,8 +61,9 @@ module Rackbench
       def stored(experiment)
         return nil unless File.exist?(File.join(@results_dir, Store::Connection::DB_FILE))
 
+        fingerprint = runner(experiment).stored_fingerprint
         Store.open(@results_dir) do |store|
-          row = store.experiments.find { |e| e[:name] == experiment.name && e[:fingerprint] == experiment.fingerprint }
+          row = store.experiments.find { |e| e[:name] == experiment.name && e[:fingerprint] == fingerprint }
           next nil unless row
 
           records = store.trials(row[:id])

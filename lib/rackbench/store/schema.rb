@@ -198,6 +198,15 @@ module Rackbench
         lambda do |db|
           db.alter_table(:trials) { add_column :proxy, String, text: true }        # JSON
           db.alter_table(:trial_history) { add_column :proxy, String, text: true } # JSON
+        end,
+
+        # 7: what a run measured, in words a series of runs is told apart
+        # by (Labels: the --label pairs given and the git revisions of the
+        # apps and rubies, taken automatically). Part of the experiment's
+        # identity: the same file at another revision is another
+        # experiment. Stored experiments had none: NULL.
+        lambda do |db|
+          db.alter_table(:experiments) { add_column :labels, String, text: true } # JSON
         end
       ].freeze
 
