@@ -79,7 +79,7 @@ module Rackbench
         env.key?(name) ? env[name] : env[name.to_sym]
       end
 
-      private_class_method :compare, :field_of, :value
+      private_class_method :compare, :value
     end
   end
 end
