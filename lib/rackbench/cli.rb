@@ -10,6 +10,9 @@ module Rackbench
     EXIT_USAGE = 2
     EXIT_INTERRUPTED = 130
     DEFAULT_RESULTS_DIR = "rackbench-results"
+    # The results database of every command when --store is not given: a
+    # database URL (postgres://...), or a results directory.
+    STORE_ENV = "RACKBENCH_STORE"
 
     # name => [file under rackbench/cli, class name, one-line description]
     COMMANDS = {
@@ -20,6 +23,8 @@ module Rackbench
       "tune" => ["tune_command", "TuneCommand", "the best processes × threads within a memory budget and a latency target"],
       "capacity" => ["capacity_command", "CapacityCommand", "per configuration, the highest open-loop rate that holds a latency target"],
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
+      "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
+      "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
       "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds"],
       "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"],

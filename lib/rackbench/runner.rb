@@ -49,6 +49,8 @@ module Rackbench
 
     # :source :: where the configurations come from: an Experiment, or a Micro::Settings
     # :results_dir :: results directory (SQLite store, logs/, work/)
+    # :store :: the results database, as Store.open takes it: a database URL (postgres://...) keeps the
+    #           results there, the results directory keeping the logs (default: the results directory)
     # :resume :: continue an experiment that already has trials in the store (default: false)
     # :retry_failed :: with resume, run the stored failed trials again; the failures are kept as the
     #                  trials' history (default: false: resume skips them like the ok ones)
@@ -68,12 +70,13 @@ module Rackbench
     #             here, unless :environment is given)
     # :detect :: Detect::Settings: run a pilot, then only the batches the comparisons need (the source's
     #            batches are the most it may run); stored in the run's environment (default: nil)
-    def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
+    def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
                    parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil)
       @source = source
       @detect = detect
       @results_dir = File.expand_path(results_dir)
+      @store = store.nil? || Store::Connection.scheme(store.to_s) == :directory ? @results_dir : store
       @resume = resume
       raise UsageError, "--retry-failed only works with --resume" if retry_failed && !resume
 
@@ -187,14 +190,14 @@ module Rackbench
     end
 
     def store_and_run(environment)
-      Store.open(@results_dir) do |store|
+      Store.open(@store) do |store|
         experiment_id = store.find_or_create_experiment(
           name: @source.name, fingerprint: @source.fingerprint, seed: @source.seed, batches: @source.batches,
           source_text: @source.source_text, environment: environment,
           config_keys: @source.configurations_for(variants).map(&:key)
         )
         done = store.finished_keys(experiment_id)
-        refuse_rerun(done) unless done.empty? || @resume
+        refuse_rerun(done, store) unless done.empty? || @resume
         retries = @retry_failed ? store.failed_attempts(experiment_id) : {}
         estimate = Estimate.new(plan_note: @source.estimate_note)
         # A resumed run knows the boots and stops of the trials already stored.
@@ -203,8 +206,9 @@ module Rackbench
       end
     end
 
-    def refuse_rerun(done)
-      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@source.name}': " \
+    def refuse_rerun(done, store)
+      where = @store == @results_dir ? @results_dir : store.location
+      raise UsageError, "#{where} already holds #{done.size} trials of experiment '#{@source.name}': " \
                         "add --resume to finish it, or choose another --results directory"
     end
 

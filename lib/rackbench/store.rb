@@ -14,6 +14,7 @@ require_relative "store/connection"
 require_relative "store/schema"
 require_relative "store/record_codec"
 require_relative "store/history"
+require_relative "store/copy"
 
 module Rackbench
   # The results database: experiments, their trials and each `rackbench run`
@@ -50,14 +51,20 @@ module Rackbench
 
     # Opens (creating if needed) the results database at +target+: a results
     # directory, which gets a +results.db+ SQLite file, or a database URL
-    # (+sqlite://path+; later +postgres://...+). The schema is created or
-    # upgraded on the way. With a block, yields the store and closes it
+    # (+sqlite://path+, or +postgres://user@host:port/database+: the same
+    # schema on a server the hosts of a fleet share). The schema is created
+    # or upgraded on the way. With a block, yields the store and closes it
     # afterwards, returning the block's value.
     #
+    # :upgrade :: false refuses a database whose schema is not this
+    #             rackbench's instead of upgrading it (Schema.migrate!)
+    #             (default: true)
+    #
     # Raises Store::Error when the directory cannot be created or written,
-    # or the file is not a rackbench results database.
-    def self.open(target)
-      store = new(target)
+    # the server cannot be reached, or the database is not a rackbench
+    # results database.
+    def self.open(target, upgrade: true)
+      store = new(target, upgrade: upgrade)
       return store unless block_given?
 
       begin
@@ -71,9 +78,9 @@ module Rackbench
     attr_reader :location
 
     # See Store.open.
-    def initialize(target)
+    def initialize(target, upgrade: true)
       @db, @location = Connection.connect(target)
-      guard("open") { Schema.migrate!(@db, @location) }
+      guard("open") { Schema.migrate!(@db, @location, upgrade: upgrade) }
     rescue StandardError
       @db&.disconnect
       raise
@@ -85,6 +92,11 @@ module Rackbench
       raise Error, "#{location} is closed" if @db.nil?
 
       @db
+    end
+
+    # Whether the database is a PostgreSQL server's (what a fleet shares).
+    def postgres?
+      db.database_type == :postgres
     end
 
     # Disconnects. Safe to call twice; the store cannot be used afterwards.
@@ -117,6 +129,9 @@ module Rackbench
                                environment: encode_json(environment, "experiment #{name}: environment"),
                                config_keys: encode_json(config_keys, "experiment #{name}: configurations"))
         end
+      rescue Sequel::UniqueConstraintViolation
+        # PostgreSQL takes no lock up front: another host inserted it first.
+        experiments.where(name: name, fingerprint: fingerprint).get(:id)
       end
     end
 

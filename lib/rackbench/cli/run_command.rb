@@ -63,6 +63,7 @@ module Rackbench
 
       def resume_command(files, options)
         words = ["rackbench", "run", *files, "--resume", "--results", options[:results]]
+        words.push("--store", options[:store]) if options[:store]
         words.push("--seed", options[:seed].to_s) if options[:seed]
         words.push("--batches", options[:batches].to_s) if options[:batches]
         words.push("--baseline", options[:baseline]) if options[:baseline]
@@ -86,6 +87,7 @@ module Rackbench
         parse_options(argv, "Usage: rackbench run [options] [EXPERIMENT.yml]") do |p|
           p.separator "Runs an experiment (doc/experiment.md); without a file, the built-in quick one."
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          store_option(p, options)
           p.on("--resume", "finish an interrupted experiment: run only the trials not yet stored") do
             options[:resume] = true
           end
