@@ -142,7 +142,10 @@ module Rackbench
       def reason(error)
         text = (error.cause || error).message.lines.first.to_s.strip
         text = text.sub(/\A[\w:]+(Exception|Error|Bad): /, "")
-        # PostgreSQL's severity prefix ("FATAL:  database "x" does not exist").
+        # PostgreSQL's severity prefix ("FATAL:  database "x" does not exist"),
+        # after libpq's "connection to server at ... failed: " when the
+        # server answered (it is up: what it said is the reason).
+        text = text.sub(/\Aconnection to server .* failed: (?=(FATAL|ERROR):)/, "")
         text = text.sub(/\A(FATAL|ERROR):\s+/, "")
         text.sub(/:\z/, "")
       end

@@ -55,8 +55,7 @@ module Rackbench
         ids = @from.db[table].where(experiment_id: source_id).order(:id).select_map(:id)
         copied = 0
         ids.each_slice(BATCH_ROWS) do |slice|
-          rows = @from.db[table].where(id: slice).order(:id).all
-          rows = rows.reject { |r| have.include?(identity.size == 1 ? r[identity.first] : r.values_at(*identity)) }
+          rows = @from.db[table].where(id: slice).order(:id).all.reject { |r| have.include?(r.values_at(*identity)) }
           rows.each { |r| @to.db[table].insert(r.except(:id).merge(experiment_id: target_id)) }
           copied += rows.size
         end
