@@ -168,14 +168,16 @@ module Rackbench
     #
     # :earlier_log_path :: for a retry, where the earlier attempt's log was
     #                      kept (its stored log_path is replaced) (default: nil)
+    # :replace_any :: a retry replaces the earlier attempt whatever its
+    #                 status, not only a failure (default: false)
     #
     # Raises DuplicateTrial when the key is already stored (for a first
     # attempt), Store::Error when the database cannot take the row (disk
     # full, ...) or a retry does not follow a stored failed attempt,
     # ArgumentError for a document that cannot be stored as JSON.
-    def save_trial(experiment_id, record, earlier_log_path: nil)
+    def save_trial(experiment_id, record, earlier_log_path: nil, replace_any: false)
       row = RecordCodec.encode(experiment_id, record)
-      return supersede(experiment_id, record, row, earlier_log_path) if record.attempt > 1
+      return supersede(experiment_id, record, row, earlier_log_path, replace_any) if record.attempt > 1
 
       trials = db[:trials]
       db.transaction { trials.insert(row) }
@@ -227,7 +229,12 @@ module Rackbench
     # trial is stored, which also marks the experiment finished),
     # "interrupted" or "failed". Raises Store::Error when the run is not
     # running.
-    def finish_run(run_id, status)
+    #
+    # :experiment_done :: false keeps a "finished" run from marking the
+    #                     experiment finished (a fleet worker's run of one
+    #                     batch: the queue marks it when its last batch is
+    #                     done) (default: true)
+    def finish_run(run_id, status, experiment_done: true)
       unless RUN_END_STATUSES.include?(status)
         raise ArgumentError, "run status is #{status.inspect}, expected one of #{RUN_END_STATUSES.join(", ")}"
       end
@@ -240,7 +247,7 @@ module Rackbench
           raise Error, "run #{run_id} already ended (#{run[:status]})" unless run[:status] == "running"
 
           db[:runs].where(id: run_id).update(status: status, finished_at: now)
-          if status == "finished"
+          if status == "finished" && experiment_done
             db[:experiments].where(id: run[:experiment_id], finished_at: nil).update(finished_at: now)
           end
         end

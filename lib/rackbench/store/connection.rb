@@ -112,7 +112,13 @@ module Rackbench
       def establish(spec, location)
         sqlite = spec.is_a?(Hash) || spec.start_with?("sqlite:")
         options = { keep_reference: false }
-        options[:connect_timeout] = CONNECT_TIMEOUT_S unless sqlite
+        unless sqlite
+          options[:connect_timeout] = CONNECT_TIMEOUT_S
+          # Every session in UTC, as Sequel's times are (db.timezone below):
+          # the fleet's heartbeats compare CURRENT_TIMESTAMP across hosts
+          # whatever their PGTZ says.
+          options[:after_connect] = ->(conn) { conn.exec("SET TIME ZONE 'UTC'") }
+        end
         # synchronous=FULL: a commit is on disk when save_trial returns, so a
         # trial survives kill -9 of the runner (and power loss) right after it.
         options.update(synchronous: :full, foreign_keys: true, timeout: BUSY_TIMEOUT_MS) if sqlite

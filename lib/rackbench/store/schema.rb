@@ -261,6 +261,7 @@ module Rackbench
             DateTime :claimed_at
             DateTime :heartbeat_at
             DateTime :finished_at
+            String :document, text: true              # JSON: where the experiment's file was (base_dir, source)
             unique %i[experiment_id batch]
             index %i[testbed state id]
             constraint(:fleet_batches_state_valid, state: %w[queued claimed done])
