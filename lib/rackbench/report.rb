@@ -11,6 +11,7 @@ require_relative "report/history"
 require_relative "report/inside_noise"
 require_relative "report/profiles"
 require_relative "report/concurrency_sweep"
+require_relative "report/hosts"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -144,7 +145,14 @@ module Rackbench
         document["profiles"] = @profiles.to_a unless @profiles.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
         document["detect"] = @detect&.to_h
+        document["hosts"] = hosts.map(&:to_h) unless hosts.empty?
       end
+    end
+
+    # Per-host figures when the trials ran on several hosts (a fleet), each
+    # flagged when it stands apart from the rest (Report::Hosts); [] else.
+    def hosts
+      @hosts ||= Hosts.of(@trials, @options)
     end
 
     # Latency and throughput against load.connections per configuration
