@@ -78,6 +78,10 @@ module Rackbench
         FileUtils.chown_R(SERVICE_USER, nil, @dir) if Process.uid.zero?
         @port = Rackbench::Ports.free_port
         pg("initdb", "-D", data_dir, "-U", ROLE, "--auth=trust", "-E", "UTF8", "--no-sync")
+        # initdb trusts the loopback only: the hosts on the test network's
+        # /24 of each address reach it too.
+        hba = @listen.drop(1).map { |address| "host all #{ROLE} #{address.sub(/\.\d+\z/, ".0")}/24 trust\n" }
+        File.write(File.join(data_dir, "pg_hba.conf"), hba.join, mode: "a")
         # fsync off: the tests prove the logic, not the disk; sockets in the
         # cluster's own directory, never /var/run/postgresql.
         @options = ["-p #{@port}", "-k #{@dir}", "-c listen_addresses=#{@listen.join(",")}", "-c fsync=off",

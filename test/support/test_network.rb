@@ -140,8 +140,8 @@ module Rackbench
 
       # Starts +command+ in +host+'s namespace; returns its pid (the
       # command's own: the wrappers exec it). Reaped by #close if left.
-      def spawn(host, *command, **options)
-        Process.spawn(*argv(host, *command), **options).tap { |pid| @children << pid }
+      def spawn(host, *command, env: {}, **options)
+        Process.spawn(env, *argv(host, *command), **options).tap { |pid| @children << pid }
       end
 
       # Runs +command+ in +host+'s namespace to completion: [output, status].

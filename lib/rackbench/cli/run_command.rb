@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "fileutils"
 require "json"
 require "shellwords"
 require_relative "command"
@@ -62,6 +63,7 @@ module Rackbench
                                                 detach: options[:detach], out: options[:json] ? @err : @out, err: @err).run
         return CLI::EXIT_OK unless summary
 
+        FileUtils.mkdir_p(options[:results]) # report.html goes there
         print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
                                                             store: options[:fleet])
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
