@@ -14,6 +14,8 @@ module Rackbench
   autoload :LoadResult, File.expand_path("rackbench/load/result", __dir__)
   autoload :LoadSettings, File.expand_path("rackbench/load/settings", __dir__)
   autoload :LoadSummary, File.expand_path("rackbench/load/summary", __dir__)
+  autoload :RemoteHost, File.expand_path("rackbench/load/remote_host", __dir__)
+  autoload :RemoteEngine, File.expand_path("rackbench/load/remote_engine", __dir__)
   autoload :Experiment, File.expand_path("rackbench/experiment", __dir__)
   autoload :MachineEnv, File.expand_path("rackbench/observe/machine_env", __dir__)
   autoload :MachineLoad, File.expand_path("rackbench/observe/machine_load", __dir__)

@@ -45,10 +45,13 @@ module Rackbench
         # app against a server on port: the configuration's load (a timeout
         # left to calibration keeps the engine's default here), its request
         # list and cookie jar, the engine's CPUs, the batch's seed.
-        def self.settings(trial:, app:, port:, layout:, seed:)
+        #
+        # :host :: the server's address (default: Servers::HOST; a load
+        #          host's trial: the address it reaches the server at)
+        def self.settings(trial:, app:, port:, layout:, seed:, host: Servers::HOST)
           config = trial.config
-          LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies), **requests(config, app),
+          LoadSettings.build(url: "http://#{host}:#{port}#{app.load_path}",
+                             **config.load.except(:cookies, :host), **requests(config, app),
                              cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
@@ -103,7 +106,8 @@ module Rackbench
         end
 
         def settings
-          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed)
+          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
+                              host: @server.host)
         end
 
         # The engine's phases: the window starts, the window ends. The
