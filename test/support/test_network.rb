@@ -13,7 +13,7 @@ module Rackbench
     #   TestNetwork.open do |net|
     #     host = net.add_host("bench-a")           # => Host with #address, #namespace
     #     pid = net.spawn(host, "ruby", "-e", "...") # a process in it, with the host name "bench-a"
-    #     net.delay(host, ms: 1)                    # tc netem on the host's side of its link
+    #     far = net.add_host("load", delay_ms: 1)   # every packet it sends held 1 ms (tc netem)
     #   end
     #
     # Nothing is left: #close stops every process still in the namespaces
@@ -23,7 +23,8 @@ module Rackbench
     # another live test's.
     class TestNetwork
       PREFIX = "rbf"
-      Host = Struct.new(:name, :namespace, :address, :link, keyword_init: true)
+      # delay :: how its delay is made: :netem, :delay_line, or nil (none)
+      Host = Struct.new(:name, :namespace, :address, :link, :delay, keyword_init: true)
 
       def self.open
         network = new
@@ -94,6 +95,7 @@ module Rackbench
         @tag = "#{PREFIX}#{Process.pid}"
         @hosts = []
         @children = []
+        @delay_lines = []
       end
 
       def start
@@ -108,27 +110,34 @@ module Rackbench
       end
 
       # A new host: a namespace with lo up and an address on the bridge.
-      def add_host(name)
+      # delay_ms :: every packet the host sends is held this long first
+      #             (tc netem on its link; where the kernel has no netem, a
+      #             delay line: test/support/delay_line.rb), so every round
+      #             trip with it takes at least this much more (default: none)
+      def add_host(name, delay_ms: nil)
         index = @hosts.size
         namespace = "#{@tag}-#{name}"
         outside = "#{@tag}v#{index}"
         inside = "#{@tag}i#{index}"
         address = "#{@subnet}.#{index + 10}"
         ip("netns", "add", namespace)
-        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
-        ip("link", "set", inside, "netns", namespace)
+        host = Host.new(name: name, namespace: namespace, address: address, link: inside)
+        @hosts << host
+        delay = delay_ms && netem?(namespace) ? :netem : delay_ms && :delay_line
+        if delay == :delay_line
+          delay_line(outside, inside, namespace, delay_ms)
+        else
+          ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+          ip("link", "set", inside, "netns", namespace)
+        end
         ip("link", "set", outside, "master", @bridge)
         ip("link", "set", outside, "up")
         in_ns(namespace, "ip", "link", "set", "lo", "up")
         in_ns(namespace, "ip", "addr", "add", "#{address}/24", "dev", inside)
         in_ns(namespace, "ip", "link", "set", inside, "up")
-        Host.new(name: name, namespace: namespace, address: address, link: inside).tap { |host| @hosts << host }
-      end
-
-      # Adds a fixed delay to every packet +host+ sends on its link (tc
-      # netem), so every round trip with it takes +ms+ more.
-      def delay(host, ms:)
-        in_ns(host.namespace, "tc", "qdisc", "add", "dev", host.link, "root", "netem", "delay", "#{ms}ms")
+        in_ns(namespace, "tc", "qdisc", "add", "dev", inside, "root", "netem", "delay", "#{delay_ms}ms") if delay == :netem
+        host.delay = delay
+        host
       end
 
       # argv run inside +host+'s namespace, with a host name of its own
@@ -164,10 +173,39 @@ module Rackbench
         rescue Errno::ECHILD, Errno::ESRCH
           nil
         end
+        @delay_lines.each do |pid|
+          Process.kill(:TERM, pid)
+          Process.wait(pid)
+        rescue Errno::ESRCH, Errno::ECHILD
+          nil
+        end
         system("ip", "link", "delete", @bridge, err: File::NULL) if @bridge
       end
 
       private
+
+      # Whether this kernel has tc netem: a trial qdisc on the namespace's lo.
+      def netem?(namespace)
+        _, status = Open3.capture2e("ip", "netns", "exec", namespace, "tc", "qdisc", "add", "dev", "lo", "root",
+                                    "netem", "delay", "0ms")
+        system("ip", "netns", "exec", namespace, "tc", "qdisc", "del", "dev", "lo", "root", err: File::NULL) if status.success?
+        status.success?
+      end
+
+      # The link of a host with a delay, through two TAP devices joined by a
+      # delay line process (stopped by #close with the rest).
+      def delay_line(outside, inside, namespace, delay_ms)
+        reader, writer = IO.pipe
+        pid = Process.spawn(RbConfig.ruby, File.expand_path("delay_line.rb", __dir__), outside, inside, delay_ms.to_s,
+                            out: writer, pgroup: true)
+        writer.close
+        @delay_lines << pid
+        raise "the delay line did not start" unless reader.gets.to_s.strip == "ready"
+
+        ip("link", "set", inside, "netns", namespace)
+      ensure
+        reader&.close
+      end
 
       # A 10.231.N.0/24 that no interface of this namespace has.
       def free_subnet
