@@ -145,7 +145,7 @@ module Rackbench
         document["profiles"] = @profiles.to_a unless @profiles.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
         document["detect"] = @detect&.to_h
-        document["hosts"] = hosts.map(&:to_h) unless hosts.empty?
+        document["hosts"] = hosts.map(&:to_h)
       end
     end
 
@@ -233,7 +233,8 @@ module Rackbench
     # attempts (retried failures), oldest first.
     def trial_hash(trial)
       record = trial.record
-      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key))
+      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key),
+                       "host" => record.host, "network" => record.network)
     end
 
     def experiment_hash

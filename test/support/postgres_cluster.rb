@@ -66,9 +66,12 @@ module Rackbench
       attr_reader :port, :dir
 
       # :listen :: addresses besides 127.0.0.1 the server listens on (default: none)
-      def initialize(listen: [], dir: nil)
+      # :fsync :: commit to the disk as a real store does (default: false: the
+      #           tests prove the logic, not the disk; bench/ turns it on)
+      def initialize(listen: [], dir: nil, fsync: false)
         @listen = ["127.0.0.1", *listen]
         @dir = dir
+        @fsync = fsync
       end
 
       def start
@@ -82,9 +85,8 @@ module Rackbench
         # /24 of each address reach it too.
         hba = @listen.drop(1).map { |address| "host all #{ROLE} #{address.sub(/\.\d+\z/, ".0")}/24 trust\n" }
         File.write(File.join(data_dir, "pg_hba.conf"), hba.join, mode: "a")
-        # fsync off: the tests prove the logic, not the disk; sockets in the
-        # cluster's own directory, never /var/run/postgresql.
-        @options = ["-p #{@port}", "-k #{@dir}", "-c listen_addresses=#{@listen.join(",")}", "-c fsync=off",
+        # Sockets in the cluster's own directory, never /var/run/postgresql.
+        @options = ["-p #{@port}", "-k #{@dir}", "-c listen_addresses=#{@listen.join(",")}", "-c fsync=#{@fsync ? "on" : "off"}",
                    "-c max_connections=200", "-c shared_buffers=32MB"].join(" ")
         resume
         self
