@@ -18,7 +18,7 @@
 # (p50, p99), the database's size per 10,000 trials, and the server's
 # connections; --json for the figures alone.
 #
-#   bundle exec ruby bench/fleet_queue.rb [--workers 50] [--seconds 20] [--heartbeat 5]
+#   bundle exec ruby bench/fleet_queue.rb [--workers 50] [--seconds 20] [--heartbeat 5] [--no-fsync]
 #
 # Starts and stops its own cluster (test/support/postgres_cluster.rb: Debian's
 # PostgreSQL, initdb in a temporary directory, fsync ON here, as a real
@@ -33,7 +33,9 @@ workers = 50
 seconds = 20.0
 heartbeat_s = 5.0
 json = false
+fsync = true
 OptionParser.new do |o|
+  o.on("--no-fsync", "PostgreSQL without fsync: what the CPUs alone allow") { fsync = false }
   o.on("--workers N", Integer) { |v| workers = v }
   o.on("--seconds S", Float) { |v| seconds = v }
   o.on("--heartbeat S", Float) { |v| heartbeat_s = v }
@@ -64,12 +66,13 @@ end
 
 # One simulated worker until +deadline+ (a wall-clock Time, the same for
 # all); writes its loop latencies (s) to +out+ as JSON.
-def simulate(url, deadline, heartbeat_s, out)
+def simulate(url, start, deadline, heartbeat_s, out)
   latencies = []
   Rackbench::Store.open(url, upgrade: false) do |store|
     queue = Rackbench::Fleet::Queue.new(store)
     workers = Rackbench::Fleet::Workers.new(store)
     id = workers.register(name: "sim-#{Process.pid}", testbed: "sim")
+    sleep [start - Time.now, 0].max # every worker connected: all start together
     current = nil
     beat = Thread.new do
       loop do
@@ -95,30 +98,55 @@ def simulate(url, deadline, heartbeat_s, out)
     beat.kill
     workers.stop(id)
   end
-  File.write(out, JSON.generate(latencies))
+  File.write(out, JSON.generate("latencies" => latencies,
+                                 "cpu_s" => Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)))
 end
 
-Rackbench::Test::PostgresCluster.open(fsync: true) do |pg|
+# CPU seconds (user + system) used so far by the cluster's processes: the
+# postmaster (data/postmaster.pid) and its children.
+def postgres_cpu_s(pg)
+  postmaster = File.read(File.join(pg.dir, "data", "postmaster.pid")).to_i
+  ticks = Etc.sysconf(Etc::SC_CLK_TCK).to_f
+  Dir.glob("/proc/[0-9]*/stat").sum do |path|
+    fields = File.read(path).split(") ").last.split
+    pid = path[%r{/proc/(\d+)/}, 1].to_i
+    ppid = fields[1].to_i
+    next 0 unless pid == postmaster || ppid == postmaster
+
+    (fields[11].to_i + fields[12].to_i) / ticks
+  rescue SystemCallError
+    0
+  end
+end
+
+Rackbench::Test::PostgresCluster.open(fsync: fsync) do |pg|
   url = pg.create_database("fleet_sim")
   Rackbench::Store.open(url, &:location) # the schema
   fill(url, [workers * 400 * seconds / 20, 20_000].max.to_i)
   dir = Dir.mktmpdir("rackbench-fleet-sim")
-  start = Time.now + 3 # forks connect first
+  start = Time.now + [3, workers * 0.2].max # forks connect first
   deadline = start + seconds
   pids = Array.new(workers) do |i|
     fork do
-      sleep [start - Time.now, 0].max
-      simulate(url, deadline, heartbeat_s, File.join(dir, "w#{i}.json"))
+      simulate(url, start, deadline, heartbeat_s, File.join(dir, "w#{i}.json"))
       exit! 0
     end
   end
   connections = nil
+  sleep [start - Time.now, 0].max
+  db_cpu_start = postgres_cpu_s(pg)
   Sequel.connect(url, keep_reference: false) do |db|
     sleep [start + (seconds / 2) - Time.now, 0].max
     connections = db[:pg_stat_activity].where(datname: "fleet_sim").count
   end
+  # At the window's end, while every worker's backend still lives (an
+  # exited backend's CPU leaves /proc with it).
+  sleep [deadline - Time.now, 0].max
+  db_cpu_s = postgres_cpu_s(pg) - db_cpu_start
   pids.each { |pid| Process.wait(pid) }
-  latencies = Dir.glob(File.join(dir, "w*.json")).flat_map { |f| JSON.parse(File.read(f)) }.sort
+  outcomes = Dir.glob(File.join(dir, "w*.json")).map { |f| JSON.parse(File.read(f)) }
+  latencies = outcomes.flat_map { |o| o["latencies"] }.sort
+  workers_cpu_s = outcomes.sum { |o| o["cpu_s"] }
   FileUtils.rm_rf(dir)
   stats = Sequel.connect(url, keep_reference: false) do |db|
     trials = db[:trials].count
@@ -132,12 +160,15 @@ Rackbench::Test::PostgresCluster.open(fsync: true) do |pg|
     "loop_ms_p99" => (Rackbench::Stats.quantile(latencies, 0.99) * 1000).round(2),
     "trial_bytes_in_db" => (stats[:trials_bytes].to_f / stats[:trials]).round,
     "db_mb_per_10k_trials" => (stats[:trials_bytes].to_f / stats[:trials] * 10_000 / 1e6).round(1),
-    "connections" => connections
+    "connections" => connections,
+    "db_cpu_ms_per_claim" => (db_cpu_s * 1000 / stats[:claims]).round(2),
+    "worker_cpu_ms_per_claim" => (workers_cpu_s * 1000 / stats[:claims]).round(2)
   }
   if json
     puts JSON.pretty_generate(figures)
   else
-    puts "#{workers} simulated workers for #{seconds}s on #{Etc.nprocessors} CPUs (PostgreSQL on the same machine):"
+    puts "#{workers} simulated workers for #{seconds}s on #{Etc.nprocessors} CPUs (PostgreSQL on the same machine, " \
+         "fsync #{fsync ? "on" : "off"}):"
     puts "  claims: #{figures["claims_per_s"]}/s, stores: #{figures["stores_per_s"]}/s " \
          "(one recorded 28 KB trial per claim)"
     puts "  one worker's loop (requeue, claim, store, done): p50 #{figures["loop_ms_p50"]} ms, " \
@@ -145,5 +176,7 @@ Rackbench::Test::PostgresCluster.open(fsync: true) do |pg|
     puts "  database: #{figures["trial_bytes_in_db"]} bytes per stored trial (with TOAST and indexes), " \
          "#{figures["db_mb_per_10k_trials"]} MB per 10,000 trials"
     puts "  connections to the database mid-run: #{connections}"
+    puts "  CPU per claimed and stored trial: PostgreSQL #{figures["db_cpu_ms_per_claim"]} ms, the simulated " \
+         "workers #{figures["worker_cpu_ms_per_claim"]} ms (their Ruby and Sequel, with their start)"
   end
 end
