@@ -212,6 +212,11 @@ describe "the results store on PostgreSQL" do
       _, err, status = rackbench("report", "--store", url)
       refute status.success?
       assert_match(/\Arackbench: cannot open #{Regexp.escape(url)}: connection to server at "127.0.0.1", port #{cluster.port} failed: Connection refused\n\z/, err)
+      # The doctor says so before it boots anything.
+      _, err, status = rackbench("check", "--store", url, "--results", File.join(dir, "check"))
+      refute status.success?
+      assert_match(/\Arackbench: cannot open #{Regexp.escape(url)}: connection to server/, err)
+      refute File.exist?(File.join(dir, "check", "logs")), "nothing booted"
     ensure
       cluster.resume
     end

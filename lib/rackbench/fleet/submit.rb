@@ -46,6 +46,8 @@ module Rackbench
 
           Follow.new(store, id, testbed: @testbed, out: @out, **@follow).run
         end
+      rescue Sequel::Error => e
+        raise Store::Error, "lost #{Store::Connection.redact(@store_url)}: #{Store::Connection.reason(e)}"
       end
 
       private

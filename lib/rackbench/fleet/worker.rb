@@ -79,6 +79,10 @@ module Rackbench
           end
         end
         @batches_run
+      rescue Sequel::Error => e
+        # The database went away under the worker: one line; the batch it
+        # held goes back to the queue when its heartbeat is late.
+        raise Store::Error, "worker #{@name}: lost #{Store::Connection.redact(@store_url)}: #{Store::Connection.reason(e)}"
       end
 
       private
