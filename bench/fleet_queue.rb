@@ -151,7 +151,8 @@ Rackbench::Test::PostgresCluster.open(fsync: fsync) do |pg|
   stats = Sequel.connect(url, keep_reference: false) do |db|
     trials = db[:trials].count
     size = db.get(Sequel.function(:pg_total_relation_size, "trials"))
-    { trials: trials, trials_bytes: size, claims: db[:fleet_batches].where(state: "done").count }
+    { trials: trials, trials_bytes: size, claims: db[:fleet_batches].where(state: "done").count,
+      claimed_twice: db[:fleet_batches].where { claims > 1 }.count }
   end
   figures = {
     "workers" => workers, "seconds" => seconds, "cpus" => Etc.nprocessors,
@@ -161,6 +162,9 @@ Rackbench::Test::PostgresCluster.open(fsync: fsync) do |pg|
     "trial_bytes_in_db" => (stats[:trials_bytes].to_f / stats[:trials]).round,
     "db_mb_per_10k_trials" => (stats[:trials_bytes].to_f / stats[:trials] * 10_000 / 1e6).round(1),
     "connections" => connections,
+    # Each batch claimed once, and one trial stored per claim: no two
+    # workers ever got the same batch.
+    "claimed_once" => stats[:claimed_twice].zero? && stats[:trials] == stats[:claims],
     "db_cpu_ms_per_claim" => (db_cpu_s * 1000 / stats[:claims]).round(2),
     "worker_cpu_ms_per_claim" => (workers_cpu_s * 1000 / stats[:claims]).round(2)
   }
@@ -176,6 +180,7 @@ Rackbench::Test::PostgresCluster.open(fsync: fsync) do |pg|
     puts "  database: #{figures["trial_bytes_in_db"]} bytes per stored trial (with TOAST and indexes), " \
          "#{figures["db_mb_per_10k_trials"]} MB per 10,000 trials"
     puts "  connections to the database mid-run: #{connections}"
+    puts "  every batch claimed once, one trial stored per claim: #{figures["claimed_once"] ? "yes" : "NO"}"
     puts "  CPU per claimed and stored trial: PostgreSQL #{figures["db_cpu_ms_per_claim"]} ms, the simulated " \
          "workers #{figures["worker_cpu_ms_per_claim"]} ms (their Ruby and Sequel, with their start)"
   end

@@ -3,6 +3,7 @@
 require "etc"
 require "fileutils"
 require "open3"
+require_relative "live_process"
 require "tmpdir"
 
 module Rackbench
@@ -48,19 +49,10 @@ module Rackbench
       def self.sweep
         Dir.glob(File.join(Dir.tmpdir, "#{PREFIX}*")).each do |dir|
           owner = File.read(File.join(dir, OWNER_FILE)).to_i rescue 0 # rubocop:disable Style/RescueModifier
-          next if owner.positive? && alive?(owner)
+          next if owner.positive? && LiveProcess.alive?(owner)
 
           new(dir: dir).stop
         end
-      end
-
-      def self.alive?(pid)
-        Process.kill(0, pid)
-        true
-      rescue Errno::ESRCH
-        false
-      rescue Errno::EPERM
-        true
       end
 
       attr_reader :port, :dir

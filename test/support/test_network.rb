@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "open3"
+require_relative "live_process"
 
 module Rackbench
   module Test
@@ -38,26 +39,17 @@ module Rackbench
       def self.sweep
         namespaces = capture("ip", "netns", "list").lines.map { |line| line.split.first }.compact
         namespaces.grep(/\A#{PREFIX}(\d+)-/).each do |ns|
-          next if alive?(ns[/\A#{PREFIX}(\d+)-/, 1].to_i)
+          next if LiveProcess.alive?(ns[/\A#{PREFIX}(\d+)-/, 1].to_i)
 
           stop_processes(ns)
           system("ip", "netns", "delete", ns, err: File::NULL)
         end
         links = capture("ip", "-o", "link", "show").lines.map { |line| line.split(":")[1].to_s.strip.sub(/@.*/, "") }
         links.grep(/\A#{PREFIX}(\d+)[bv]/).each do |link|
-          next if alive?(link[/\A#{PREFIX}(\d+)/, 1].to_i)
+          next if LiveProcess.alive?(link[/\A#{PREFIX}(\d+)/, 1].to_i)
 
           system("ip", "link", "delete", link, err: File::NULL)
         end
-      end
-
-      def self.alive?(pid)
-        Process.kill(0, pid)
-        true
-      rescue Errno::ESRCH
-        false
-      rescue Errno::EPERM
-        true
       end
 
       def self.capture(*argv)

@@ -44,6 +44,13 @@ module Rackbench
         end
       end
 
+      # "30m", "90s" or "1h" => seconds.
+      def duration_s(text, option)
+        Duration.parse_s(text)
+      rescue ArgumentError
+        raise UsageError, "#{option} takes a duration such as 30m, 90s or 1h, got '#{text}'"
+      end
+
       # "1%" or "0.01" => 0.01.
       def fraction(text, option)
         value = Float(text.delete_suffix("%"), exception: false)

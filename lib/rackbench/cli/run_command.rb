@@ -114,12 +114,6 @@ module Rackbench
         words
       end
 
-      def duration_s(text, option)
-        Duration.parse_s(text)
-      rescue ArgumentError
-        raise UsageError, "#{option} takes a duration such as 30m, 90s or 1h, got '#{text}'"
-      end
-
       def parse(argv, options)
         parse_options(argv, "Usage: rackbench run [options] [EXPERIMENT.yml]") do |p|
           p.separator "Runs an experiment (doc/experiment.md); without a file, the built-in quick one."

@@ -50,12 +50,6 @@ module Rackbench
         trap("TERM", previous || "DEFAULT")
       end
 
-      def seconds(text, option)
-        Duration.parse_s(text)
-      rescue ArgumentError
-        raise UsageError, "#{option} takes a duration such as 5s or 1m, got '#{text}'"
-      end
-
       def parse(argv, options)
         parse_options(argv, "Usage: rackbench worker [options] [URL]") do |p|
           p.separator "Claims and runs the batches the fleet's database (URL, else $#{CLI::STORE_ENV}) queues for " \
@@ -68,12 +62,12 @@ module Rackbench
             options[:results] = v
           end
           p.on("--heartbeat DURATION", "time between heartbeats (default 5s)") do |v|
-            options[:heartbeat_s] = seconds(v, "--heartbeat")
+            options[:heartbeat_s] = duration_s(v, "--heartbeat")
           end
           p.on("--dead-after DURATION", "a claimed batch whose heartbeat is older goes back to the queue (default 60s)") do |v|
-            options[:dead_after_s] = seconds(v, "--dead-after")
+            options[:dead_after_s] = duration_s(v, "--dead-after")
           end
-          p.on("--poll DURATION", "time between looks at an empty queue (default 2s)") { |v| options[:poll_s] = seconds(v, "--poll") }
+          p.on("--poll DURATION", "time between looks at an empty queue (default 2s)") { |v| options[:poll_s] = duration_s(v, "--poll") }
           p.on("--exit-when-idle", "stop when the queue holds nothing this worker can run") { options[:exit_when_idle] = true }
         end
       end
