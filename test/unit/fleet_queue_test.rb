@@ -180,6 +180,30 @@ describe Rackbench::Fleet::Queue do
     end
   end
 
+  it "follows the queue: claims, a batch put back, stored trials and a worker's refusal, one line each" do
+    id = enqueue
+    out = StringIO.new
+    store do |s|
+      queue = Rackbench::Fleet::Queue.new(s)
+      workers = Rackbench::Fleet::Workers.new(s)
+      a = workers.register(name: "bench-a", testbed: "lab")
+      b = workers.register(name: "bench-b", testbed: "lab")
+      workers.refuse(b, id, "apps[0].path: \"myapp\" is not a directory")
+      first = queue.claim(worker_id: a, testbed: "lab")
+      queue.requeue_dead(dead_after_s: -2)
+      3.times do
+        claim = queue.claim(worker_id: a, testbed: "lab")
+        queue.finish(claim.id, a)
+      end
+      summary = Rackbench::Fleet::Follow.new(s, id, testbed: "lab", out: out, poll_s: 0.01).run
+      assert_equal [0, 0], [summary.ok, summary.failed]
+      assert_equal 1, first.batch
+    end
+    assert_equal ["  batch 1: done by bench-a", "  batch 2: done by bench-a", "  batch 3: done by bench-a",
+                  "  0 trials stored", "  worker bench-b will not run it: apps[0].path: \"myapp\" is not a directory"],
+                 out.string.lines.map(&:chomp)
+  end
+
   it "refuses --fleet on a database other hosts cannot share, and what a fleet cannot do, in one line" do
     error = assert_raises(Rackbench::UsageError) { submit.run }
     assert_match(/--fleet needs a PostgreSQL database that every host reaches/, error.message)

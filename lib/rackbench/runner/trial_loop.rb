@@ -71,7 +71,8 @@ module Rackbench
           record = record.with(attempt: earlier.attempt + 1) if earlier
           record = record.with(host: @host) if @host
           # committed before the next trial starts
-          @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log, replace_any: earlier&.replace_any || false)
+          @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log,
+                                                    replace_any: earlier&.replace_any || false)
           progress.finished(@describe.call(record), record.wall_s,
                             eta: @estimate.learn(record).remaining(left_from(i + 1)))
           record.ok? ? summary.ok += 1 : summary.failed += 1
