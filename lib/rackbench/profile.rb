@@ -14,6 +14,8 @@ module Rackbench
   module Profile
     autoload :Settings, File.expand_path("profile/settings", __dir__)
     autoload :Dump, File.expand_path("profile/dump", __dir__)
+    # Defined beside Dump: reachable before Dump is (a rescue naming it first).
+    autoload :Error, File.expand_path("profile/dump", __dir__)
     autoload :Merged, File.expand_path("profile/merged", __dir__)
     autoload :Collector, File.expand_path("profile/collector", __dir__)
     autoload :Files, File.expand_path("profile/files", __dir__)
