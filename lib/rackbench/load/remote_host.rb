@@ -26,8 +26,12 @@ module Rackbench
     SSH_COMMAND_ENV = "RACKBENCH_SSH_COMMAND"
     # ssh never asks (no terminal), and gives up on a host that does not answer.
     SSH_OPTIONS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10"].freeze
-    # TCP handshakes timed per round trip measurement.
-    ROUND_TRIP_SAMPLES = 20
+    # TCP handshakes timed per round trip measurement: few, each closed
+    # with a reset, because each is a connection sshd accepts and forks for,
+    # and sshd drops new connections at random beyond 10 that have not
+    # authenticated yet (MaxStartups 10:30:100): the engine's own ssh comes
+    # next.
+    ROUND_TRIP_SAMPLES = 5
     CONNECT_TIMEOUT_S = 5
 
     # ssh:// URL => [user, host, port, engine path] (port and user may be
@@ -141,7 +145,19 @@ module Rackbench
     rescue SystemCallError, SocketError => e
       raise SetupError, "load host #{@url}: cannot reach #{@host}:#{@port || 22}: #{e.message}"
     ensure
-      socket&.close
+      close_with_reset(socket)
+    end
+
+    # Closes with a RST (SO_LINGER 0), so the sshd child that accepted the
+    # connection sees it gone at once instead of waiting for a banner.
+    def close_with_reset(socket)
+      return unless socket
+
+      socket.setsockopt(Socket::SOL_SOCKET, Socket::SO_LINGER, [1, 0].pack("ii"))
+    rescue SystemCallError
+      nil
+    ensure
+      socket.close
     end
   end
 end
