@@ -15,6 +15,8 @@ module Rackbench
   autoload :LoadSettings, File.expand_path("rackbench/load/settings", __dir__)
   autoload :RequestList, File.expand_path("rackbench/load/request_list", __dir__)
   autoload :LoadSummary, File.expand_path("rackbench/load/summary", __dir__)
+  autoload :RemoteHost, File.expand_path("rackbench/load/remote_host", __dir__)
+  autoload :RemoteEngine, File.expand_path("rackbench/load/remote_engine", __dir__)
   autoload :Experiment, File.expand_path("rackbench/experiment", __dir__)
   autoload :Labels, File.expand_path("rackbench/labels", __dir__)
   autoload :Gate, File.expand_path("rackbench/gate", __dir__)
@@ -44,4 +46,5 @@ module Rackbench
   autoload :Sampler, File.expand_path("rackbench/observe/sampler", __dir__)
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
   autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
+  autoload :Fleet, File.expand_path("rackbench/fleet", __dir__)
 end

@@ -14,6 +14,9 @@ module Rackbench
     EXIT_CANNOT_SAY = 4
     EXIT_INTERRUPTED = 130
     DEFAULT_RESULTS_DIR = "rackbench-results"
+    # The results database of every command when --store is not given: a
+    # database URL (postgres://...), or a results directory.
+    STORE_ENV = "RACKBENCH_STORE"
 
     # name => [file under rackbench/cli, class name, one-line description]
     COMMANDS = {
@@ -26,6 +29,8 @@ module Rackbench
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
+      "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
+      "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
       "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds; `rubies build` builds one from source"],
       "cache" => ["cache_command", "CacheCommand", "list what rackbench keeps between runs (built rubies, gem environments); prune it"],

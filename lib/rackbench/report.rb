@@ -13,6 +13,7 @@ require_relative "report/profiles"
 require_relative "report/concurrency_sweep"
 require_relative "report/batch_figures"
 require_relative "report/machine_match"
+require_relative "report/hosts"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -162,7 +163,14 @@ module Rackbench
         document["profiles"] = @profiles.to_a unless @profiles.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
         document["detect"] = @detect&.to_h
+        document["hosts"] = hosts.map(&:to_h)
       end
+    end
+
+    # Per-host figures when the trials ran on several hosts (a fleet), each
+    # flagged when it stands apart from the rest (Report::Hosts); [] else.
+    def hosts
+      @hosts ||= Hosts.of(@trials, @options)
     end
 
     # Latency and throughput against load.connections per configuration
@@ -243,7 +251,8 @@ module Rackbench
     # attempts (retried failures), oldest first.
     def trial_hash(trial)
       record = trial.record
-      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key))
+      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key),
+                       "host" => record.host, "network" => record.network)
     end
 
     def experiment_hash

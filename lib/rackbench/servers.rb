@@ -234,8 +234,10 @@ module Rackbench
         "#{name} does not run on JRuby (it needs fork and C extensions)" if jruby?(ruby_engine)
       end
 
-      def bind_address(port)
-        "#{HOST}:#{Integer(port)}"
+      # "ADDRESS:PORT" the server listens on: HOST, or the address a load
+      # host reaches (load.host) when the trial gives one.
+      def bind_address(port, host = HOST)
+        "#{host}:#{Integer(port)}"
       end
 
       # Writes a generated file into work_dir and returns its path. Values

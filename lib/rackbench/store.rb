@@ -14,6 +14,7 @@ require_relative "store/connection"
 require_relative "store/schema"
 require_relative "store/record_codec"
 require_relative "store/history"
+require_relative "store/copy"
 
 module Rackbench
   # The results database: experiments, their trials and each `rackbench run`
@@ -50,14 +51,20 @@ module Rackbench
 
     # Opens (creating if needed) the results database at +target+: a results
     # directory, which gets a +results.db+ SQLite file, or a database URL
-    # (+sqlite://path+; later +postgres://...+). The schema is created or
-    # upgraded on the way. With a block, yields the store and closes it
+    # (+sqlite://path+, or +postgres://user@host:port/database+: the same
+    # schema on a server the hosts of a fleet share). The schema is created
+    # or upgraded on the way. With a block, yields the store and closes it
     # afterwards, returning the block's value.
     #
+    # :upgrade :: false refuses a database whose schema is not this
+    #             rackbench's instead of upgrading it (Schema.migrate!)
+    #             (default: true)
+    #
     # Raises Store::Error when the directory cannot be created or written,
-    # or the file is not a rackbench results database.
-    def self.open(target)
-      store = new(target)
+    # the server cannot be reached, or the database is not a rackbench
+    # results database.
+    def self.open(target, upgrade: true)
+      store = new(target, upgrade: upgrade)
       return store unless block_given?
 
       begin
@@ -71,9 +78,9 @@ module Rackbench
     attr_reader :location
 
     # See Store.open.
-    def initialize(target)
+    def initialize(target, upgrade: true)
       @db, @location = Connection.connect(target)
-      guard("open") { Schema.migrate!(@db, @location) }
+      guard("open") { Schema.migrate!(@db, @location, upgrade: upgrade) }
     rescue StandardError
       @db&.disconnect
       raise
@@ -85,6 +92,11 @@ module Rackbench
       raise Error, "#{location} is closed" if @db.nil?
 
       @db
+    end
+
+    # Whether the database is a PostgreSQL server's (what a fleet shares).
+    def postgres?
+      db.database_type == :postgres
     end
 
     # Disconnects. Safe to call twice; the store cannot be used afterwards.
@@ -123,6 +135,9 @@ module Rackbench
                                config_keys: encode_json(config_keys, "experiment #{name}: configurations"),
                                labels: encode_json(labels, "experiment #{name}: labels"))
         end
+      rescue Sequel::UniqueConstraintViolation
+        # PostgreSQL takes no lock up front: another host inserted it first.
+        experiments.where(name: name, fingerprint: fingerprint).get(:id)
       end
     end
 
@@ -161,14 +176,16 @@ module Rackbench
     #
     # :earlier_log_path :: for a retry, where the earlier attempt's log was
     #                      kept (its stored log_path is replaced) (default: nil)
+    # :replace_any :: a retry replaces the earlier attempt whatever its
+    #                 status, not only a failure (default: false)
     #
     # Raises DuplicateTrial when the key is already stored (for a first
     # attempt), Store::Error when the database cannot take the row (disk
     # full, ...) or a retry does not follow a stored failed attempt,
     # ArgumentError for a document that cannot be stored as JSON.
-    def save_trial(experiment_id, record, earlier_log_path: nil)
+    def save_trial(experiment_id, record, earlier_log_path: nil, replace_any: false)
       row = RecordCodec.encode(experiment_id, record)
-      return supersede(experiment_id, record, row, earlier_log_path) if record.attempt > 1
+      return supersede(experiment_id, record, row, earlier_log_path, replace_any) if record.attempt > 1
 
       trials = db[:trials]
       db.transaction { trials.insert(row) }
@@ -220,7 +237,12 @@ module Rackbench
     # trial is stored, which also marks the experiment finished),
     # "interrupted" or "failed". Raises Store::Error when the run is not
     # running.
-    def finish_run(run_id, status)
+    #
+    # :experiment_done :: false keeps a "finished" run from marking the
+    #                     experiment finished (a fleet worker's run of one
+    #                     batch: the queue marks it when its last batch is
+    #                     done) (default: true)
+    def finish_run(run_id, status, experiment_done: true)
       unless RUN_END_STATUSES.include?(status)
         raise ArgumentError, "run status is #{status.inspect}, expected one of #{RUN_END_STATUSES.join(", ")}"
       end
@@ -233,7 +255,7 @@ module Rackbench
           raise Error, "run #{run_id} already ended (#{run[:status]})" unless run[:status] == "running"
 
           db[:runs].where(id: run_id).update(status: status, finished_at: now)
-          if status == "finished"
+          if status == "finished" && experiment_done
             db[:experiments].where(id: run[:experiment_id], finished_at: nil).update(finished_at: now)
           end
         end

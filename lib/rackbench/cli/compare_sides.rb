@@ -33,11 +33,12 @@ module Rackbench
       # The report of an experiment name, an id (digits), or a results
       # directory (its latest experiment).
       def experiment_report(ref, options)
-        dir, which = if File.directory?(ref) then [ref, {}]
-                     elsif ref.match?(/\A\d+\z/) then [options[:results], { experiment_id: Integer(ref) }]
-                     else [options[:results], { name: ref }]
-                     end
-        with_store(results: dir) { |store| Report.new(store, **which, **options[:report]) }
+        # A directory is its own results.db, whatever --store says.
+        where, which = if File.directory?(ref) then [{ results: ref, store: nil }, {}]
+                       elsif ref.match?(/\A\d+\z/) then [options, { experiment_id: Integer(ref) }]
+                       else [options, { name: ref }]
+                       end
+        with_store(where) { |store| Report.new(store, **which, **options[:report]) }
       end
     end
   end

@@ -21,7 +21,8 @@ module Rackbench
       # Returns the exit code. resume :: the command that resumes this run,
       # words for Shellwords.
       def run_source(source, options, resume:)
-        runner = Runner.new(source: source, results_dir: options[:results], resume: options[:resume],
+        runner = Runner.new(source: source, results_dir: options[:results], store: store_target(options),
+                            resume: options[:resume],
                             retry_failed: options[:retry_failed] || false,
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err,
                             detect: options[:detect], labels: Labels.parse(options[:labels] || []))
@@ -31,7 +32,8 @@ module Rackbench
         end
 
         summary = runner.run
-        print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline])
+        print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
+                                                            store: store_target(options))
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: resume with #{resume.shelljoin}"

@@ -149,12 +149,25 @@ module Rackbench
         @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
       end
 
+      # A load host measures over the network: the timeout is the
+      # experiment's (the calibration runs beside the server), and the
+      # proxies listen on the loopback only.
+      def check_load_host(config)
+        return unless config.load[:host]
+
+        if config.load[:timeout_s].nil?
+          @checker.fail!("load.host", "needs load.timeout (a load host's timeout is not calibrated): e.g. timeout: 2s")
+        end
+        @checker.fail!("load.host", "cannot be combined with proxy: #{config.proxy}") if config.proxied?
+      end
+
       # Checks across keys that only make sense per configuration.
       def check_config(config)
         if config.load[:cookies] == false && !config.load[:cookie_presets].to_a.empty?
           @checker.fail!("load.preset_cookies", "needs the cookie jar, but load.cookies is false")
         end
         check_protocol(config.load)
+        check_load_host(config)
         return config if config.load[:threads] <= config.load[:connections]
 
         @checker.fail!("load.threads", "#{config.load[:threads]} engine threads but only " \

@@ -51,9 +51,9 @@ module Rackbench
           "each serving requests on fibers); CRuby only; HTTP/1.1 and h2c"
       end
 
-      def command(config_ru:, port:, processes:, threads:, options: {}, **)
+      def command(config_ru:, port:, processes:, threads:, options: {}, host: HOST, **)
         values = option_values(options)
-        argv = ["falcon", "serve", "--bind", "http://#{bind_address(port)}", "--config", config_ru.to_s]
+        argv = ["falcon", "serve", "--bind", "http://#{bind_address(port, host)}", "--config", config_ru.to_s]
         argv += if threads == 1
                   ["--forked", "--count", processes.to_s]
                 else

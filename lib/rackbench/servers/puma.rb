@@ -81,10 +81,11 @@ module Rackbench
       # options. Threads are fixed (min = max) so the pool does not grow
       # during the measurement. "--workers 0" is explicit because Puma
       # otherwise reads WEB_CONCURRENCY from the environment.
-      def command(config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT, **)
+      def command(config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT,
+                  host: HOST, **)
         values = option_values(options)
         config = write_work_file(work_dir, CONFIG_FILE, config_text(values))
-        bind = "tcp://#{bind_address(port)}"
+        bind = "tcp://#{bind_address(port, host)}"
         bind += "?backlog=#{Integer(values["backlog"])}" if values.key?("backlog")
         ["puma", "--config", config, "--environment", environment_name(environment),
          "--bind", bind, "--threads", "#{threads}:#{threads}",

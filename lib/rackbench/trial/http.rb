@@ -27,6 +27,7 @@ module Rackbench
     #             one with a missing binary)
     # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
     #                    returns a Proxy::Running (default: Proxy::Launch.new)
+    # :load_hosts :: the experiment's load hosts (load.host) (default: a LoadHosts over ssh)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -41,8 +42,9 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
-                     proxy_launcher: Proxy::Launch.method(:new))
+                     proxy_launcher: Proxy::Launch.method(:new), load_hosts: LoadHosts.new)
         super(context)
+        @load_hosts = load_hosts
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
@@ -76,8 +78,12 @@ module Rackbench
       # A variable the experiment passes from the shell must be there: a
       # server started without its DATABASE_URL would fail in ways that name
       # anything but the cause.
+      #
+      # Every load host (load.host) is reached first: ssh, its engine, the
+      # address the servers will listen on.
       def check!
         check_profiler!
+        @load_hosts.prepare!(source.configurations) if source.respond_to?(:configurations)
         missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
         return if missing.empty?
 
@@ -127,6 +133,7 @@ module Rackbench
 
         bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
         facts[:gem_versions] = bundle.gem_versions
+        facts[:network] = @load_hosts.network(config) # the round trip, before the server boots
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile)
         calibrate_first(trial, app, variant, adapter, bundle, env)
         window = WindowMarks.new(work_dir(trial))
@@ -137,7 +144,8 @@ module Rackbench
         begin
           proxy = ProxyStart.new(trial: trial, app: app, server: booted.server, context: @context, guard: guard,
                                  proxies: @proxies, launcher: @proxy_launcher, work_dir: work_dir(trial)).start
-          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
+          engine = @load_hosts.engine(config, booted.server, app.health || app.load_path, local: @engine)
+          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: engine,
                                  layout: @context.layout, seed: @context.source.seed,
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
@@ -221,7 +229,8 @@ module Rackbench
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
-                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window)
+                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
+                       bind_host: @load_hosts.bind_host(trial.config))
       end
 
       # The user's app's setup runs once per run and Bundler environment.
@@ -310,6 +319,7 @@ require_relative "http/calibration"
 require_relative "http/window_marks"
 require_relative "http/inside"
 require_relative "http/load_run"
+require_relative "http/load_hosts"
 require_relative "http/proxy_start"
 require_relative "http/profile_run"
 require_relative "http/examination"

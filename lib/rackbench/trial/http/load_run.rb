@@ -50,15 +50,18 @@ module Rackbench
         # list and cookie jar, the engine's CPUs, the batch's seed. With a
         # work_dir, a list whose app names its logged-in text gets the
         # session probe every slot sends (RequestList.for_trial).
-        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil)
+        #
+        # :host :: the server's address (default: Servers::HOST; a load
+        #          host's trial: the address it reaches the server at)
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil, host: Servers::HOST)
           config = trial.config
           list = requests(config, app)
           if work_dir && list[:requests_file]
             list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
                                                                                probe_body: app.expect_session_body)
           end
-          LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies), **list,
+          LoadSettings.build(url: "http://#{host}:#{port}#{app.load_path}",
+                             **config.load.except(:cookies, :host), **list,
                              cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
@@ -114,7 +117,7 @@ module Rackbench
 
         def settings
           self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
-                              work_dir: @work_dir)
+                              work_dir: @work_dir, host: @server.host)
         end
 
         # The engine's phases: the window starts, the window ends. The

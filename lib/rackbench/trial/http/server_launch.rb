@@ -37,9 +37,11 @@ module Rackbench
         # :hooks :: the run's AppHooks (the user's app's setup and reset) (default: a fresh one)
         # :window :: the WindowMarks of the server's measured window, whose edges' pipes the server
         #            inherits when the window channel is on (default: a fresh one, never marked)
+        # :bind_host :: the address the server listens on: the loopback, or the address a load host
+        #               reaches (load.host) (default: Servers::HOST)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
                        ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
-                       window: nil)
+                       window: nil, bind_host: Servers::HOST)
           @trial = trial
           @app = app
           @variant = variant
@@ -56,6 +58,7 @@ module Rackbench
           @guard = guard
           @hooks = hooks || AppHooks.new(logs_dir: File.dirname(log_path))
           @window = window || WindowMarks.new(work_dir)
+          @bind_host = bind_host
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
@@ -72,11 +75,11 @@ module Rackbench
                                       work_dir: @work_dir)
           run_setup if @app.setup
           app_logs = AppLogs.new(@app.dir)
-          port = Ports.free_port
+          port = Ports.free_port(host: @bind_host)
           argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
           File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
           server = ServerProcess.new(argv: argv, env: @env.to_h.merge(window_env), clean_env: true, chdir: @app.dir,
-                                     log_path: @log_path, port: port, fds: window_env.empty? ? {} : @window.spawn_fds)
+                                     log_path: @log_path, port: port, host: @bind_host, fds: window_env.empty? ? {} : @window.spawn_fds)
           begin
             server.start
           ensure
@@ -125,7 +128,7 @@ module Rackbench
           file = config.load[:requests_file] || @app.requests
           return unless @app.expect_session_body && file
 
-          ServerProcess::SessionCheck.verify!(url: "http://#{Servers::HOST}:#{port}#{@app.load_path}",
+          ServerProcess::SessionCheck.verify!(url: "http://#{@bind_host}:#{port}#{@app.load_path}",
                                               requests_file: file, expect_body: @app.expect_session_body,
                                               headers: config.load[:headers] || [],
                                               cookie_presets: config.load[:cookie_presets] || [])
@@ -134,7 +137,7 @@ module Rackbench
         def command(config, port)
           @adapter.command(app_dir: @app.dir, config_ru: File.join(@app.dir, "config.ru"), port: port,
                            processes: config.processes, threads: config.threads, work_dir: @work_dir,
-                           options: config.server.options, environment: @env["RACK_ENV"])
+                           options: config.server.options, environment: @env["RACK_ENV"], host: @bind_host)
         end
 
         # Runs the app's setup script (e.g. creating and seeding its database
