@@ -242,8 +242,25 @@ module Rackbench
       end
     end
 
-        refuse_rerun(done, store) unless done.empty? || @resume
-        warn_other_labels(store, experiment_id) if @resume && done.empty?
+    def refuse_rerun(done, store)
+      where = @store == @results_dir ? @results_dir : store.location
+      what = labels.empty? ? "" : " (#{labels.text})"
+      raise UsageError, "#{where} already holds #{done.size} trials of experiment '#{@source.name}'#{what}: " \
+                        "add --resume to finish it, --label KEY=VALUE to run it again as another labelled run, " \
+                        "or choose another --results directory"
+    end
+
+    # --resume found nothing of this experiment under these labels: when
+    # the store holds runs of it under others (the app moved to another
+    # commit since the interrupted run), say so, since this starts afresh.
+    def warn_other_labels(store, experiment_id)
+      others = store.experiments.select { |e| e[:name] == @source.name && e[:id] != experiment_id }
+      return if others.empty?
+
+      stored = Labels.from_h(others.last[:labels])
+      @err.puts "rackbench: nothing of '#{@source.name}' is stored with these labels and revisions " \
+                "(#{labels.empty? ? "none" : labels.text}); the latest stored run has " \
+                "#{stored.empty? ? "none" : stored.text}: starting a new run"
     end
 
     # retries :: key => stored failed attempt, for the failures to run

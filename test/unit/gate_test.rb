@@ -14,10 +14,10 @@ describe Rackbench::Gate do
   let(:root) { Dir.mktmpdir("rackbench-gate") }
   after { FileUtils.rm_rf(root) }
 
-  MACHINE = { "hostname" => "ci-1", "arch" => "x86_64", "cpu_model" => "Xeon E5", "cpu_count" => 2,
+  GATE_MACHINE = { "hostname" => "ci-1", "arch" => "x86_64", "cpu_model" => "Xeon E5", "cpu_count" => 2,
               "memory_total_bytes" => 24 * 1024**3, "kernel" => "6.1.0-18-amd64", "warnings" => [] }.freeze
 
-  def report(name, configs, environment: MACHINE, labels: nil, fields: nil, **options)
+  def report(name, configs, environment: GATE_MACHINE, labels: nil, fields: nil, **options)
     @stores = (@stores || 0) + 1
     Rackbench::Store.open(File.join(root, "#{@stores}-#{name}")) do |store|
       ReportStore.fill(store, configs, name: name, environment: environment, labels: labels, fields: fields)
@@ -183,7 +183,7 @@ describe Rackbench::Gate do
                             revisions: [revision.merge("commit" => "b" * 40, "subject" => "Burn <300> us | per request")])
     end
 
-    def between(cand_env: MACHINE, base: noisy(1000, 20), cand: noisy(700, 21), base_testbed: nil, cand_testbed: nil,
+    def between(cand_env: GATE_MACHINE, base: noisy(1000, 20), cand: noisy(700, 21), base_testbed: nil, cand_testbed: nil,
                 texts: ["rps>2%"])
       base_l = base_testbed ? Rackbench::Labels.new(given: { "testbed" => base_testbed }, revisions: []) : base_labels
       cand_l = cand_testbed ? Rackbench::Labels.new(given: { "testbed" => cand_testbed }, revisions: []) : cand_labels
@@ -211,7 +211,7 @@ describe Rackbench::Gate do
     end
 
     it "cannot say when the sides ran on different machines, unless one testbed of one hardware" do
-      other = MACHINE.merge("hostname" => "ci-2")
+      other = GATE_MACHINE.merge("hostname" => "ci-2")
       gate = between(cand_env: other)
       assert_equal Rackbench::Gate::CANNOT_SAY, gate.status, "a regression on another machine proves nothing"
       assert_equal ["the candidate ran on another machine than the baseline (hostname: \"ci-1\" vs \"ci-2\")"],
@@ -221,7 +221,7 @@ describe Rackbench::Gate do
       slower_cpu = between(cand_env: other.merge("cpu_model" => "Atom"), base_testbed: "rack-a", cand_testbed: "rack-a")
       assert_equal ["the candidate ran on another machine than the baseline (cpu_model: \"Xeon E5\" vs \"Atom\")"],
                    slower_cpu.reasons, "a testbed is one hardware"
-      kernel = between(cand_env: MACHINE.merge("kernel" => "6.1.0-20-amd64"))
+      kernel = between(cand_env: GATE_MACHINE.merge("kernel" => "6.1.0-20-amd64"))
       assert_equal Rackbench::Gate::REGRESSED, kernel.status
       assert_equal ["the machine changed between the runs: kernel: \"6.1.0-18-amd64\" vs \"6.1.0-20-amd64\""], kernel.notes
     end
