@@ -1,8 +1,8 @@
 /*
  * h2_conn.c - one h2c connection of the worker (h2_worker.h): its socket
  * and nghttp2 session, what it reads and writes, how its streams end and
- * how it ends. The loop, the schedule and the slots' next requests are
- * h2_worker.c's.
+ * how it ends. The schedule and the slots' next requests are
+ * h2_worker.c's; a slot that ends here only joins the ready list it reads.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -16,6 +16,14 @@
 
 #include "clock.h"
 #include "h2_worker_state.h"
+
+void h2_push_ready(h2_slot *s) {
+    struct h2_worker *h = h2_of(s->hc->w);
+    if (s->ready) return;
+    s->ready = 1;
+    s->next_ready = h->ready_head;
+    h->ready_head = s;
+}
 
 static void record(h2_slot *s, uint64_t now_ns, int status, const char *error, uint64_t bytes) {
     worker *w = s->hc->w;
@@ -83,7 +91,7 @@ static void keep_reason(worker *w, const char *reason) {
  * go back to work. */
 void h2_conn_close(h2_conn *hc, error_kind kind, int backoff, uint64_t now_ns) {
     worker *w = hc->w;
-    for (int k = 0; k < w->h2->streams; k++) {
+    for (int k = 0; k < h2_of(w)->streams; k++) {
         h2_slot *s = &hc->slots[k];
         if (s->state != SLOT_SENT) continue;
         h2_slot_error(s, kind, now_ns);
@@ -103,7 +111,7 @@ void h2_conn_close(h2_conn *hc, error_kind kind, int backoff, uint64_t now_ns) {
         hc->backoff_until_ns = now_ns + RECONNECT_BACKOFF_NS;
         /* Its slots rest until the backoff ends (housekeeping), out of the
          * open loop's free stack too; pending requests keep their place. */
-        struct h2_worker *h = w->h2;
+        struct h2_worker *h = h2_of(w);
         h2_slot **link = &h->free_stack;
         while (*link) {
             if ((*link)->hc == hc) *link = (*link)->next_free;
@@ -216,7 +224,7 @@ static void note_goaway(h2_conn *hc) {
 static void on_readable(h2_conn *hc, uint64_t now_ns) {
     worker *w = hc->w;
     for (;;) {
-        ssize_t n = recv(hc->fd, w->read_buf, READ_BUFFER_BYTES, 0);
+        ssize_t n = recv(hc->fd, w->read_buf, WORKER_READ_BUFFER_BYTES, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) break;
         if (n <= 0) {
@@ -235,7 +243,7 @@ static void on_readable(h2_conn *hc, uint64_t now_ns) {
             conn_failed(hc, now_ns);
             return;
         }
-        if ((size_t)n < READ_BUFFER_BYTES) break; /* drained: the next edge brings more */
+        if ((size_t)n < WORKER_READ_BUFFER_BYTES) break; /* drained: the next edge brings more */
     }
     note_goaway(hc);
     if (hc->client.peer_max_streams && hc->client.peer_max_streams != UINT32_MAX)

@@ -1,5 +1,8 @@
 /*
- * h2_worker.c - the h2c event loop. See h2_worker.h.
+ * h2_worker.c - the h2c protocol's slots: which request each starts, when,
+ * and on which connection; timeouts; and the end of each turn of the
+ * worker's loop. See h2_worker.h. One connection's socket and session are
+ * h2_conn.c's.
  *
  * Each socket is registered once, edge triggered, for input and output,
  * as for HTTP/1.1. nghttp2 works on memory (h2_client.h): what a read
@@ -13,43 +16,15 @@
  */
 #include "h2_worker.h"
 
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "h2_worker_state.h"
-#include "open_loop.h"
 
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n, size);
-    if (!p) {
-        perror("rackbench-engine: out of memory");
-        exit(1);
-    }
-    return p;
-}
-
-static int is_open_loop(const worker *w) { return w->interval_ns > 0; }
-
-/* Slot s is to be looked at on the loop's next turn (restart_ready). */
-void h2_push_ready(h2_slot *s) {
-    struct h2_worker *h = s->hc->w->h2;
-    if (s->ready) return;
-    s->ready = 1;
-    s->next_ready = h->ready_head;
-    h->ready_head = s;
-}
-
-/* hc has output to write on the loop's next turn. */
+/* hc has output to write at the end of this turn (restart_ready). */
 static void mark_dirty(h2_conn *hc) {
-    struct h2_worker *h = hc->w->h2;
+    struct h2_worker *h = h2_of(hc->w);
     if (hc->dirty) return;
     hc->dirty = 1;
     hc->next_dirty = h->dirty_head;
@@ -58,14 +33,14 @@ static void mark_dirty(h2_conn *hc) {
 
 static void start_request(h2_slot *s, uint64_t start_ns, uint64_t now_ns);
 
-struct h2_worker *h2_worker_new(worker *w) {
+static void *h2_create(worker *w) {
     const engine_config *cfg = w->cfg;
-    struct h2_worker *h = xcalloc(1, sizeof(*h));
+    struct h2_worker *h = worker_xcalloc(1, sizeof(*h));
     h->streams = cfg->streams;
     h->conn_count = w->conn_count;
     h->request_count = w->requests->count;
-    h->conns = xcalloc((size_t)w->conn_count, sizeof(h2_conn));
-    h->slots = xcalloc((size_t)w->conn_count * (size_t)h->streams, sizeof(h2_slot));
+    h->conns = worker_xcalloc((size_t)w->conn_count, sizeof(h2_conn));
+    h->slots = worker_xcalloc((size_t)w->conn_count * (size_t)h->streams, sizeof(h2_slot));
     char err[256];
     if (h2_requests_build(&h->requests, w->requests, cfg, err, sizeof(err))) {
         fprintf(stderr, "rackbench-engine: %s\n", err);
@@ -76,7 +51,7 @@ struct h2_worker *h2_worker_new(worker *w) {
         hc->w = w;
         hc->fd = -1;
         hc->slots = &h->slots[(size_t)i * (size_t)h->streams];
-        hc->out = xcalloc(1, OUT_BUFFER_BYTES);
+        hc->out = worker_xcalloc(1, OUT_BUFFER_BYTES);
         for (int k = 0; k < h->streams; k++) {
             h2_slot *s = &hc->slots[k];
             s->hc = hc;
@@ -89,8 +64,8 @@ struct h2_worker *h2_worker_new(worker *w) {
     return h;
 }
 
-void h2_worker_free(struct h2_worker *h) {
-    if (!h) return;
+static void h2_destroy(worker *w) {
+    struct h2_worker *h = h2_of(w);
     for (int i = 0; i < h->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
         if (hc->has_client) h2_client_free(&hc->client);
@@ -126,7 +101,7 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
             return;
         }
     }
-    const h2_request *hr = &w->h2->requests[s->req - w->requests->items];
+    const h2_request *hr = &h2_of(w)->requests[s->req - w->requests->items];
     s->deadline_ns = now_ns + w->cfg->timeout_ns;
     s->stream.body = hr->body;
     s->stream.body_len = hr->body_len;
@@ -151,29 +126,19 @@ static void start_request(h2_slot *s, uint64_t start_ns, uint64_t now_ns) {
     worker *w = s->hc->w;
     s->req = requests_next(w->requests, &s->rng, &s->first_done);
     s->start_ns = start_ns;
-    s->phase = start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
+    s->phase = worker_phase_of(w, start_ns);
     w->in_flight++;
     send_request(s, now_ns);
 }
 
-static uint64_t next_due_ns(const worker *w) {
-    return open_loop_due_ns(w->sched_origin_ns, w->interval_ns, w->next_index);
-}
+static int h2_has_free_slot(const worker *w) { return h2_of(w)->free_stack != NULL; }
 
-/* Open loop: sends every request due by now_ns (and inside the schedule)
- * while a stream slot is free, as worker.c does with connections. */
-static void open_loop_dispatch(worker *w, uint64_t now_ns) {
-    struct h2_worker *h = w->h2;
-    while (h->free_stack) {
-        uint64_t due_ns = next_due_ns(w);
-        if (due_ns > now_ns || due_ns >= w->clock->measure_end_ns) return;
-        h2_slot *s = h->free_stack;
-        h->free_stack = s->next_free;
-        w->next_index++;
-        /* Latency counts from the scheduled time (no coordinated omission). */
-        start_request(s, due_ns, now_ns);
-        phase_stats_lateness(&w->phases[s->phase], now_ns - due_ns);
-    }
+/* Open loop: the request due at due_ns goes on the free stack's top slot. */
+static void h2_start_scheduled(worker *w, uint64_t due_ns, uint64_t now_ns) {
+    struct h2_worker *h = h2_of(w);
+    h2_slot *s = h->free_stack;
+    h->free_stack = s->next_free;
+    start_request(s, due_ns, now_ns);
 }
 
 /* Gives the slots of the ready list their next request: closed loop at
@@ -182,7 +147,7 @@ static void open_loop_dispatch(worker *w, uint64_t now_ns) {
  * it (housekeeping puts them back when it ends). Then every connection
  * with new requests writes them, one send for all of a turn's streams. */
 static void restart_ready(worker *w, uint64_t now_ns) {
-    struct h2_worker *h = w->h2;
+    struct h2_worker *h = h2_of(w);
     h2_slot *list = h->ready_head;
     h->ready_head = NULL;
     while (list) {
@@ -195,14 +160,14 @@ static void restart_ready(worker *w, uint64_t now_ns) {
             send_request(s, now_ns);
         } else if (w->stopping) {
             continue;
-        } else if (is_open_loop(w)) {
+        } else if (worker_open_loop(w)) {
             s->next_free = h->free_stack;
             h->free_stack = s;
         } else if (now_ns < w->clock->measure_end_ns) {
             start_request(s, now_ns, now_ns);
         }
     }
-    if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
+    if (worker_open_loop(w) && !w->stopping) worker_dispatch_due(w, now_ns);
     while (h->dirty_head) {
         h2_conn *hc = h->dirty_head;
         h->dirty_head = hc->next_dirty;
@@ -211,8 +176,8 @@ static void restart_ready(worker *w, uint64_t now_ns) {
     }
 }
 
-static void housekeeping(worker *w, uint64_t now_ns) {
-    struct h2_worker *h = w->h2;
+static void h2_housekeeping(worker *w, uint64_t now_ns) {
+    struct h2_worker *h = h2_of(w);
     for (int i = 0; i < w->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
         if (hc->state == H2CONN_BACKOFF) {
@@ -242,62 +207,17 @@ static void housekeeping(worker *w, uint64_t now_ns) {
     }
 }
 
-/* As worker.c's stop_dispatching: the open-loop window's schedule is
- * counted once, when the thread stops sending. */
-static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
-    const run_clock *clock = w->clock;
-    if (is_open_loop(w)) {
-        if (!interrupted) open_loop_dispatch(w, until_ns);
-        uint64_t window_end_ns = until_ns < clock->measure_end_ns ? until_ns : clock->measure_end_ns;
-        phase_stats_schedule(&w->phases[PHASE_MEASURE],
-                             open_loop_slots(w->sched_origin_ns, w->interval_ns, clock->measure_start_ns, window_end_ns),
-                             open_loop_unsent(w->sched_origin_ns, w->interval_ns, w->next_index,
-                                              clock->measure_start_ns, window_end_ns));
-    }
-    w->stopping = 1;
-    w->stop_ns = until_ns;
-}
-
-void h2_worker_loop(worker *w) {
-    const run_clock *clock = w->clock;
-    struct h2_worker *h = w->h2;
-    uint64_t now_ns = clock_now_ns();
+static void h2_start(worker *w, uint64_t now_ns) {
+    struct h2_worker *h = h2_of(w);
     /* In slot order: the first streams of every connection first. */
     for (int i = w->conn_count - 1; i >= 0; i--)
         for (int k = h->streams - 1; k >= 0; k--) h2_push_ready(&h->conns[i].slots[k]);
     restart_ready(w, now_ns);
-    struct epoll_event events[WORKER_MAX_EVENTS];
-    uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
-    for (;;) {
-        now_ns = clock_now_ns();
-        if (engine_interrupted) {
-            if (!w->stopping) stop_dispatching(w, now_ns, 1);
-            w->abandoned += (uint64_t)w->in_flight;
-            break;
-        }
-        if (!w->stopping && now_ns >= clock->measure_end_ns) stop_dispatching(w, now_ns, 0);
-        if (now_ns >= next_housekeeping_ns || w->stopping) {
-            housekeeping(w, now_ns);
-            next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
-        }
-        restart_ready(w, now_ns);
-        if (w->stopping && w->in_flight == 0) break;
-        uint64_t until_ns = next_housekeeping_ns;
-        if (!w->stopping && clock->measure_end_ns < until_ns) until_ns = clock->measure_end_ns;
-        if (is_open_loop(w) && !w->stopping && h->free_stack) {
-            uint64_t due_ns = next_due_ns(w);
-            if (due_ns < until_ns) until_ns = due_ns;
-        }
-        int n = worker_wait_events(w, events, now_ns, until_ns);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("rackbench-engine: epoll_wait");
-            exit(1);
-        }
-        if (n > 0) now_ns = clock_now_ns();
-        for (int i = 0; i < n; i++) h2_conn_on_event(events[i].data.ptr, events[i].events, now_ns);
-    }
-    /* What is still open at the end (drained, or interrupted) closes here. */
+}
+
+/* What is still open at the end (drained, or interrupted) closes here. */
+static void h2_finish(worker *w) {
+    struct h2_worker *h = h2_of(w);
     for (int i = 0; i < w->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
         if (hc->has_client) h2_client_free(&hc->client);
@@ -306,3 +226,17 @@ void h2_worker_loop(worker *w) {
         hc->fd = -1;
     }
 }
+
+static void h2_on_event(void *ptr, uint32_t events, uint64_t now_ns) { h2_conn_on_event(ptr, events, now_ns); }
+
+const worker_protocol h2_protocol = {
+    .create = h2_create,
+    .destroy = h2_destroy,
+    .start = h2_start,
+    .on_event = h2_on_event,
+    .housekeeping = h2_housekeeping,
+    .end_turn = restart_ready,
+    .has_free_slot = h2_has_free_slot,
+    .start_scheduled = h2_start_scheduled,
+    .finish = h2_finish,
+};

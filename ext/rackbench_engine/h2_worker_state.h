@@ -1,7 +1,8 @@
 /*
- * h2_worker_state.h - what the h2c worker's two files share (private to
+ * h2_worker_state.h - what the h2c protocol's two files share (private to
  * h2_worker.c and h2_conn.c): stream slots, connections and the worker's
- * lists, and the functions each file offers the other.
+ * lists, and what h2_conn.c offers h2_worker.c. Calls go one way:
+ * h2_worker.c (the schedule) uses h2_conn.c (a connection), never back.
  */
 #ifndef RB_H2_WORKER_STATE_H
 #define RB_H2_WORKER_STATE_H
@@ -13,8 +14,6 @@
 #include "h2_request.h"
 #include "worker.h"
 
-#define READ_BUFFER_BYTES (256 * 1024)
-#define HOUSEKEEPING_INTERVAL_NS (5 * NS_PER_MS)
 /* After a failed connection (refused, not h2c, protocol error) its slots
  * wait before the next attempt, so a wrong server costs a bounded number
  * of attempts instead of a busy loop. */
@@ -85,7 +84,11 @@ struct h2_worker {
     h2_request *requests;       /* translated set->items, same order */
 };
 
-/* h2_worker.c: slot s is to be looked at on the loop's next turn. */
+/* The protocol's state in worker.protocol_state. */
+static inline struct h2_worker *h2_of(const worker *w) { return w->protocol_state; }
+
+/* h2_conn.c: slot s is to be looked at at the end of this turn (the
+ * worker's ready list); a slot already in the list stays once. */
 void h2_push_ready(h2_slot *s);
 
 /* h2_conn.c: the request on slot s ended (answered or failed): its slot is

@@ -19,6 +19,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "h2_worker.h"
+#include "http1_conn.h"
 #include "report.h"
 #include "requests.h"
 #include "worker.h"
@@ -125,11 +127,12 @@ int main(int argc, char **argv) {
     /* Connections are spread so that every one is used: the first
      * (connections % threads) threads take one more. The open-loop rate is
      * split in proportion to each thread's connections. */
+    const worker_protocol *protocol = cfg.protocol == PROTOCOL_H2C ? &h2_protocol : &http1_protocol;
     int slot = 0;
     for (int i = 0; i < cfg.threads; i++) {
         int count = cfg.connections / cfg.threads + (i < cfg.connections % cfg.threads ? 1 : 0);
         double rate = cfg.rate_per_s * count / cfg.connections;
-        worker_init(&workers[i], i, &cfg, &requests, &clock, slot, count, rate, raw_fd);
+        worker_init(&workers[i], i, &cfg, &requests, &clock, protocol, slot, count, rate, raw_fd);
         slot += count;
     }
     for (int i = 0; i < cfg.threads; i++) {

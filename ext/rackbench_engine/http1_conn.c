@@ -1,0 +1,559 @@
+/*
+ * http1_conn.c - HTTP/1.1 connections of a worker. See http1_conn.h.
+ *
+ * Every socket is registered once, edge triggered, for input and output;
+ * the next request is written straight after a response completes; and a
+ * read shorter than the buffer means the socket was drained, so no extra
+ * read is spent to see EAGAIN. A kept-alive request costs a write and a
+ * read (worker.c: and a share of one epoll_wait).
+ */
+#include "http1_conn.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+/* After a failed connect a slot waits before retrying, so a dead server
+ * costs a bounded number of attempts instead of a busy loop. */
+#define CONNECT_BACKOFF_NS (10 * NS_PER_MS)
+
+/* The protocol's state in worker.protocol_state. */
+typedef struct {
+    conn *conns;                /* w->conn_count of them */
+    conn *free_stack;           /* open loop: idle slots */
+} http1_state;
+
+static http1_state *state_of(const worker *w) { return w->protocol_state; }
+
+static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns);
+static void slot_free(conn *c, uint64_t now_ns);
+
+/* The parser's header callback: Set-Cookie for the jar, then the session's
+ * Location and header captures. */
+static void on_header(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len) {
+    conn *c = ctx;
+    if (c->jar && name_len == 10 && strncasecmp(name, "set-cookie", 10) == 0) cookie_jar_set(c->jar, value, value_len);
+    if (c->sess) http1_session_header(c->sess, c->req, name, name_len, value, value_len);
+}
+
+static void *http1_create(worker *w) {
+    const engine_config *cfg = w->cfg;
+    const request_set *requests = w->requests;
+    http1_state *st = worker_xcalloc(1, sizeof(*st));
+    st->conns = worker_xcalloc((size_t)w->conn_count, sizeof(conn));
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &st->conns[i];
+        c->w = w;
+        c->fd = -1;
+        c->slot = (uint32_t)(w->first_slot + i);
+        /* One generator per slot: the mix each slot replays depends only on
+         * the seed and the slot number, never on thread timing. */
+        rng_seed(&c->rng, cfg->seed * UINT64_C(0x100000001B3) + c->slot);
+        if (cfg->cookies) {
+            c->jar = worker_xcalloc(1, sizeof(cookie_jar));
+            cookie_jar_init(c->jar);
+            /* --cookie presets: in every slot's jar from the start. */
+            for (int k = 0; k < cfg->cookie_count; k++) cookie_jar_set(c->jar, cfg->cookie_presets[k], strlen(cfg->cookie_presets[k]));
+        }
+        if (requests->templated || requests->body_captures || requests->header_work)
+            c->sess = http1_session_new(requests);
+    }
+    return st;
+}
+
+static void http1_destroy(worker *w) {
+    http1_state *st = state_of(w);
+    for (int i = 0; i < w->conn_count; i++) {
+        if (st->conns[i].fd >= 0) close(st->conns[i].fd);
+        free(st->conns[i].jar);
+        http1_session_free(st->conns[i].sess);
+    }
+    free(st->conns);
+    free(st);
+}
+
+static void close_fd(conn *c) {
+    if (c->fd >= 0) {
+        close(c->fd); /* also removes it from the epoll set */
+        c->fd = -1;
+    }
+    c->requests_on_fd = 0;
+}
+
+static void record_raw(conn *c, uint64_t latency_ns, int status, const char *error) {
+    worker *w = c->w;
+    raw_log_record(&w->raw, c->phase, c->start_ns - w->clock->start_ns, latency_ns, status, c->resp_bytes, c->slot,
+                   error);
+}
+
+/* Counts a failed request once, under one kind (status: a response's, if
+ * one came, for the raw log). */
+static void count_error(conn *c, error_kind kind, int status, uint64_t now_ns) {
+    worker *w = c->w;
+    phase_stats_error(&w->phases[c->phase], now_ns, kind, c->resp_bytes);
+    record_raw(c, now_ns - c->start_ns, status, error_kind_names[kind]);
+    if (w->entries[c->phase]) w->entries[c->phase][c->req->index].errors[kind]++;
+    if (c->sess) c->sess->hop_pending = 0;
+}
+
+/* The request on c failed: count it once, under one kind, and drop the
+ * connection (its state is unknown). */
+static void fail(conn *c, error_kind kind, uint64_t now_ns) {
+    worker *w = c->w;
+    count_error(c, kind, 0, now_ns);
+    close_fd(c);
+    w->in_flight--;
+    if (kind == ERR_CONNECT) {
+        c->state = CONN_BACKOFF;
+        c->backoff_until_ns = now_ns + CONNECT_BACKOFF_NS;
+        return;
+    }
+    slot_free(c, now_ns);
+}
+
+/* The first bytes of a request went out on a new connection: it is up. */
+static void mark_connected(conn *c) {
+    worker *w = c->w;
+    c->state = CONN_WRITING;
+    w->connects++;
+    if (!c->established_once) {
+        c->established_once = 1;
+        w->slots_established++;
+    }
+}
+
+/* Writes the rest of c->req. Returns 0 when all is written or the socket
+ * is full, or not yet connected (the edge-triggered EPOLLOUT resumes it),
+ * -1 after a failure. */
+static int write_request(conn *c, uint64_t now_ns) {
+    for (;;) {
+        ssize_t n;
+        if (c->jar && c->jar->header_len) {
+            /* head | Cookie line | CRLF body, skipping what was written. */
+            struct iovec iov[3];
+            size_t lens[3] = {c->head_len, c->jar->header_len, c->wire_len - c->head_len};
+            const char *parts[3] = {c->wire, c->jar->header, c->wire + c->head_len};
+            size_t skip = c->written, total = 0;
+            int count = 0;
+            for (int i = 0; i < 3; i++) {
+                total += lens[i];
+                if (skip >= lens[i]) { skip -= lens[i]; continue; }
+                iov[count].iov_base = (void *)(parts[i] + skip);
+                iov[count].iov_len = lens[i] - skip;
+                count++;
+                skip = 0;
+            }
+            if (count == 0) break;
+            struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)count};
+            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+            if (n > 0 && c->written + (size_t)n == total) {
+                if (c->state == CONN_CONNECTING) mark_connected(c);
+                c->written = total;
+                break;
+            }
+        } else {
+            /* send/recv rather than write/read: the socket calls skip the
+             * VFS layer, a few percent of the engine's CPU per request. */
+            n = send(c->fd, c->wire + c->written, c->wire_len - c->written, MSG_NOSIGNAL);
+            if (n > 0 && c->written + (size_t)n == c->wire_len) {
+                if (c->state == CONN_CONNECTING) mark_connected(c);
+                c->written += (size_t)n;
+                break;
+            }
+        }
+        if (n > 0) {
+            if (c->state == CONN_CONNECTING) mark_connected(c);
+            c->written += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 0;
+        /* ENOTCONN: the connect failed underneath us; anything else is a
+         * broken connection. */
+        fail(c, c->state == CONN_CONNECTING ? ERR_CONNECT : ERR_WRITE, now_ns);
+        return -1;
+    }
+    c->state = CONN_READING;
+    return 0;
+}
+
+/* Arms c for a new request/response exchange; the deadline covers the
+ * connect too when there is one. */
+static void prepare_request(conn *c, uint64_t now_ns) {
+    slot_session *s = c->sess;
+    int headers_wanted = c->jar || (s && (c->req->follow || c->req->header_captures));
+    http_response_reset(&c->resp, c->is_head, headers_wanted ? on_header : NULL, c);
+    if (s) http1_session_prepare(s, c->req, &c->resp);
+    c->written = 0;
+    c->resp_bytes = 0;
+    c->deadline_ns = now_ns + c->w->cfg->timeout_ns;
+}
+
+static void send_request(conn *c, uint64_t now_ns) {
+    prepare_request(c, now_ns);
+    c->state = CONN_WRITING;
+    write_request(c, now_ns);
+}
+
+/* Opens a non-blocking connection for c. Returns 0 when connecting (or
+ * connected), -1 after counting a connect failure. */
+static int open_connection(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    const engine_config *cfg = w->cfg;
+    w->connect_attempts++;
+    int fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0) {
+        fail(c, ERR_CONNECT, now_ns);
+        return -1;
+    }
+    /* Without TCP_NODELAY, Nagle plus delayed ACK add 40 ms stalls to
+     * requests written in more than one piece. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->fd = fd;
+    if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) < 0 && errno != EINPROGRESS) {
+        fail(c, ERR_CONNECT, now_ns);
+        return -1;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = c};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        fail(c, ERR_CONNECT, now_ns);
+        return -1;
+    }
+    c->state = CONN_CONNECTING;
+    prepare_request(c, now_ns);
+    /* On loopback the handshake completes inside connect(), so the request
+     * can go out at once, saving a trip through epoll_wait; elsewhere the
+     * write says EAGAIN and EPOLLOUT brings us back when connected. */
+    return write_request(c, now_ns);
+}
+
+/* Sends what c->wire holds, on the open connection or a new one. */
+static void send_or_connect(conn *c, uint64_t now_ns) {
+    c->w->in_flight++;
+    if (c->fd >= 0) {
+        send_request(c, now_ns);
+    } else {
+        open_connection(c, now_ns);
+    }
+}
+
+/* Begins the next request on slot c. start_ns is its latency origin. */
+static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
+    worker *w = c->w;
+    const request_template *req = requests_next(w->requests, &c->rng, &c->first_done);
+    c->req = req;
+    c->start_ns = start_ns;
+    c->phase = worker_phase_of(w, start_ns);
+    c->resp_bytes = 0;
+    c->is_head = req->is_head;
+    slot_session *s = c->sess;
+    if (s) http1_session_begin(s, start_ns);
+    if (req->templated) {
+        size_t head_len;
+        size_t n = http1_session_render(s, req, &head_len);
+        if (n == SIZE_MAX) {
+            /* A variable no capture has set: the request is not sent
+             * blind. The slot waits for the next housekeeping pass rather
+             * than picking again at once, so a mix whose every entry needs
+             * the variable cannot spin (or recurse) through the window. */
+            count_error(c, ERR_CAPTURE, 0, now_ns);
+            c->deferred = 1;
+            c->state = CONN_IDLE;
+            return;
+        }
+        c->wire = s->render_buf;
+        c->wire_len = n;
+        c->head_len = head_len;
+    } else {
+        c->wire = req->wire;
+        c->wire_len = req->wire_len;
+        c->head_len = req->head_len;
+    }
+    if (s) http1_session_first_request(s, req, c->wire, c->wire_len, c->head_len);
+    send_or_connect(c, now_ns);
+}
+
+/* Sends the followed redirect built in c->sess->hop_buf: a request of its
+ * own (its latency from now), in the chain's phase and entry. */
+static void start_hop(conn *c, uint64_t now_ns) {
+    slot_session *s = c->sess;
+    s->hop_pending = 0;
+    c->start_ns = now_ns;
+    c->resp_bytes = 0;
+    c->wire = s->hop_buf;
+    send_or_connect(c, now_ns);
+}
+
+/* Slot c finished a request (or its backoff): give it the next one. In
+ * open loop the slot joins the free stack until the thread stops, even past
+ * the window's end: the last dispatch (worker.c's stop_dispatching) must
+ * see every slot that was free by then, or requests it could have sent
+ * would be counted as unsent. */
+static void slot_free(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    c->state = CONN_IDLE;
+    /* A redirect chain started goes on even while draining after the
+     * window: its hops are bounded (SESSION_MAX_HOPS, each by --timeout). */
+    if (c->sess && c->sess->hop_pending && !engine_interrupted) {
+        start_hop(c, now_ns);
+        return;
+    }
+    if (w->stopping) return;
+    if (worker_open_loop(w)) {
+        http1_state *st = state_of(w);
+        c->next_free = st->free_stack;
+        st->free_stack = c;
+        worker_dispatch_due(w, now_ns);
+    } else if (now_ns < w->clock->measure_end_ns) {
+        start_request(c, now_ns, now_ns);
+    }
+}
+
+/* Counts a complete response. */
+static void count_response(conn *c, int status, uint64_t now_ns) {
+    worker *w = c->w;
+    phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
+    phase_stats_body(&w->phases[c->phase], c->resp.body_bytes);
+    record_raw(c, now_ns - c->start_ns, status, NULL);
+    if (w->entries[c->phase]) entry_stats_response(&w->entries[c->phase][c->req->index], status);
+}
+
+/* Session work on a complete response (captures, redirects): 1 if it was
+ * counted here (a hop to follow, or a capture or redirect failure), 0 if
+ * it is the chain's ordinary last response, still to count. */
+static int session_complete(conn *c, int status, uint64_t now_ns) {
+    size_t hop_len = 0, hop_head = 0;
+    switch (http1_session_complete(c->sess, c->req, c->w->cfg, status, &hop_len, &hop_head)) {
+    case SESSION_CHAIN_END: return 0;
+    case SESSION_REDIRECT_FAILED: count_error(c, ERR_REDIRECT, status, now_ns); return 1;
+    case SESSION_CAPTURE_FAILED: count_error(c, ERR_CAPTURE, status, now_ns); return 1;
+    case SESSION_HOP: break;
+    }
+    count_response(c, status, now_ns);
+    c->wire_len = hop_len;
+    c->head_len = hop_head;
+    /* Counted as sent here: slot_free sends it next (unless the run is
+     * interrupted, when it is abandoned with the rest). */
+    if (c->w->entries[c->phase]) c->w->entries[c->phase][c->req->index].hops++;
+    return 1;
+}
+
+static void complete(conn *c, uint64_t now_ns, int peer_closed) {
+    worker *w = c->w;
+    const engine_config *cfg = w->cfg;
+    int status = c->resp.status_code;
+    if (!c->sess || !session_complete(c, status, now_ns)) {
+        count_response(c, status, now_ns);
+        if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
+            /* The entry's latency: from its first request to its last
+             * response, redirects included. */
+            uint64_t origin_ns = c->sess ? c->sess->chain_start_ns : c->start_ns;
+            hist_record(w->entries[PHASE_MEASURE][c->req->index].latency, now_ns - origin_ns);
+        }
+    }
+    c->requests_on_fd++;
+    w->in_flight--;
+    if (!cfg->keepalive) {
+        /* --no-keepalive: the client closes, as a browser that drops the
+         * connection would; the request did not say Connection: close. */
+        close_fd(c);
+    } else if (c->req->asks_close || !c->resp.keep_alive) {
+        if (c->req->asks_close && !c->resp.connection_close && c->resp.keep_alive) {
+            /* The server ignored Connection: close and would keep the
+             * connection open forever: report it, close ourselves. */
+            w->close_ignored++;
+            close_fd(c);
+        } else {
+            w->server_closes++;
+            if (peer_closed) {
+                close_fd(c);
+            } else {
+                /* Let the server close first, so the TIME_WAIT cost stays
+                 * on its side as with real clients; the slot waits. */
+                c->state = CONN_CLOSING;
+                w->in_flight++;
+                return;
+            }
+        }
+    }
+    slot_free(c, now_ns);
+}
+
+/* Reads what the socket has for c and feeds the parser. */
+static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
+    worker *w = c->w;
+    for (;;) {
+        ssize_t n = recv(c->fd, w->read_buf, WORKER_READ_BUFFER_BYTES, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return;
+            if (c->state == CONN_CLOSING) break; /* reset instead of FIN: still closed */
+            if (c->state == CONN_IDLE) {
+                /* A kept-alive connection reset while idle: no request was
+                 * lost, and the slot is not in flight (nor to be freed). */
+                w->idle_closes++;
+                close_fd(c);
+                return;
+            }
+            fail(c, ERR_READ, now_ns);
+            return;
+        }
+        if (n == 0) {
+            if (c->state == CONN_CLOSING) break;
+            if (c->state == CONN_IDLE) { /* the server closed a kept-alive connection */
+                w->idle_closes++;
+                close_fd(c);
+                return;
+            }
+            /* A response delimited by the close completes here. */
+            if (!http_response_untouched(&c->resp) && http_response_eof(&c->resp) == RESP_COMPLETE) {
+                close_fd(c);
+                complete(c, now_ns, 1);
+            } else {
+                fail(c, ERR_READ, now_ns);
+            }
+            return;
+        }
+        if (c->state == CONN_CLOSING) continue; /* bytes after the end: drain them, wait for EOF */
+        if (c->state != CONN_READING && c->state != CONN_WRITING) {
+            /* An idle connection got bytes nobody asked for: drop it. */
+            w->idle_closes++;
+            close_fd(c);
+            return;
+        }
+        c->resp_bytes += (uint64_t)n;
+        size_t used = 0;
+        resp_status st = http_response_feed(&c->resp, w->read_buf, (size_t)n, &used);
+        if (st == RESP_ERROR) {
+            fail(c, ERR_PARSE, now_ns);
+            return;
+        }
+        if (st == RESP_COMPLETE) {
+            /* Bytes beyond the response are not counted: no request asked. */
+            c->resp_bytes -= (uint64_t)n - used;
+            int peer_closed = (events & (EPOLLRDHUP | EPOLLHUP)) && (size_t)n < WORKER_READ_BUFFER_BYTES;
+            complete(c, now_ns, peer_closed);
+            return;
+        }
+        /* A short read drained the socket; the next edge brings more. Keep
+         * reading only if the peer's close must still be seen. */
+        if ((size_t)n < WORKER_READ_BUFFER_BYTES && !(events & (EPOLLRDHUP | EPOLLHUP))) {
+            /* Part of a response came and the rest is pending. A server
+             * that writes headers and body separately without TCP_NODELAY
+             * (WEBrick) holds the rest back until this part is ACKed
+             * (Nagle), while our kernel delays that ACK by up to 40 ms: ACK
+             * now. Whole responses, the common case, never get here. */
+            int one = 1;
+            setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+            return;
+        }
+    }
+    /* CONN_CLOSING and the server closed: the slot is free again. */
+    close_fd(c);
+    w->in_flight--;
+    slot_free(c, now_ns);
+}
+
+static void http1_on_event(void *ptr, uint32_t events, uint64_t now_ns) {
+    conn *c = ptr;
+    switch (c->state) {
+    case CONN_CONNECTING:
+        if (events & (EPOLLERR | EPOLLHUP)) {
+            fail(c, ERR_CONNECT, now_ns);
+        } else if (events & EPOLLOUT) {
+            write_request(c, now_ns);
+        }
+        return;
+    case CONN_WRITING:
+        if (events & EPOLLOUT) {
+            if (write_request(c, now_ns) < 0) return;
+        }
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c, events, now_ns);
+        return;
+    case CONN_READING:
+    case CONN_CLOSING:
+    case CONN_IDLE:
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c, events, now_ns);
+        return;
+    case CONN_BACKOFF:
+        return;
+    }
+}
+
+static void http1_housekeeping(worker *w, uint64_t now_ns) {
+    http1_state *st = state_of(w);
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &st->conns[i];
+        switch (c->state) {
+        case CONN_CONNECTING:
+            if (now_ns >= c->deadline_ns) fail(c, ERR_CONNECT, now_ns);
+            break;
+        case CONN_WRITING:
+        case CONN_READING:
+            if (now_ns >= c->deadline_ns) fail(c, ERR_TIMEOUT, now_ns);
+            break;
+        case CONN_CLOSING:
+            if (now_ns >= c->deadline_ns) {
+                /* Said Connection: close, then never closed. */
+                w->close_ignored++;
+                close_fd(c);
+                w->in_flight--;
+                slot_free(c, now_ns);
+            }
+            break;
+        case CONN_BACKOFF:
+            if (now_ns >= c->backoff_until_ns || w->stopping) slot_free(c, now_ns);
+            break;
+        case CONN_IDLE:
+            if (c->deferred) {
+                c->deferred = 0;
+                slot_free(c, now_ns);
+            }
+            break;
+        }
+    }
+}
+
+static void http1_start(worker *w, uint64_t now_ns) {
+    http1_state *st = state_of(w);
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &st->conns[i];
+        if (worker_open_loop(w)) {
+            c->next_free = st->free_stack;
+            st->free_stack = c;
+        } else {
+            start_request(c, now_ns, now_ns);
+        }
+    }
+}
+
+static int http1_has_free_slot(const worker *w) { return state_of(w)->free_stack != NULL; }
+
+static void http1_start_scheduled(worker *w, uint64_t due_ns, uint64_t now_ns) {
+    http1_state *st = state_of(w);
+    conn *c = st->free_stack;
+    st->free_stack = c->next_free;
+    start_request(c, due_ns, now_ns);
+}
+
+const worker_protocol http1_protocol = {
+    .create = http1_create,
+    .destroy = http1_destroy,
+    .start = http1_start,
+    .on_event = http1_on_event,
+    .housekeeping = http1_housekeeping,
+    .end_turn = NULL,
+    .has_free_slot = http1_has_free_slot,
+    .start_scheduled = http1_start_scheduled,
+    .finish = NULL,
+};
