@@ -52,6 +52,10 @@ static void *h2_create(worker *w) {
         hc->fd = -1;
         hc->slots = &h->slots[(size_t)i * (size_t)h->streams];
         hc->out = worker_xcalloc(1, OUT_BUFFER_BYTES);
+        if (w->tls_ctx) {
+            hc->tls = worker_xcalloc(1, sizeof(tls_conn));
+            tls_conn_init(hc->tls);
+        }
         for (int k = 0; k < h->streams; k++) {
             h2_slot *s = &hc->slots[k];
             s->hc = hc;
@@ -71,6 +75,8 @@ static void h2_destroy(worker *w) {
         if (hc->has_client) h2_client_free(&hc->client);
         if (hc->fd >= 0) close(hc->fd);
         free(hc->out);
+        if (hc->tls) tls_conn_free(hc->tls);
+        free(hc->tls);
     }
     h2_requests_free(h->requests, h->request_count);
     free(h->conns);
@@ -109,8 +115,10 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
     s->stream.header_bytes = s->stream.body_bytes = 0;
     s->state = SLOT_SENT;
     hc->busy++;
+    /* Over TLS, a request sent before the handshake's end waits for it. */
+    s->paid_handshake = hc->tls && !hc->connected;
     /* A failed open counts this request as a connect error (conn_close). */
-    if (hc->state == H2CONN_CLOSED && h2_conn_open(hc, now_ns) < 0) return;
+    if (hc->state == H2CONN_CLOSED && h2_conn_open(hc, s->phase, now_ns) < 0) return;
     if (h2_client_submit(&hc->client, hr->headers, hr->header_count, &s->stream) < 0) {
         /* Stream ids exhausted or the session closing: the connection is
          * done; this request fails with it and the slot starts afresh. */
@@ -193,7 +201,9 @@ static void h2_housekeeping(worker *w, uint64_t now_ns) {
             h2_slot *s = &hc->slots[k];
             if (s->state != SLOT_SENT || now_ns < s->deadline_ns) continue;
             if (!hc->connected) {
-                h2_conn_close(hc, ERR_CONNECT, 1, now_ns);
+                /* Not connected in time; over TLS, a handshake the server
+                 * is slow to answer counts in the timeout, as for http1. */
+                h2_conn_close(hc, hc->handshaking ? ERR_TIMEOUT : ERR_CONNECT, 1, now_ns);
                 break;
             }
             /* No answer in time: give the stream up (RST_STREAM CANCEL),
@@ -222,6 +232,12 @@ static void h2_finish(worker *w) {
         h2_conn *hc = &h->conns[i];
         if (hc->has_client) h2_client_free(&hc->client);
         hc->has_client = 0;
+        if (hc->tls && hc->fd >= 0 && !hc->handshaking) {
+            /* A client's TLS end: close_notify, best effort. */
+            tls_conn_shutdown(hc->tls);
+            tls_conn_send(hc->tls, hc->fd);
+        }
+        if (hc->tls) tls_conn_close(hc->tls);
         if (hc->fd >= 0) close(hc->fd);
         hc->fd = -1;
     }

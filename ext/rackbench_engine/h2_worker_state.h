@@ -12,6 +12,7 @@
 
 #include "h2_client.h"
 #include "h2_request.h"
+#include "tls.h"
 #include "worker.h"
 
 /* After a failed connection (refused, not h2c, protocol error) its slots
@@ -38,6 +39,7 @@ typedef struct h2_slot {
     uint32_t id;                /* stream slot number across all threads */
     rng rng;
     size_t first_done;
+    int paid_handshake;         /* https://: sent before its connection's handshake ended */
     int ready;                  /* in the worker's ready list */
     struct h2_slot *next_ready;
     int pending;                /* chosen and counted in flight, waiting for its
@@ -67,6 +69,13 @@ typedef struct h2_conn {
     struct h2_conn *next_dirty;
     uint64_t backoff_until_ns;
     h2_slot *slots;             /* cfg->streams of them */
+    /* https:// (--protocol h2): the connection's TLS (its session outlives
+     * connections), NULL otherwise. While handshaking, only the handshake's
+     * flights go out; the session's frames wait in nghttp2. */
+    tls_conn *tls;
+    int handshaking;
+    uint64_t handshake_start_ns; /* the ClientHello went out (0: not yet) */
+    phase_id open_phase;        /* the phase of the request that opened it */
 } h2_conn;
 
 struct h2_worker {
@@ -105,8 +114,9 @@ void h2_conn_close(h2_conn *hc, error_kind kind, int backoff, uint64_t now_ns);
 /* h2_conn.c: writes what hc's session has to send. 0, or -1 after closing hc. */
 int h2_conn_flush(h2_conn *hc, uint64_t now_ns);
 
-/* h2_conn.c: opens hc's socket and session. 0, or -1 after closing it. */
-int h2_conn_open(h2_conn *hc, uint64_t now_ns);
+/* h2_conn.c: opens hc's socket and session (and its TLS) for a request of
+ * phase. 0, or -1 after closing it. */
+int h2_conn_open(h2_conn *hc, phase_id phase, uint64_t now_ns);
 
 /* h2_conn.c: what epoll reported for hc. */
 void h2_conn_on_event(h2_conn *hc, uint32_t events, uint64_t now_ns);

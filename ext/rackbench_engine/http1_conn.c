@@ -6,11 +6,18 @@
  * read shorter than the buffer means the socket was drained, so no extra
  * read is spent to see EAGAIN. A kept-alive request costs a write and a
  * read (worker.c: and a share of one epoll_wait).
+ *
+ * https:// keeps that shape (tls.h): the same recv and send, with the
+ * ciphertext decrypted into the worker's plain_buf and the request
+ * encrypted into the connection's TLS output. A new connection's request
+ * waits for the handshake (CONN_HANDSHAKING) and goes out with the client's
+ * last handshake flight.
  */
 #include "http1_conn.h"
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +73,10 @@ static void *http1_create(worker *w) {
         }
         if (requests->templated || requests->body_captures || requests->header_work)
             c->sess = http1_session_new(requests);
+        if (w->tls_ctx) {
+            c->tls = worker_xcalloc(1, sizeof(tls_conn));
+            tls_conn_init(c->tls);
+        }
     }
     return st;
 }
@@ -76,6 +87,8 @@ static void http1_destroy(worker *w) {
         if (st->conns[i].fd >= 0) close(st->conns[i].fd);
         free(st->conns[i].jar);
         http1_session_free(st->conns[i].sess);
+        if (st->conns[i].tls) tls_conn_free(st->conns[i].tls);
+        free(st->conns[i].tls);
     }
     free(st->conns);
     free(st);
@@ -86,7 +99,19 @@ static void close_fd(conn *c) {
         close(c->fd); /* also removes it from the epoll set */
         c->fd = -1;
     }
+    if (c->tls) tls_conn_close(c->tls); /* the session stays for the next connection */
     c->requests_on_fd = 0;
+}
+
+/* The client ends a healthy connection (--no-keepalive, or a server that
+ * ignored Connection: close): over TLS it says so first with close_notify,
+ * best effort, as a browser's TLS stack does. */
+static void close_fd_as_client(conn *c) {
+    if (c->tls && c->fd >= 0) {
+        tls_conn_shutdown(c->tls);
+        tls_conn_send(c->tls, c->fd);
+    }
+    close_fd(c);
 }
 
 static void record_raw(conn *c, uint64_t latency_ns, int status, const char *error) {
@@ -103,6 +128,7 @@ static void count_error(conn *c, error_kind kind, int status, uint64_t now_ns) {
     record_raw(c, now_ns - c->start_ns, status, error_kind_names[kind]);
     if (w->entries[c->phase]) w->entries[c->phase][c->req->index].errors[kind]++;
     if (c->sess) c->sess->hop_pending = 0;
+    c->paid_handshake = 0;
 }
 
 /* The request on c failed: count it once, under one kind, and drop the
@@ -112,12 +138,37 @@ static void fail(conn *c, error_kind kind, uint64_t now_ns) {
     count_error(c, kind, 0, now_ns);
     close_fd(c);
     w->in_flight--;
-    if (kind == ERR_CONNECT) {
+    /* A connection that cannot be made (refused, or its TLS fails) is not
+     * tried again at once: a wrong server costs bounded attempts. */
+    if (kind == ERR_CONNECT || kind == ERR_TLS) {
         c->state = CONN_BACKOFF;
         c->backoff_until_ns = now_ns + CONNECT_BACKOFF_NS;
         return;
     }
     slot_free(c, now_ns);
+}
+
+/* The TLS of c's connection failed (c->tls says how): counted for the
+ * result's "tls" object, and the request fails as ERR_TLS. */
+static void fail_tls(conn *c, uint64_t now_ns) {
+    worker_tls_failure(c->w, c->tls, c->phase);
+    fail(c, ERR_TLS, now_ns);
+}
+
+/* Sends what TLS has queued for c (a handshake flight, the request).
+ * Returns 1 when all of it went out, 0 when the socket is full (EPOLLOUT
+ * resumes), -1 after failing the request. */
+static int send_tls(conn *c, uint64_t now_ns) {
+    size_t before = tls_conn_pending(c->tls);
+    int r = tls_conn_send(c->tls, c->fd);
+    if (c->state == CONN_HANDSHAKING && !c->handshake_start_ns && tls_conn_pending(c->tls) < before)
+        c->handshake_start_ns = now_ns;
+    if (r < 0) {
+        /* Before the ClientHello left, the connect itself failed. */
+        int connecting = c->state == CONN_HANDSHAKING && !c->handshake_start_ns;
+        fail(c, connecting ? ERR_CONNECT : ERR_WRITE, now_ns);
+    }
+    return r;
 }
 
 /* The first bytes of a request went out on a new connection: it is up. */
@@ -131,10 +182,36 @@ static void mark_connected(conn *c) {
     }
 }
 
+/* https://: hands c->req to TLS once (head, Cookie line and rest as
+ * written below), then sends the records. Returns as write_request. */
+static int write_request_tls(conn *c, uint64_t now_ns) {
+    tls_conn *t = c->tls;
+    if (c->written == 0) {
+        int bad;
+        if (c->jar && c->jar->header_len) {
+            bad = tls_conn_write(t, c->wire, c->head_len) || tls_conn_write(t, c->jar->header, c->jar->header_len) ||
+                  tls_conn_write(t, c->wire + c->head_len, c->wire_len - c->head_len);
+        } else {
+            bad = tls_conn_write(t, c->wire, c->wire_len);
+        }
+        if (bad) {
+            fail_tls(c, now_ns);
+            return -1;
+        }
+        c->written = c->wire_len;
+    }
+    c->state = CONN_WRITING;
+    int r = send_tls(c, now_ns);
+    if (r < 0) return -1;
+    if (r == 1) c->state = CONN_READING;
+    return 0;
+}
+
 /* Writes the rest of c->req. Returns 0 when all is written or the socket
  * is full, or not yet connected (the edge-triggered EPOLLOUT resumes it),
  * -1 after a failure. */
 static int write_request(conn *c, uint64_t now_ns) {
+    if (c->tls) return write_request_tls(c, now_ns);
     for (;;) {
         ssize_t n;
         if (c->jar && c->jar->header_len) {
@@ -231,6 +308,18 @@ static int open_connection(conn *c, uint64_t now_ns) {
     }
     c->state = CONN_CONNECTING;
     prepare_request(c, now_ns);
+    if (c->tls) {
+        /* The same on loopback for TLS: the ClientHello goes out at once;
+         * the request waits for the handshake's end. */
+        if (tls_conn_open(c->tls, w->tls_ctx)) {
+            perror("rackbench-engine: out of memory for TLS");
+            exit(1);
+        }
+        c->state = CONN_HANDSHAKING;
+        c->handshake_start_ns = 0;
+        c->paid_handshake = 1;
+        return send_tls(c, now_ns) < 0 ? -1 : 0;
+    }
     /* On loopback the handshake completes inside connect(), so the request
      * can go out at once, saving a trip through epoll_wait; elsewhere the
      * write says EAGAIN and EPOLLOUT brings us back when connected. */
@@ -326,6 +415,10 @@ static void count_response(conn *c, int status, uint64_t now_ns) {
     phase_stats_body(&w->phases[c->phase], c->resp.body_bytes);
     record_raw(c, now_ns - c->start_ns, status, NULL);
     if (w->entries[c->phase]) entry_stats_response(&w->entries[c->phase][c->req->index], status);
+    if (c->paid_handshake) {
+        w->tls[c->phase].paid_responses++;
+        c->paid_handshake = 0;
+    }
 }
 
 /* Session work on a complete response (captures, redirects): 1 if it was
@@ -366,13 +459,13 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     if (!cfg->keepalive) {
         /* --no-keepalive: the client closes, as a browser that drops the
          * connection would; the request did not say Connection: close. */
-        close_fd(c);
+        close_fd_as_client(c);
     } else if (c->req->asks_close || !c->resp.keep_alive) {
         if (c->req->asks_close && !c->resp.connection_close && c->resp.keep_alive) {
             /* The server ignored Connection: close and would keep the
              * connection open forever: report it, close ourselves. */
             w->close_ignored++;
-            close_fd(c);
+            close_fd_as_client(c);
         } else {
             w->server_closes++;
             if (peer_closed) {
@@ -389,6 +482,81 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     slot_free(c, now_ns);
 }
 
+/* The server closed c's connection (its FIN, or TLS close_notify). */
+static void on_server_close(conn *c, uint64_t now_ns) {
+    worker *w = c->w;
+    switch (c->state) {
+    case CONN_CLOSING: /* what the response said would happen: the slot is free again */
+        close_fd(c);
+        w->in_flight--;
+        slot_free(c, now_ns);
+        return;
+    case CONN_IDLE: /* the server closed a kept-alive connection */
+        w->idle_closes++;
+        close_fd(c);
+        return;
+    case CONN_HANDSHAKING:
+        tls_conn_fail(c->tls, TLS_FAIL_HANDSHAKE, "the server closed the connection during the handshake");
+        fail_tls(c, now_ns);
+        return;
+    default:
+        /* A response delimited by the close completes here. */
+        if (!http_response_untouched(&c->resp) && http_response_eof(&c->resp) == RESP_COMPLETE) {
+            close_fd(c);
+            complete(c, now_ns, 1);
+        } else {
+            fail(c, ERR_READ, now_ns);
+        }
+    }
+}
+
+/* https://: the n bytes recv put in read_buf go through TLS: the handshake
+ * advances (its end counted, and the request sent with the client's last
+ * flight), and what follows is decrypted into plain_buf (*len bytes).
+ * Returns 0 to go on with the plaintext, 1 when the server's close_notify
+ * came after it (go on, then treat it as the server's close), -1 when c
+ * failed or closed here. Every fed byte is consumed before it returns
+ * (tls.h), so read_buf is free for the next recv. */
+static int tls_received(conn *c, size_t n, uint64_t now_ns, size_t *len) {
+    worker *w = c->w;
+    tls_conn *t = c->tls;
+    *len = 0;
+    tls_conn_feed(t, w->read_buf, n);
+    if (c->state == CONN_HANDSHAKING) {
+        tls_status st = tls_conn_handshake(t);
+        if (st == TLS_FAILED) {
+            fail_tls(c, now_ns);
+            return -1;
+        }
+        if (send_tls(c, now_ns) < 0) return -1;
+        if (st == TLS_AGAIN) return 0;
+        worker_tls_handshake(w, t, c->phase, c->handshake_start_ns ? c->handshake_start_ns : now_ns, now_ns);
+        mark_connected(c);
+        if (write_request(c, now_ns) < 0) return -1;
+    }
+    for (;;) {
+        size_t got = 0;
+        tls_status st = tls_conn_read(t, w->plain_buf + *len, WORKER_PLAIN_BUFFER_BYTES - *len, &got);
+        if (st == TLS_OK) {
+            *len += got;
+            if (*len < WORKER_PLAIN_BUFFER_BYTES) continue;
+            tls_conn_fail(t, TLS_FAIL_PROTOCOL, "more plaintext than one read can carry");
+            st = TLS_FAILED;
+        }
+        if (st == TLS_AGAIN) return 0;
+        if (st == TLS_CLOSED) return 1;
+        if (c->state == CONN_READING || c->state == CONN_WRITING) {
+            fail_tls(c, now_ns);
+        } else {
+            /* Idle or closing: no request is lost with the connection. */
+            worker_tls_failure(w, t, c->phase);
+            *len = 0;
+            on_server_close(c, now_ns);
+        }
+        return -1;
+    }
+}
+
 /* Reads what the socket has for c and feeds the parser. */
 static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
     worker *w = c->w;
@@ -397,57 +565,81 @@ static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return;
-            if (c->state == CONN_CLOSING) break; /* reset instead of FIN: still closed */
-            if (c->state == CONN_IDLE) {
-                /* A kept-alive connection reset while idle: no request was
-                 * lost, and the slot is not in flight (nor to be freed). */
-                w->idle_closes++;
-                close_fd(c);
+            if (c->state == CONN_CLOSING || c->state == CONN_IDLE) {
+                /* Reset instead of FIN: still closed; a kept-alive
+                 * connection reset while idle lost no request. */
+                on_server_close(c, now_ns);
+                return;
+            }
+            if (c->state == CONN_HANDSHAKING) {
+                if (errno == ECONNREFUSED || !c->handshake_start_ns) {
+                    fail(c, ERR_CONNECT, now_ns); /* the connect failed under the ClientHello */
+                } else {
+                    tls_conn_fail(c->tls, TLS_FAIL_HANDSHAKE, "the server reset the connection during the handshake");
+                    fail_tls(c, now_ns);
+                }
                 return;
             }
             fail(c, ERR_READ, now_ns);
             return;
         }
         if (n == 0) {
-            if (c->state == CONN_CLOSING) break;
-            if (c->state == CONN_IDLE) { /* the server closed a kept-alive connection */
-                w->idle_closes++;
-                close_fd(c);
-                return;
-            }
-            /* A response delimited by the close completes here. */
-            if (!http_response_untouched(&c->resp) && http_response_eof(&c->resp) == RESP_COMPLETE) {
-                close_fd(c);
-                complete(c, now_ns, 1);
-            } else {
-                fail(c, ERR_READ, now_ns);
-            }
+            on_server_close(c, now_ns);
             return;
         }
-        if (c->state == CONN_CLOSING) continue; /* bytes after the end: drain them, wait for EOF */
+        const char *data = w->read_buf;
+        size_t len = (size_t)n;
+        int closed = 0; /* TLS: close_notify came after the plaintext */
+        if (c->tls) {
+            closed = tls_received(c, (size_t)n, now_ns, &len);
+            if (closed < 0) return;
+            data = w->plain_buf;
+        }
+        int drained = (size_t)n < WORKER_READ_BUFFER_BYTES;
+        if (len == 0) {
+            /* Only handshake records or a session ticket: nothing for HTTP. */
+            if (closed) {
+                on_server_close(c, now_ns);
+                return;
+            }
+            if (drained && !(events & (EPOLLRDHUP | EPOLLHUP))) return;
+            continue;
+        }
+        if (c->state == CONN_CLOSING) {
+            /* Bytes after the end: drain them, wait for EOF. */
+            if (closed) {
+                on_server_close(c, now_ns);
+                return;
+            }
+            continue;
+        }
         if (c->state != CONN_READING && c->state != CONN_WRITING) {
             /* An idle connection got bytes nobody asked for: drop it. */
             w->idle_closes++;
             close_fd(c);
             return;
         }
-        c->resp_bytes += (uint64_t)n;
+        c->resp_bytes += (uint64_t)len;
         size_t used = 0;
-        resp_status st = http_response_feed(&c->resp, w->read_buf, (size_t)n, &used);
+        resp_status st = http_response_feed(&c->resp, data, len, &used);
         if (st == RESP_ERROR) {
             fail(c, ERR_PARSE, now_ns);
             return;
         }
         if (st == RESP_COMPLETE) {
             /* Bytes beyond the response are not counted: no request asked. */
-            c->resp_bytes -= (uint64_t)n - used;
-            int peer_closed = (events & (EPOLLRDHUP | EPOLLHUP)) && (size_t)n < WORKER_READ_BUFFER_BYTES;
+            c->resp_bytes -= (uint64_t)len - used;
+            int peer_closed = closed || ((events & (EPOLLRDHUP | EPOLLHUP)) && drained);
             complete(c, now_ns, peer_closed);
+            return;
+        }
+        if (closed) {
+            on_server_close(c, now_ns);
             return;
         }
         /* A short read drained the socket; the next edge brings more. Keep
          * reading only if the peer's close must still be seen. */
-        if ((size_t)n < WORKER_READ_BUFFER_BYTES && !(events & (EPOLLRDHUP | EPOLLHUP))) {
+        if (drained && !(events & (EPOLLRDHUP | EPOLLHUP))) {
             /* Part of a response came and the rest is pending. A server
              * that writes headers and body separately without TCP_NODELAY
              * (WEBrick) holds the rest back until this part is ACKed
@@ -458,10 +650,6 @@ static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
             return;
         }
     }
-    /* CONN_CLOSING and the server closed: the slot is free again. */
-    close_fd(c);
-    w->in_flight--;
-    slot_free(c, now_ns);
 }
 
 static void http1_on_event(void *ptr, uint32_t events, uint64_t now_ns) {
@@ -473,6 +661,10 @@ static void http1_on_event(void *ptr, uint32_t events, uint64_t now_ns) {
         } else if (events & EPOLLOUT) {
             write_request(c, now_ns);
         }
+        return;
+    case CONN_HANDSHAKING:
+        if ((events & EPOLLOUT) && send_tls(c, now_ns) < 0) return;
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c, events, now_ns);
         return;
     case CONN_WRITING:
         if (events & EPOLLOUT) {
@@ -498,6 +690,7 @@ static void http1_housekeeping(worker *w, uint64_t now_ns) {
         case CONN_CONNECTING:
             if (now_ns >= c->deadline_ns) fail(c, ERR_CONNECT, now_ns);
             break;
+        case CONN_HANDSHAKING: /* the server is slow to answer: its handshake counts in the timeout */
         case CONN_WRITING:
         case CONN_READING:
             if (now_ns >= c->deadline_ns) fail(c, ERR_TIMEOUT, now_ns);
@@ -537,6 +730,15 @@ static void http1_start(worker *w, uint64_t now_ns) {
     }
 }
 
+/* The run is over: connections still open end as a client ends them
+ * (close_notify over TLS, so that a server does not log a truncated
+ * connection for each). */
+static void http1_finish(worker *w) {
+    http1_state *st = state_of(w);
+    for (int i = 0; i < w->conn_count; i++)
+        if (st->conns[i].fd >= 0) close_fd_as_client(&st->conns[i]);
+}
+
 static int http1_has_free_slot(const worker *w) { return state_of(w)->free_stack != NULL; }
 
 static void http1_start_scheduled(worker *w, uint64_t due_ns, uint64_t now_ns) {
@@ -555,5 +757,5 @@ const worker_protocol http1_protocol = {
     .end_turn = NULL,
     .has_free_slot = http1_has_free_slot,
     .start_scheduled = http1_start_scheduled,
-    .finish = NULL,
+    .finish = http1_finish,
 };

@@ -18,11 +18,13 @@
 #include "http_response.h"
 #include "requests.h"
 #include "rng.h"
+#include "tls.h"
 #include "worker.h"
 
 typedef enum {
     CONN_IDLE = 0,      /* no request in progress; fd open (kept alive) or -1 */
     CONN_CONNECTING,    /* connecting for req */
+    CONN_HANDSHAKING,   /* https://: connected, TLS handshake in progress for req */
     CONN_WRITING,       /* req partly written */
     CONN_READING,       /* waiting for / reading the response */
     CONN_CLOSING,       /* response done; waiting for the server's close */
@@ -54,6 +56,10 @@ typedef struct conn {
     rng rng;
     size_t first_done;
     cookie_jar *jar;            /* NULL unless --cookies */
+    tls_conn *tls;              /* https://: the slot's TLS (its session outlives
+                                   connections); NULL otherwise */
+    uint64_t handshake_start_ns; /* this connection's ClientHello went out (0: not yet) */
+    int paid_handshake;         /* the request in progress waited for a handshake */
     struct conn *next_free;     /* open loop: stack of idle slots */
     http_response resp;
 } conn;

@@ -180,6 +180,14 @@ tls_context *tls_context_new(const tls_options *opts, char *err, size_t err_len)
     }
     if (opts->verify) {
         SSL_CTX_set_verify(c, SSL_VERIFY_PEER, NULL);
+        /* OpenSSL says "system lib" for a missing file: say which error. */
+        FILE *probe = ctx->opts.ca_file ? fopen(ctx->opts.ca_file, "r") : NULL;
+        if (ctx->opts.ca_file && !probe) {
+            snprintf(err, err_len, "cannot read the CA file %s: %s", ctx->opts.ca_file, strerror(errno));
+            tls_context_free(ctx);
+            return NULL;
+        }
+        if (probe) fclose(probe);
         int loaded = ctx->opts.ca_file ? SSL_CTX_load_verify_locations(c, ctx->opts.ca_file, NULL)
                                        : SSL_CTX_set_default_verify_paths(c);
         if (!loaded) {
@@ -405,6 +413,11 @@ int tls_conn_send(tls_conn *t, int fd) {
     }
     t->out_sent = t->out_len = 0;
     return 1;
+}
+
+void tls_conn_fail(tls_conn *t, tls_failure kind, const char *reason) {
+    set_reason(t, kind, "%s", reason);
+    give_up(t, TLS_FAILED);
 }
 
 void tls_conn_shutdown(tls_conn *t) {

@@ -156,6 +156,11 @@ static inline size_t tls_conn_pending(const tls_conn *t) { return t->out_len - t
  * next call), -1 on a socket error (errno). */
 int tls_conn_send(tls_conn *t, int fd);
 
+/* Records a failure the connection code saw itself (the server closed
+ * the connection during the handshake): t fails with kind and reason,
+ * unless it had already failed (the first reason is the cause). */
+void tls_conn_fail(tls_conn *t, tls_failure kind, const char *reason);
+
 /* Queues a close_notify in t's output (best effort: a client that closes
  * tells the server it did not lose the connection). */
 void tls_conn_shutdown(tls_conn *t);

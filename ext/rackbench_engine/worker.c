@@ -40,7 +40,8 @@ void *worker_xcalloc(size_t n, size_t size) {
 }
 
 void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests, const run_clock *clock,
-                 const worker_protocol *protocol, int first_slot, int conn_count, double rate_per_s, int raw_fd) {
+                 const worker_protocol *protocol, const tls_context *tls_ctx, int first_slot, int conn_count,
+                 double rate_per_s, int raw_fd) {
     memset(w, 0, sizeof(*w));
     w->id = id;
     w->cfg = cfg;
@@ -60,7 +61,30 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
         w->interval_ns = 1e9 / rate_per_s;
         w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
     }
+    w->tls_ctx = tls_ctx;
+    if (tls_ctx) {
+        w->plain_buf = worker_xcalloc(1, WORKER_PLAIN_BUFFER_BYTES);
+        for (int p = 0; p < PHASE_COUNT; p++) {
+            w->tls[p].full_ns = worker_xcalloc(1, sizeof(histogram));
+            w->tls[p].resumed_ns = worker_xcalloc(1, sizeof(histogram));
+            hist_init(w->tls[p].full_ns);
+            hist_init(w->tls[p].resumed_ns);
+        }
+    }
     w->protocol_state = protocol->create(w);
+}
+
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns) {
+    tls_counters *c = &w->tls[phase];
+    c->handshakes++;
+    if (t->resumed) c->resumed++;
+    hist_record(t->resumed ? c->resumed_ns : c->full_ns, now_ns - start_ns);
+    if (!w->tls_info.version) tls_conn_info(t, &w->tls_info);
+}
+
+void worker_tls_failure(worker *w, const tls_conn *t, phase_id phase) {
+    w->tls[phase].failures[t->failure]++;
+    if (!w->tls_reason[0]) snprintf(w->tls_reason, sizeof(w->tls_reason), "%s", t->reason);
 }
 
 void worker_free(worker *w) {
@@ -68,6 +92,11 @@ void worker_free(worker *w) {
     w->protocol_state = NULL;
     for (int p = 0; p < PHASE_COUNT; p++) entry_stats_free(w->entries[p], w->requests->count);
     free(w->read_buf);
+    free(w->plain_buf);
+    for (int p = 0; p < PHASE_COUNT; p++) {
+        free(w->tls[p].full_ns);
+        free(w->tls[p].resumed_ns);
+    }
     raw_log_free(&w->raw);
     for (int p = 0; p < PHASE_COUNT; p++) phase_stats_free(&w->phases[p]);
     if (w->epfd >= 0) close(w->epfd);

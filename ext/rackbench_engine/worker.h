@@ -25,6 +25,7 @@
 #include "phase_stats.h"
 #include "raw_log.h"
 #include "requests.h"
+#include "tls.h"
 
 /* Set by the SIGINT/SIGTERM handler: every worker stops at once. */
 extern volatile sig_atomic_t engine_interrupted;
@@ -33,6 +34,9 @@ extern volatile sig_atomic_t engine_interrupted;
  * recv takes what a response brings in one call (a read shorter than it
  * means the socket is drained). */
 #define WORKER_READ_BUFFER_BYTES (256 * 1024)
+/* https://: what one read decrypts to. Less than the read itself, plus at
+ * most one record begun by the read before (16 KiB of plaintext). */
+#define WORKER_PLAIN_BUFFER_BYTES (WORKER_READ_BUFFER_BYTES + 32 * 1024)
 
 /* The shared clock marks of one run, fixed before the threads start. */
 typedef struct {
@@ -55,6 +59,19 @@ typedef struct {
     uint32_t server_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS seen (0: none) */
     char reason[160];               /* the first not-h2c or protocol error, verbatim */
 } h2_counters;
+
+/* What an https:// run counts per phase (the phase of the request that
+ * opened the connection), for the result's "tls" object (doc/output.md).
+ * A handshake's time runs from the ClientHello's send to the handshake's
+ * end, as the client saw it. */
+typedef struct {
+    uint64_t handshakes;            /* completed */
+    uint64_t resumed;               /* of them, on a resumed session */
+    uint64_t paid_responses;        /* responses whose latency included a handshake */
+    uint64_t failures[TLS_FAIL_KINDS]; /* connections that failed, by kind */
+    histogram *full_ns;             /* full handshakes' times (NULL unless https) */
+    histogram *resumed_ns;          /* resumed ones' */
+} tls_counters;
 
 /*
  * A protocol as the loop drives it. Every function runs on the worker's
@@ -127,13 +144,22 @@ struct worker {
     int slots_established;      /* slots that connected at least once */
     int pin_failed;
 
-    h2_counters h2_stats;       /* --protocol h2c */
+    h2_counters h2_stats;       /* --protocol h2c or h2 */
+
+    /* https:// only (tls_ctx NULL otherwise) */
+    const tls_context *tls_ctx; /* the run's, shared by every thread */
+    char *plain_buf;            /* WORKER_PLAIN_BUFFER_BYTES: what read_buf decrypts to */
+    tls_counters tls[PHASE_COUNT];
+    tls_info tls_info;          /* what the first handshake negotiated */
+    char tls_reason[TLS_REASON_BYTES]; /* the first failure, verbatim */
 };
 
 /* Prepares w to run protocol (its create() allocates here, before the
- * run). rate_per_s > 0: this thread's share of an open-loop rate. */
+ * run). rate_per_s > 0: this thread's share of an open-loop rate. tls_ctx:
+ * the run's TLS context for an https:// URL, else NULL. */
 void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests, const run_clock *clock,
-                 const worker_protocol *protocol, int first_slot, int conn_count, double rate_per_s, int raw_fd);
+                 const worker_protocol *protocol, const tls_context *tls_ctx, int first_slot, int conn_count,
+                 double rate_per_s, int raw_fd);
 
 /* Thread entry: waits for clock->start_ns, runs the loop until the window
  * is over and nothing is in flight (or until interrupted), returns NULL. */
@@ -156,6 +182,15 @@ static inline phase_id worker_phase_of(const worker *w, uint64_t start_ns) {
  * re-entered from inside start_scheduled (a send that fails at once frees
  * its slot), which is why the schedule advances before each start. */
 void worker_dispatch_due(worker *w, uint64_t now_ns);
+
+/* Counts a completed handshake of conn t, opened for a request of phase,
+ * whose ClientHello went out at start_ns, and keeps what the run's first
+ * handshake negotiated. */
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns);
+
+/* Counts a connection whose TLS failed (t->failure, t->reason: the first
+ * reason is kept). */
+void worker_tls_failure(worker *w, const tls_conn *t, phase_id phase);
 
 /* Exits the process with "rackbench-engine: out of memory" if calloc
  * fails: allocations happen before the run, where there is no way on. */
