@@ -36,4 +36,5 @@ module Rackbench
   autoload :Sampler, File.expand_path("rackbench/observe/sampler", __dir__)
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
   autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
+  autoload :Tls, File.expand_path("rackbench/tls", __dir__)
 end

@@ -22,13 +22,16 @@ module Rackbench
         "headers" => :headers,
         "preset_cookies" => :cookie_presets,
         "protocol" => :protocol,
-        "streams" => :streams
+        "streams" => :streams,
+        "tls" => :tls,
+        "tls_resume" => :tls_resume
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
-        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1
+        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1,
+        "tls" => false, "tls_resume" => true
       }.freeze
 
       # load.timeout: auto (or null, or left out) has the timeout follow
@@ -39,7 +42,8 @@ module Rackbench
       # while they have their default, so that an experiment stored by an
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
-        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1]
+        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
+        "tls" => [false], "tls_resume" => [true]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -95,6 +99,7 @@ module Rackbench
         when "preset_cookies" then preset_cookies(value, key)
         when "protocol" then @checker.one_of!(value, key, LoadSettings::PROTOCOLS, "protocol")
         when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
+        when "tls", "tls_resume" then @checker.boolean!(value, key)
         end
       end
 

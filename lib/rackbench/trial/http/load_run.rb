@@ -21,8 +21,9 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :tls :: the Tls::Certificate of a load.tls trial's server (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil)
+                       calibrations:, window: nil, proxy: nil, tls: nil)
           @trial = trial
           @app = app
           @server = server
@@ -36,6 +37,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @tls = tls
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -44,12 +46,14 @@ module Rackbench
         # The engine's settings for trial (an Experiment::Plan::Trial) of
         # app against a server on port: the configuration's load (a timeout
         # left to calibration keeps the engine's default here), its request
-        # list and cookie jar, the engine's CPUs, the batch's seed.
-        def self.settings(trial:, app:, port:, layout:, seed:)
+        # list and cookie jar, the engine's CPUs, the batch's seed. With
+        # load.tls (tls: the server's Tls::Certificate) the URL is https://
+        # and the engine checks the certificate against the run's authority.
+        def self.settings(trial:, app:, port:, layout:, seed:, tls: nil)
           config = trial.config
-          LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies), **requests(config, app),
-                             cpus: layout.engine_cpus, seed: seed + trial.batch)
+          LoadSettings.build(url: "#{tls ? "https" : "http"}://#{Servers::HOST}:#{port}#{app.load_path}",
+                             **config.load.except(:cookies, :tls), **requests(config, app),
+                             ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
         # The request list, if any, and the cookie jar. A list given in the
@@ -63,8 +67,8 @@ module Rackbench
           file = config.load[:requests_file] || app.requests
           cookies = config.load[:cookies]
           presets = config.load[:cookie_presets] || []
-          # h2c has no cookie jar yet: a list runs without one there.
-          default = (!file.nil? || !presets.empty?) && config.load[:protocol] != "h2c"
+          # HTTP/2 has no cookie jar yet: a list runs without one there.
+          default = (!file.nil? || !presets.empty?) && !LoadSettings::HTTP2.include?(config.load[:protocol])
           { requests_file: file, cookies: cookies.nil? ? default : cookies }
         end
 
@@ -103,7 +107,8 @@ module Rackbench
         end
 
         def settings
-          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed)
+          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
+                              tls: @tls)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -172,6 +177,9 @@ module Rackbench
             return { status: "failed", reason: "server did not speak HTTP/2 (h2c prior knowledge): #{not_h2c}" }
           end
           if result.requests.zero?
+            # Every connection failed its TLS: the reason is TLS's, not the count's.
+            return { status: "failed", reason: "TLS failed: #{result.tls_reason}" } if result.tls_reason
+
             return { status: "failed",
                      reason: "no response in the measured window (errors: #{result.errors})#{timeout_hint(result)}" }
           end
@@ -201,7 +209,14 @@ module Rackbench
         def failures(result)
           statuses = result.status.reject { |code, _| code.to_i.between?(200, 399) }
           counts = result.errors.select { |_, n| n.positive? }.merge(statuses.select { |_, n| n.positive? })
-          counts.merge(h2_failures(result.h2))
+          counts.merge(h2_failures(result.h2)).merge(tls_failures(result))
+        end
+
+        # A TLS failure's kinds and first reason beside the counts.
+        def tls_failures(result)
+          return {} unless result.tls_reason
+
+          { "tls failures" => result.tls["failures"].select { |_, n| n.positive? }, "tls reason" => result.tls_reason }
         end
 
         # HTTP/2 (h2c): the codes of the streams the server reset and of its
