@@ -156,7 +156,7 @@ session_verdict http1_session_complete(slot_session *s, const request_template *
         char next[SESSION_LOCATION_MAX_BYTES];
         size_t next_len = 0, head = 0, len = SIZE_MAX;
         if (s->location_state == 1 && s->hops < SESSION_MAX_HOPS &&
-            session_location_target(s->location, s->location_len, cfg->host, cfg->port, s->target, s->target_len,
+            session_location_target(s->location, s->location_len, cfg->host, cfg->port, cfg->tls, s->target, s->target_len,
                                     next, sizeof(next), &next_len) == 1) {
             memcpy(s->target, next, next_len);
             s->target_len = next_len;
