@@ -37,6 +37,7 @@ require "socket"
 require "tmpdir"
 require "etc"
 require_relative "../lib/rackbench"
+require_relative "../test/support/nginx_server"
 
 ROOT = File.expand_path("..", __dir__)
 ENGINE = File.join(ROOT, "lib/rackbench-engine")
@@ -57,58 +58,26 @@ abort "build the engine first: bin/setup" unless File.executable?(ENGINE)
 
 def free_port = TCPServer.open("127.0.0.1", 0) { |s| s.addr[1] }
 
-def wait_listening(port)
-  200.times do
-    TCPSocket.new("127.0.0.1", port).close
-    return
-  rescue SystemCallError
-    sleep 0.05
-  end
-  abort "nginx did not listen on #{port}"
-end
-
 # nginx with two TLS servers: +logged+ logs each request (part 1), +quiet+
 # logs nothing (part 2). Both speak http/1.1 and h2 (ALPN).
 def start_nginx(dir, cert, logged, quiet, cpu)
-  conf = File.join(dir, "nginx.conf")
-  File.write(conf, <<~CONF)
-    daemon off;
-    worker_processes 1;
-    pid #{dir}/nginx.pid;
-    error_log #{dir}/error.log warn;
-    events { worker_connections 4096; }
-    http {
-      access_log off;
-      client_body_temp_path #{dir}/body;
-      proxy_temp_path #{dir}/proxy;
-      fastcgi_temp_path #{dir}/fastcgi;
-      uwsgi_temp_path #{dir}/uwsgi;
-      scgi_temp_path #{dir}/scgi;
-      # nginx closes a kept-alive connection after 1000 requests by default,
-      # which would turn a keep-alive benchmark into a reconnect benchmark.
-      keepalive_requests 100000000;
-      http2_max_requests 100000000;
-      keepalive_timeout 120s;
-      ssl_protocols TLSv1.2 TLSv1.3;
-      ssl_certificate #{cert.cert_path};
-      ssl_certificate_key #{cert.key_path};
-      ssl_session_cache shared:TLS:10m;
-      log_format counts '$connection $connection_requests $ssl_session_reused $server_protocol $ssl_protocol';
-      server {
-        listen 127.0.0.1:#{logged} ssl http2;
-        access_log #{dir}/access.log counts;
-        location / { return 200 "hello world\\n"; }
-      }
-      server {
-        listen 127.0.0.1:#{quiet} ssl http2;
-        location / { return 200 "hello world\\n"; }
-      }
+  NginxServer.start(dir, <<~HTTP, ports: [logged, quiet], cpu: cpu)
+    http2_max_requests 100000000;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_certificate #{cert.cert_path};
+    ssl_certificate_key #{cert.key_path};
+    ssl_session_cache shared:TLS:10m;
+    log_format counts '$connection $connection_requests $ssl_session_reused $server_protocol $ssl_protocol';
+    server {
+      listen 127.0.0.1:#{logged} ssl http2;
+      access_log #{dir}/access.log counts;
+      location / { return 200 "hello world\\n"; }
     }
-  CONF
-  pid = Process.spawn("taskset", "-c", cpu.to_s, "nginx", "-c", conf, "-e", "#{dir}/error.log",
-                      out: File::NULL, err: File::NULL, pgroup: true)
-  [logged, quiet].each { |port| wait_listening(port) }
-  pid
+    server {
+      listen 127.0.0.1:#{quiet} ssl http2;
+      location / { return 200 "hello world\\n"; }
+    }
+  HTTP
 end
 
 # Runs argv as a child; returns [stdout, cpu_s of the child].
@@ -239,7 +208,6 @@ Dir.mktmpdir("tls-bench") do |dir|
     end
     puts "load average at the end: #{loadavg}"
   ensure
-    Process.kill(:TERM, -pid)
-    Process.wait(pid)
+    NginxServer.stop(pid)
   end
 end

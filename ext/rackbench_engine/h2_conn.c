@@ -329,20 +329,11 @@ static int tls_received(h2_conn *hc, size_t n, uint64_t now_ns, size_t *len) {
         worker_tls_handshake(w, t, hc->open_phase, hc->handshake_start_ns ? hc->handshake_start_ns : now_ns, now_ns);
         mark_connected(hc);
     }
-    for (;;) {
-        size_t got = 0;
-        tls_status st = tls_conn_read(t, w->plain_buf + *len, WORKER_PLAIN_BUFFER_BYTES - *len, &got);
-        if (st == TLS_OK) {
-            *len += got;
-            if (*len < WORKER_PLAIN_BUFFER_BYTES) continue;
-            tls_conn_fail(t, TLS_FAIL_PROTOCOL, "more plaintext than one read can carry");
-            st = TLS_FAILED;
-        }
-        if (st == TLS_AGAIN) return 0;
-        if (st == TLS_CLOSED) return 1;
-        fail_tls(hc, now_ns);
-        return -1;
-    }
+    tls_status st = tls_conn_read_all(t, w->plain_buf, WORKER_PLAIN_BUFFER_BYTES, len);
+    if (st == TLS_AGAIN) return 0;
+    if (st == TLS_CLOSED) return 1;
+    fail_tls(hc, now_ns);
+    return -1;
 }
 
 static void on_readable(h2_conn *hc, uint64_t now_ns) {

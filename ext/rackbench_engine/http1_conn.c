@@ -534,27 +534,18 @@ static int tls_received(conn *c, size_t n, uint64_t now_ns, size_t *len) {
         mark_connected(c);
         if (write_request(c, now_ns) < 0) return -1;
     }
-    for (;;) {
-        size_t got = 0;
-        tls_status st = tls_conn_read(t, w->plain_buf + *len, WORKER_PLAIN_BUFFER_BYTES - *len, &got);
-        if (st == TLS_OK) {
-            *len += got;
-            if (*len < WORKER_PLAIN_BUFFER_BYTES) continue;
-            tls_conn_fail(t, TLS_FAIL_PROTOCOL, "more plaintext than one read can carry");
-            st = TLS_FAILED;
-        }
-        if (st == TLS_AGAIN) return 0;
-        if (st == TLS_CLOSED) return 1;
-        if (c->state == CONN_READING || c->state == CONN_WRITING) {
-            fail_tls(c, now_ns);
-        } else {
-            /* Idle or closing: no request is lost with the connection. */
-            worker_tls_failure(w, t, c->phase);
-            *len = 0;
-            on_server_close(c, now_ns);
-        }
-        return -1;
+    tls_status st = tls_conn_read_all(t, w->plain_buf, WORKER_PLAIN_BUFFER_BYTES, len);
+    if (st == TLS_AGAIN) return 0;
+    if (st == TLS_CLOSED) return 1;
+    if (c->state == CONN_READING || c->state == CONN_WRITING) {
+        fail_tls(c, now_ns);
+    } else {
+        /* Idle or closing: no request is lost with the connection. */
+        worker_tls_failure(w, t, c->phase);
+        *len = 0;
+        on_server_close(c, now_ns);
     }
+    return -1;
 }
 
 /* Reads what the socket has for c and feeds the parser. */

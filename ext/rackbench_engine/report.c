@@ -299,6 +299,21 @@ static void write_tls_counts(json_writer *j, const tls_counters *t, uint64_t res
     json_object_end(j);
 }
 
+/* One phase's TLS counts and handshake times, over its responses. */
+static void write_tls_phase(json_writer *j, const run_result *r, phase_id phase, uint64_t responses) {
+    histogram *full = malloc(sizeof(histogram)), *resumed = malloc(sizeof(histogram));
+    if (!full || !resumed) { perror("rackbench-engine: out of memory"); exit(1); }
+    hist_init(full);
+    hist_init(resumed);
+    tls_counters t;
+    merge_tls(r, phase, &t, full, resumed);
+    write_tls_counts(j, &t, responses);
+    write_latency(j, "full_handshake_us", full);
+    write_latency(j, "resumed_handshake_us", resumed);
+    free(full);
+    free(resumed);
+}
+
 /* "tls": an https:// run's handshakes, what paid for them and how TLS
  * failed (null for http://). Counted in the phase of the request that
  * opened the connection. */
@@ -314,32 +329,17 @@ static void write_tls(json_writer *j, const run_result *r, const phase_stats *m,
         if (!info && r->workers[i].tls_info.version) info = &r->workers[i].tls_info;
         if (!reason && r->workers[i].tls_reason[0]) reason = r->workers[i].tls_reason;
     }
-    histogram *full = malloc(sizeof(histogram)), *resumed = malloc(sizeof(histogram));
-    if (!full || !resumed) { perror("rackbench-engine: out of memory"); exit(1); }
-    tls_counters t;
     json_object_begin(j);
     json_kv_string(j, "version", info ? info->version : NULL);
     json_kv_string(j, "cipher", info ? info->cipher : NULL);
     json_kv_string(j, "alpn", info ? info->alpn : NULL);
-    hist_init(full);
-    hist_init(resumed);
-    merge_tls(r, PHASE_MEASURE, &t, full, resumed);
-    write_tls_counts(j, &t, m->requests);
-    write_latency(j, "full_handshake_us", full);
-    write_latency(j, "resumed_handshake_us", resumed);
+    write_tls_phase(j, r, PHASE_MEASURE, m->requests);
     json_kv_string(j, "reason", reason);
     json_key(j, "warmup");
     json_object_begin(j);
-    hist_init(full);
-    hist_init(resumed);
-    merge_tls(r, PHASE_WARMUP, &t, full, resumed);
-    write_tls_counts(j, &t, wu->requests);
-    write_latency(j, "full_handshake_us", full);
-    write_latency(j, "resumed_handshake_us", resumed);
+    write_tls_phase(j, r, PHASE_WARMUP, wu->requests);
     json_object_end(j);
     json_object_end(j);
-    free(full);
-    free(resumed);
 }
 
 void report_json(FILE *out, const run_result *r) {

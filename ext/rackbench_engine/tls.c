@@ -395,6 +395,20 @@ tls_status tls_conn_read(tls_conn *t, void *buf, size_t cap, size_t *got) {
     }
 }
 
+tls_status tls_conn_read_all(tls_conn *t, void *buf, size_t cap, size_t *len) {
+    *len = 0;
+    for (;;) {
+        size_t got = 0;
+        tls_status st = tls_conn_read(t, (unsigned char *)buf + *len, cap - *len, &got);
+        if (st != TLS_OK) return st;
+        *len += got;
+        if (*len == cap) {
+            set_reason(t, TLS_FAIL_PROTOCOL, "more plaintext than %zu bytes in one read", cap);
+            return give_up(t, TLS_FAILED);
+        }
+    }
+}
+
 int tls_conn_write(tls_conn *t, const void *data, size_t len) {
     if (t->failure != TLS_FAIL_NONE || !t->ssl) return -1;
     if (!t->handshake_done) {

@@ -143,6 +143,14 @@ tls_status tls_conn_handshake(tls_conn *t);
  * handshake completed, it returns TLS_FAILED. */
 tls_status tls_conn_read(tls_conn *t, void *buf, size_t cap, size_t *got);
 
+/* Reads all the plaintext the fed bytes hold into buf (cap bytes), *len
+ * bytes in all: TLS_AGAIN when every fed byte is consumed (the usual end,
+ * *len may be 0: a session ticket, a handshake flight); TLS_CLOSED when
+ * the peer's close_notify followed the *len bytes; TLS_FAILED (failure,
+ * reason), also when more plaintext came than cap holds. What a
+ * connection does with each received batch of ciphertext. */
+tls_status tls_conn_read_all(tls_conn *t, void *buf, size_t cap, size_t *len);
+
 /* Encrypts len bytes of plaintext into t's output (one record per 16 KiB).
  * Returns 0, or -1 with failure and reason set (before the handshake
  * completed, after a failure, out of memory). */

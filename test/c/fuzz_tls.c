@@ -12,8 +12,9 @@
  *                    server first (tls_peer.h), then the server sends
  *                    the input's plaintext as records, which are damaged
  *                    as bytes 2-5 say before the client reads them
- *   bits 1-2:        split: 0 whole, 1 one byte at a time, 2 fixed pieces
- *                    of (byte 1 + 1) bytes, 3 pseudo-random piece sizes
+ *   bits 1-2:        split (fuzz_split.h): 0 whole, 1 one byte at a time,
+ *                    2 fixed pieces of (byte 1 + 1) bytes, 3 pseudo-random
+ *                    piece sizes
  *   bit 3:           the client requires ALPN h2
  * Established mode: byte 2 + 1 is the plaintext bytes per record; byte 3
  * the damage (0 none, 1 a byte flipped, 2 cut short, 3 close_notify
@@ -27,41 +28,39 @@
  *   - the plaintext read is a prefix of what the server sent, never more
  *     (AEAD: a damaged record is never delivered), and all of it when
  *     nothing was damaged; TLS_CLOSED only after a close_notify.
- * Every piece lies against a PROT_NONE page, alternately ending right
- * before one and starting right after one, so reading one byte outside
- * what was fed faults.
+ * Every piece lies against a PROT_NONE page (fenced_bytes.h), alternately
+ * ending right before one and starting right after one, so reading one
+ * byte outside what was fed faults. Reads go through tls_conn_read_all,
+ * as the engine's connections read.
  *
  * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined ... (see Rakefile)
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+/* A damaged stream of small records is many times its plaintext. */
+#define FENCED_BYTES_MAX (1024 * 1024)
+#include "fenced_bytes.h"
+#include "fuzz_split.h"
 #include "tls.h"
 #include "tls_peer.h"
 
-#define GUARDED_BYTES (1024 * 1024)
 #define MAX_PLAIN (64 * 1024)
 
 static void check(int ok) {
     if (!ok) abort();
 }
 
-static char *guarded;
+static int ready;
 static tls_peer_identity identity;
 static SSL_CTX *server_ctx;
 static tls_context *client_plain, *client_h2;
 static tls_conn conn; /* kept across inputs: its session makes later handshakes short */
 
 static void setup(void) {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    char *base = mmap(NULL, page + GUARDED_BYTES + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    check(base != MAP_FAILED);
-    check(mprotect(base, page, PROT_NONE) == 0);
-    check(mprotect(base + page + GUARDED_BYTES, page, PROT_NONE) == 0);
-    guarded = base + page;
+    fenced_init();
     tls_peer_identity_make(&identity);
     server_ctx = tls_peer_ctx(&identity, 0, PEER_ALPN_H2);
     char err[256];
@@ -74,34 +73,12 @@ static void setup(void) {
     tls_conn_init(&conn);
     /* The certificate file is not needed past here (verify is off). */
     unlink(identity.cert_path);
+    ready = 1;
 }
 
 static const unsigned char *place(const unsigned char *s, size_t n, int at_end) {
-    check(n <= GUARDED_BYTES);
-    char *dst = at_end ? guarded + GUARDED_BYTES - n : guarded;
-    if (n) memcpy(dst, s, n);
-    return (const unsigned char *)dst;
-}
-
-typedef struct {
-    int mode;
-    uint32_t state;
-    size_t fixed;
-} splitter;
-
-static size_t next_piece(splitter *s, size_t left) {
-    size_t n;
-    switch (s->mode) {
-    case 0: n = left; break;
-    case 1: n = 1; break;
-    case 2: n = s->fixed; break;
-    default:
-        s->state = s->state * 1103515245u + 12345u;
-        n = 1 + (s->state >> 16) % 64;
-        if ((s->state >> 8 & 7) == 0) n = 1 + (s->state >> 12) % 2000;
-        break;
-    }
-    return n < left ? n : left;
+    check(n <= FENCED_BYTES_MAX);
+    return (const unsigned char *)(at_end ? fenced_end((const char *)s, n) : fenced_start((const char *)s, n));
 }
 
 /* What the client made of a byte stream. */
@@ -124,15 +101,15 @@ static void feed_all(const unsigned char *stream, size_t len, splitter sp, readi
         tls_status st = TLS_AGAIN;
         if (!conn.handshake_done) st = tls_conn_handshake(&conn);
         if (conn.handshake_done && st != TLS_FAILED) {
-            for (;;) {
-                size_t got = 0;
-                size_t room = MAX_PLAIN - r->plain_len;
-                st = tls_conn_read(&conn, r->plain + r->plain_len, room ? room : 1, &got);
-                if (st != TLS_OK) break;
-                check(got > 0 && got <= (room ? room : 1));
-                check(r->plain_len + got <= MAX_PLAIN); /* never more than the server sent (checked later) */
-                r->plain_len += got;
-            }
+            /* One byte of room more than the server can send: a full
+             * buffer would be a failure of its own. */
+            static unsigned char batch[MAX_PLAIN + 1];
+            size_t got = 0;
+            st = tls_conn_read_all(&conn, batch, sizeof(batch), &got);
+            check(st != TLS_OK);
+            check(r->plain_len + got <= MAX_PLAIN); /* never more than the server sent (checked later) */
+            memcpy(r->plain + r->plain_len, batch, got);
+            r->plain_len += got;
         }
         check(conn.in_len == 0);
         r->last = st;
@@ -244,7 +221,7 @@ static void fuzz_established(const uint8_t *data, size_t size, splitter sp, int 
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!guarded) setup();
+    if (!ready) setup();
     if (size < 2) return 0;
     splitter sp = {.mode = data[0] >> 1 & 3, .state = data[1], .fixed = (size_t)data[1] + 1};
     int h2 = data[0] >> 3 & 1;

@@ -63,7 +63,7 @@ static void tls_peer_identity_make(tls_peer_identity *id) {
     fclose(f);
 }
 
-static void tls_peer_identity_free(tls_peer_identity *id) {
+static inline void tls_peer_identity_free(tls_peer_identity *id) {
     unlink(id->cert_path);
     X509_free(id->cert);
     EVP_PKEY_free(id->key);

@@ -2,7 +2,7 @@
 
 require "test_helper"
 require "json"
-require "socket"
+require_relative "../support/nginx_server"
 
 # The engine over TLS against nginx (Debian's, one worker) serving
 # rackbench's own certificate: nginx logs every request with its
@@ -17,53 +17,31 @@ describe "load engine over TLS" do
   # logged), :h1_only (TLS without h2), :plain (no TLS at all).
   def self.nginx
     @nginx ||= begin
-      raise "nginx not found: install the Debian package nginx (bin/setup does)" unless system("command -v nginx >/dev/null 2>&1")
-
       dir = Dir.mktmpdir("rackbench-tls-nginx")
       cert = Rackbench::Tls.certificate(File.join(dir, "tls"))
       ports = %i[logged h1_only plain].to_h { |name| [name, Rackbench::Ports.free_port] }
-      File.write(File.join(dir, "nginx.conf"), <<~CONF)
-        daemon off;
-        worker_processes 1;
-        pid #{dir}/nginx.pid;
-        error_log #{dir}/error.log warn;
-        events { worker_connections 1024; }
-        http {
-          access_log off;
-          client_body_temp_path #{dir}/body;
-          proxy_temp_path #{dir}/proxy;
-          fastcgi_temp_path #{dir}/fastcgi;
-          uwsgi_temp_path #{dir}/uwsgi;
-          scgi_temp_path #{dir}/scgi;
-          keepalive_requests 1000000;
-          ssl_protocols TLSv1.2 TLSv1.3;
-          ssl_certificate #{cert.cert_path};
-          ssl_certificate_key #{cert.key_path};
-          ssl_session_cache shared:TLS:1m;
-          log_format truth '$connection $connection_requests $ssl_session_reused $server_protocol $uri';
-          server {
-            listen 127.0.0.1:#{ports[:logged]} ssl http2;
-            access_log #{dir}/access.log truth;
-            location / { return 200 "hello world\\n"; }
-          }
-          server {
-            listen 127.0.0.1:#{ports[:h1_only]} ssl;
-            location / { return 200 "hello world\\n"; }
-          }
-          server {
-            listen 127.0.0.1:#{ports[:plain]};
-            location / { return 200 "hello world\\n"; }
-          }
+      pid = NginxServer.start(dir, <<~HTTP, ports: ports.values)
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_certificate #{cert.cert_path};
+        ssl_certificate_key #{cert.key_path};
+        ssl_session_cache shared:TLS:1m;
+        log_format truth '$connection $connection_requests $ssl_session_reused $server_protocol $uri';
+        server {
+          listen 127.0.0.1:#{ports[:logged]} ssl http2;
+          access_log #{dir}/access.log truth;
+          location / { return 200 "hello world\\n"; }
         }
-      CONF
-      pid = Process.spawn("nginx", "-c", File.join(dir, "nginx.conf"), "-e", File.join(dir, "error.log"),
-                          out: File::NULL, err: File::NULL, pgroup: true)
+        server {
+          listen 127.0.0.1:#{ports[:h1_only]} ssl;
+          location / { return 200 "hello world\\n"; }
+        }
+        server {
+          listen 127.0.0.1:#{ports[:plain]};
+          location / { return 200 "hello world\\n"; }
+        }
+      HTTP
       Minitest.after_run do
-        Process.kill(:TERM, -pid)
-        Process.wait(pid)
-      rescue SystemCallError
-        nil
-      ensure
+        NginxServer.stop(pid)
         FileUtils.rm_rf(dir)
       end
       { pid: pid, ports: ports, cert: cert, log: File.join(dir, "access.log") }
@@ -71,14 +49,7 @@ describe "load engine over TLS" do
   end
 
   def url(server, path, scheme: "https")
-    nginx = self.class.nginx
-    port = nginx[:ports].fetch(server)
-    wait_until(timeout_s: 10, message: "nginx listening") do
-      TCPSocket.new("127.0.0.1", port).close || true
-    rescue SystemCallError
-      false
-    end
-    "#{scheme}://127.0.0.1:#{port}#{path}"
+    "#{scheme}://127.0.0.1:#{self.class.nginx[:ports].fetch(server)}#{path}"
   end
 
   # nginx's lines for +path+ once its log holds +expected+ of them (it
