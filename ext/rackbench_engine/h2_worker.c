@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "h2_worker_state.h"
 
 /* hc has output to write at the end of this turn (restart_ready). */
@@ -50,6 +51,7 @@ static void *h2_create(worker *w) {
         h2_conn *hc = &h->conns[i];
         hc->w = w;
         hc->fd = -1;
+        hc->number = (uint32_t)(w->first_slot + i);
         hc->slots = &h->slots[(size_t)i * (size_t)h->streams];
         hc->out = worker_xcalloc(1, OUT_BUFFER_BYTES);
         if (w->tls_ctx) {
@@ -115,6 +117,8 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
     s->stream.header_bytes = s->stream.body_bytes = 0;
     s->state = SLOT_SENT;
     hc->busy++;
+    slot_service_sent(&s->service, now_ns, w->clock->measure_start_ns);
+    slot_service_sent(&hc->service, now_ns, w->clock->measure_start_ns);
     /* Over TLS, a request sent before the handshake's end waits for it. */
     s->paid_handshake = hc->tls && !hc->connected;
     /* A failed open counts this request as a connect error (conn_close). */
@@ -225,11 +229,21 @@ static void h2_start(worker *w, uint64_t now_ns) {
     restart_ready(w, now_ns);
 }
 
-/* What is still open at the end (drained, or interrupted) closes here. */
+/* What is still open at the end (drained, or interrupted) closes here;
+ * every wait ends now, and the slots are totalled in slot order. */
 static void h2_finish(worker *w) {
     struct h2_worker *h = h2_of(w);
+    uint64_t now_ns = clock_now_ns();
+    uint64_t measure_start_ns = w->clock->measure_start_ns;
     for (int i = 0; i < w->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
+        slot_service_finish(&hc->service, now_ns, measure_start_ns);
+        service_totals_add(&w->conn_service, &hc->service, hc->number);
+        for (int k = 0; k < h->streams; k++) {
+            h2_slot *s = &hc->slots[k];
+            slot_service_finish(&s->service, now_ns, measure_start_ns);
+            service_totals_add(&w->stream_service, &s->service, s->id);
+        }
         if (hc->has_client) h2_client_free(&hc->client);
         hc->has_client = 0;
         if (hc->tls && hc->fd >= 0 && !hc->handshaking) {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "expect.h"
 
 /* After a failed connect a slot waits before retrying, so a dead server
  * costs a bounded number of attempts instead of a busy loop. */
@@ -71,8 +72,10 @@ static void *http1_create(worker *w) {
             /* --cookie presets: in every slot's jar from the start. */
             for (int k = 0; k < cfg->cookie_count; k++) cookie_jar_set(c->jar, cfg->cookie_presets[k], strlen(cfg->cookie_presets[k]));
         }
-        if (requests->templated || requests->body_captures || requests->header_work)
+        if (requests->templated || requests->body_captures || requests->header_work) {
             c->sess = http1_session_new(requests);
+            requests_slot_vars(requests, &c->sess->vars, cfg->seed, c->slot);
+        }
         if (w->tls_ctx) {
             c->tls = worker_xcalloc(1, sizeof(tls_conn));
             tls_conn_init(c->tls);
@@ -120,10 +123,25 @@ static void record_raw(conn *c, uint64_t latency_ns, int status, const char *err
                    error);
 }
 
+/* A session probe's request ended (probes.h): its outcome is the probe's,
+ * never the window's. */
+static void probe_ended(conn *c, int ok, const char *why) {
+    probe_outcome(&c->probe, c->w->probes, c->w->requests, c->slot, ok, why);
+}
+
 /* Counts a failed request once, under one kind (status: a response's, if
  * one came, for the raw log). */
 static void count_error(conn *c, error_kind kind, int status, uint64_t now_ns) {
     worker *w = c->w;
+    if (probe_active(&c->probe)) {
+        char why[64];
+        if (status) snprintf(why, sizeof(why), "%s error (status %d)", error_kind_names[kind], status);
+        else snprintf(why, sizeof(why), "%s error", error_kind_names[kind]);
+        probe_ended(c, 0, why);
+        if (c->sess) c->sess->hop_pending = 0;
+        c->paid_handshake = 0;
+        return;
+    }
     phase_stats_error(&w->phases[c->phase], now_ns, kind, c->resp_bytes);
     record_raw(c, now_ns - c->start_ns, status, error_kind_names[kind]);
     if (w->entries[c->phase]) w->entries[c->phase][c->req->index].errors[kind]++;
@@ -267,7 +285,7 @@ static int write_request(conn *c, uint64_t now_ns) {
  * connect too when there is one. */
 static void prepare_request(conn *c, uint64_t now_ns) {
     slot_session *s = c->sess;
-    int headers_wanted = c->jar || (s && (c->req->follow || c->req->header_captures));
+    int headers_wanted = c->jar || (s && (c->req->follow || c->req->header_captures || expect_any(&c->req->expect)));
     http_response_reset(&c->resp, c->is_head, headers_wanted ? on_header : NULL, c);
     if (s) http1_session_prepare(s, c->req, &c->resp);
     c->written = 0;
@@ -329,6 +347,7 @@ static int open_connection(conn *c, uint64_t now_ns) {
 /* Sends what c->wire holds, on the open connection or a new one. */
 static void send_or_connect(conn *c, uint64_t now_ns) {
     c->w->in_flight++;
+    slot_service_sent(&c->service, now_ns, c->w->clock->measure_start_ns);
     if (c->fd >= 0) {
         send_request(c, now_ns);
     } else {
@@ -336,10 +355,38 @@ static void send_or_connect(conn *c, uint64_t now_ns) {
     }
 }
 
+/* The probe entry slot c sends next (probes.h), or NULL for the mix: the
+ * point begun goes on; once the slot's first entries are done, its first
+ * request in the window is the start probe (closed loop only: in open
+ * loop it would take a scheduled request's place), and its first after
+ * the window's end the end probe. */
+static const request_template *due_probe(conn *c, uint64_t start_ns) {
+    worker *w = c->w;
+    const request_set *set = w->requests;
+    if (!set->probe_count) return NULL;
+    if (probe_active(&c->probe)) return probe_next(&c->probe, set, (probe_point)(c->probe.point - 1));
+    if (c->first_done < set->first_count) return NULL;
+    /* By the request's own time, not the clock: a request the open loop
+     * scheduled inside the window but sends a little after its end is
+     * that request, not the end probe. */
+    if (w->stopping || start_ns >= w->clock->measure_end_ns) return probe_next(&c->probe, set, PROBE_END);
+    if (!worker_open_loop(w) && start_ns >= w->clock->measure_start_ns) return probe_next(&c->probe, set, PROBE_START);
+    return NULL;
+}
+
+/* 1 when slot c, free after the window's end, still has its end probe to
+ * send (or the rest of a point begun). */
+static int end_probe_due(const conn *c) {
+    const request_set *set = c->w->requests;
+    if (!set->probe_count || engine_interrupted) return 0;
+    return probe_active(&c->probe) || (!c->probe.done[PROBE_END] && c->first_done >= set->first_count);
+}
+
 /* Begins the next request on slot c. start_ns is its latency origin. */
 static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
     worker *w = c->w;
-    const request_template *req = requests_next(w->requests, &c->rng, &c->first_done);
+    const request_template *req = due_probe(c, start_ns);
+    if (!req) req = requests_next(w->requests, &c->rng, &c->first_done);
     c->req = req;
     c->start_ns = start_ns;
     c->phase = worker_phase_of(w, start_ns);
@@ -397,6 +444,10 @@ static void slot_free(conn *c, uint64_t now_ns) {
         start_hop(c, now_ns);
         return;
     }
+    if ((w->stopping || now_ns >= w->clock->measure_end_ns) && end_probe_due(c)) {
+        start_request(c, now_ns, now_ns);
+        return;
+    }
     if (w->stopping) return;
     if (worker_open_loop(w)) {
         http1_state *st = state_of(w);
@@ -411,6 +462,7 @@ static void slot_free(conn *c, uint64_t now_ns) {
 /* Counts a complete response. */
 static void count_response(conn *c, int status, uint64_t now_ns) {
     worker *w = c->w;
+    if (probe_active(&c->probe)) return; /* its outcome is the probe's (complete) */
     phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
     phase_stats_body(&w->phases[c->phase], c->resp.body_bytes);
     record_raw(c, now_ns - c->start_ns, status, NULL);
@@ -426,10 +478,21 @@ static void count_response(conn *c, int status, uint64_t now_ns) {
  * it is the chain's ordinary last response, still to count. */
 static int session_complete(conn *c, int status, uint64_t now_ns) {
     size_t hop_len = 0, hop_head = 0;
-    switch (http1_session_complete(c->sess, c->req, c->w->cfg, status, &hop_len, &hop_head)) {
+    char why[160];
+    switch (http1_session_complete(c->sess, c->req, c->w->cfg, status, &hop_len, &hop_head, why, sizeof(why))) {
     case SESSION_CHAIN_END: return 0;
     case SESSION_REDIRECT_FAILED: count_error(c, ERR_REDIRECT, status, now_ns); return 1;
     case SESSION_CAPTURE_FAILED: count_error(c, ERR_CAPTURE, status, now_ns); return 1;
+    case SESSION_EXPECT_FAILED:
+        if (probe_active(&c->probe)) {
+            char line[PROBE_REASON_BYTES];
+            snprintf(line, sizeof(line), "%.60s: %s", c->req->name ? c->req->name : "probe", why);
+            probe_ended(c, 0, line);
+            c->sess->hop_pending = 0;
+        } else {
+            count_error(c, ERR_EXPECT, status, now_ns);
+        }
+        return 1;
     case SESSION_HOP: break;
     }
     count_response(c, status, now_ns);
@@ -445,9 +508,14 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     worker *w = c->w;
     const engine_config *cfg = w->cfg;
     int status = c->resp.status_code;
+    slot_service_response(&c->service, now_ns, w->clock->measure_start_ns);
     if (!c->sess || !session_complete(c, status, now_ns)) {
         count_response(c, status, now_ns);
-        if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
+        if (probe_active(&c->probe)) {
+            char why[64];
+            snprintf(why, sizeof(why), "status %d", status);
+            probe_ended(c, status >= 200 && status < 400, why);
+        } else if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
             /* The entry's latency: from its first request to its last
              * response, redirects included. */
             uint64_t origin_ns = c->sess ? c->sess->chain_start_ns : c->start_ns;
@@ -721,13 +789,31 @@ static void http1_start(worker *w, uint64_t now_ns) {
     }
 }
 
-/* The run is over: connections still open end as a client ends them
- * (close_notify over TLS, so that a server does not log a truncated
+/* The run is over: every slot's wait ends now, and the slots are
+ * totalled in slot order; connections still open end as a client ends
+ * them (close_notify over TLS, so that a server does not log a truncated
  * connection for each). */
 static void http1_finish(worker *w) {
     http1_state *st = state_of(w);
-    for (int i = 0; i < w->conn_count; i++)
-        if (st->conns[i].fd >= 0) close_fd_as_client(&st->conns[i]);
+    uint64_t now_ns = clock_now_ns();
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &st->conns[i];
+        slot_service_finish(&c->service, now_ns, w->clock->measure_start_ns);
+        service_totals_add(&w->conn_service, &c->service, c->slot);
+        if (c->fd >= 0) close_fd_as_client(c);
+    }
+}
+
+/* The thread stops starting requests: in open loop, the slots idle at the
+ * end send their end probes now (closed-loop slots are all busy, and send
+ * theirs as they come free, slot_free). */
+static void http1_stop(worker *w, uint64_t until_ns) {
+    http1_state *st = state_of(w);
+    while (worker_open_loop(w) && w->requests->probe_count && st->free_stack) {
+        conn *c = st->free_stack;
+        st->free_stack = c->next_free;
+        if (end_probe_due(c)) start_request(c, until_ns, until_ns);
+    }
 }
 
 static int http1_has_free_slot(const worker *w) { return state_of(w)->free_stack != NULL; }
@@ -748,5 +834,6 @@ const worker_protocol http1_protocol = {
     .end_turn = NULL,
     .has_free_slot = http1_has_free_slot,
     .start_scheduled = http1_start_scheduled,
+    .stop = http1_stop,
     .finish = http1_finish,
 };

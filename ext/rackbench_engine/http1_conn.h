@@ -15,6 +15,8 @@
 
 #include "cookie_jar.h"
 #include "http1_session.h"
+#include "probes.h"
+#include "slot_service.h"
 #include "http_response.h"
 #include "requests.h"
 #include "rng.h"
@@ -56,6 +58,8 @@ typedef struct conn {
     rng rng;
     size_t first_done;
     cookie_jar *jar;            /* NULL unless --cookies */
+    slot_service service;       /* was it served in the window (slot_service.h) */
+    slot_probe probe;           /* its session probes (probes.h) */
     tls_conn *tls;              /* https://: the slot's TLS (its session outlives
                                    connections); NULL otherwise */
     uint64_t handshake_start_ns; /* this connection's ClientHello went out (0: not yet) */

@@ -1,6 +1,8 @@
 /* http1_session.c - see http1_session.h. */
 #include "http1_session.h"
 
+#include "expect.h"
+
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,7 @@ static void capture_text(slot_session *s, const capture_spec *cap, int index, co
 
 void http1_session_header(slot_session *s, const request_template *req, const char *name, size_t name_len,
                           const char *value, size_t value_len) {
-    if (req->follow && name_len == 8 && strncasecmp(name, "location", 8) == 0) {
+    if ((req->follow || expect_any(&req->expect)) && name_len == 8 && strncasecmp(name, "location", 8) == 0) {
         if (value_len <= sizeof(s->location)) {
             memcpy(s->location, value, value_len);
             s->location_len = value_len;
@@ -143,15 +145,16 @@ void http1_session_first_request(slot_session *s, const request_template *req, c
 
 void http1_session_prepare(slot_session *s, const request_template *req, http_response *resp) {
     s->location_state = 0;
-    if (req->body_captures) {
+    if (req->keeps_body) {
         s->body_len = 0;
         http_response_set_body_cb(resp, on_body, s);
     }
 }
 
 session_verdict http1_session_complete(slot_session *s, const request_template *req, const engine_config *cfg,
-                                       int status, size_t *hop_len, size_t *hop_head) {
+                                       int status, size_t *hop_len, size_t *hop_head, char *why, size_t why_len) {
     if (req->body_captures) capture_body(s, req);
+    else if (req->keeps_body) s->body[s->body_len] = '\0';
     if (req->follow && session_is_redirect(status)) {
         char next[SESSION_LOCATION_MAX_BYTES];
         size_t next_len = 0, head = 0, len = SIZE_MAX;
@@ -184,5 +187,12 @@ session_verdict http1_session_complete(slot_session *s, const request_template *
             if (!(s->captured & (1u << i))) s->vars.set[req->captures[i].var] = 0;
         if (status >= 200 && status < 400) return SESSION_CAPTURE_FAILED;
     }
+    /* @expect: the chain's last response must be what the entry says; one
+     * that is not (the login page instead of the page) is an error. */
+    if (expect_any(&req->expect) &&
+        !expect_check(&req->expect, status, s->body, s->body ? s->body_len : 0, &s->vars,
+                      s->location_state == 1 ? s->location : NULL, s->location_state == 1 ? s->location_len : 0,
+                      why, why_len))
+        return SESSION_EXPECT_FAILED;
     return SESSION_CHAIN_END;
 }

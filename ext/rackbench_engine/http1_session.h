@@ -46,7 +46,8 @@ typedef enum {
     SESSION_CHAIN_END = 0,      /* the chain's ordinary last response: count it */
     SESSION_HOP,                /* a redirect to follow: count it, then send hop_buf */
     SESSION_REDIRECT_FAILED,    /* a redirect it cannot follow: an ERR_REDIRECT */
-    SESSION_CAPTURE_FAILED      /* a 2xx/3xx without every capture: an ERR_CAPTURE */
+    SESSION_CAPTURE_FAILED,     /* a 2xx/3xx without every capture: an ERR_CAPTURE */
+    SESSION_EXPECT_FAILED       /* the chain's last response is not what its @expect says */
 } session_verdict;
 
 /* A session for a slot of set: buffers sized for its largest rendering and
@@ -71,11 +72,12 @@ void http1_session_first_request(slot_session *s, const request_template *req, c
                                  size_t head_len);
 
 /* A response to req is about to be read into resp: forget the last
- * Location, and keep the body when req captures from it. */
+ * Location, and keep the body when req captures from it or @expect
+ * reads it (keeps_body). */
 void http1_session_prepare(slot_session *s, const request_template *req, http_response *resp);
 
 /* One header of the response to req (the parser's on_header): Location
- * for @follow, and req's header captures. */
+ * for @follow and @expect, and req's header captures. */
 void http1_session_header(slot_session *s, const request_template *req, const char *name, size_t name_len,
                           const char *value, size_t value_len);
 
@@ -83,9 +85,11 @@ void http1_session_header(slot_session *s, const request_template *req, const ch
  * decides whether the chain follows a redirect (SESSION_HOP: the hop's
  * request is in s->hop_buf, *hop_len bytes with *hop_head as head_len, and
  * s->hop_pending is set), ends, or failed. A capture not found by the
- * chain's end has its variable cleared. cfg gives the origin (host, port)
- * a redirect must stay on. */
+ * chain's end has its variable cleared; the chain's last response is
+ * checked against the entry's @expect (SESSION_EXPECT_FAILED, with why it
+ * is not, in why: why_len bytes). cfg gives the origin (scheme, host,
+ * port) a redirect must stay on. */
 session_verdict http1_session_complete(slot_session *s, const request_template *req, const engine_config *cfg,
-                                       int status, size_t *hop_len, size_t *hop_head);
+                                       int status, size_t *hop_len, size_t *hop_head, char *why, size_t why_len);
 
 #endif

@@ -89,9 +89,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rackbench-engine: %s\n", err);
         return 2;
     }
-    if (protocol_is_h2(cfg.protocol) && (requests.templated || requests.body_captures || requests.header_work)) {
+    if (protocol_is_h2(cfg.protocol) &&
+        (requests.templated || requests.body_captures || requests.header_work || requests.expects ||
+         requests.probe_count || requests.users.row_count)) {
         fprintf(stderr, "rackbench-engine: --protocol %s does not support request lists with "
-                        "captures, variables or @follow yet\n", cfg.protocol == PROTOCOL_H2 ? "h2" : "h2c");
+                        "captures, variables, @users, @expect, probes or @follow yet\n",
+                cfg.protocol == PROTOCOL_H2 ? "h2" : "h2c");
         requests_free(&requests);
         return 2;
     }

@@ -145,6 +145,7 @@ static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
     }
     w->stopping = 1;
     w->stop_ns = until_ns;
+    if (w->protocol->stop) w->protocol->stop(w, until_ns);
 }
 
 static void pin_thread(worker *w) {

@@ -23,8 +23,10 @@
 #include "entry_stats.h"
 #include "open_loop.h"
 #include "phase_stats.h"
+#include "probes.h"
 #include "raw_log.h"
 #include "requests.h"
+#include "slot_service.h"
 #include "tls.h"
 
 /* Set by the SIGINT/SIGTERM handler: every worker stops at once. */
@@ -104,7 +106,13 @@ typedef struct {
     /* Open loop: starts the request due at due_ns (its latency origin) on
      * a free slot; only called when has_free_slot said yes. */
     void (*start_scheduled)(worker *w, uint64_t due_ns, uint64_t now_ns);
-    /* Optional (NULL): the loop is over; close what is still open. */
+    /* Optional (NULL): the thread stops starting requests at until_ns (the
+     * window's end, or an interrupt); w->stopping is set. The protocol's
+     * last word on its idle slots (HTTP/1.1: open-loop slots idle at the
+     * end send their end probes, probes.h). */
+    void (*stop)(worker *w, uint64_t until_ns);
+    /* Optional (NULL): the loop is over; every slot's wait ends and what
+     * is still open closes. */
     void (*finish)(worker *w);
 } worker_protocol;
 
@@ -143,6 +151,12 @@ struct worker {
     uint64_t abandoned;         /* in flight when interrupted */
     int slots_established;      /* slots that connected at least once */
     int pin_failed;
+
+    /* What the slots came to once the thread is done (slot_service.h):
+     * connections, and HTTP/2's stream slots (unused for http1). */
+    service_totals conn_service;
+    service_totals stream_service;
+    probe_totals probes[PROBE_POINTS]; /* the slots' session probes (probes.h) */
 
     h2_counters h2_stats;       /* --protocol h2c or h2 */
 

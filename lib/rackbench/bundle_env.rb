@@ -4,6 +4,9 @@ require "digest"
 require "fileutils"
 require "json"
 require "yaml"
+require_relative "cache_root"
+require_relative "holder_lock"
+require_relative "cache_use"
 
 module Rackbench
   # One Bundler environment per (app, ruby, server gems): a generated
@@ -28,7 +31,6 @@ module Rackbench
     autoload :Groups, File.expand_path("bundle_env/groups", __dir__)
     autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
     autoload :Progress, File.expand_path("bundle_env/progress", __dir__)
-    autoload :InstallLock, File.expand_path("bundle_env/install_lock", __dir__)
     autoload :Siblings, File.expand_path("bundle_env/siblings", __dir__)
 
     LAUNCHER = File.expand_path("bundle_env/launcher.rb", __dir__)
@@ -38,8 +40,7 @@ module Rackbench
     INSTALL_TIMEOUT_S = 1800.0
     # While another process installs into the same gem directory, how often
     # a waiting run says it is still waiting.
-    LOCK_NOTICE_INTERVAL_S = 30.0
-    LOCK_POLL_INTERVAL_S = 0.2
+    LOCK_NOTICE_INTERVAL_S = HolderLock::NOTICE_INTERVAL_S
     CHECK_TIMEOUT_S = 120.0
     # Bundler's words when locked versions cannot satisfy the Gemfile
     # (2.3: "Bundler could not find compatible versions for gem ..."; 2.4+:
@@ -53,8 +54,7 @@ module Rackbench
     # The cache directory: $RACKBENCH_CACHE/bundles, else
     # ${XDG_CACHE_HOME:-~/.cache}/rackbench/bundles.
     def self.default_root(env = ENV)
-      cache = env["RACKBENCH_CACHE"] || File.join(env["XDG_CACHE_HOME"] || File.join(Dir.home, ".cache"), "rackbench")
-      File.join(File.expand_path(cache), "bundles")
+      File.join(CacheRoot.path(env), "bundles")
     end
 
     attr_reader :app_dir, :gemfile_extra, :install, :root, :groups
@@ -122,6 +122,16 @@ module Rackbench
       "#{install_path}.lock"
     end
 
+    # Held shared by every process that uses this environment (CacheUse).
+    def in_use_lock_path
+      File.join(dir, "in-use.lock")
+    end
+
+    # The results directories that used it (CacheUse).
+    def users_path
+      File.join(dir, "users")
+    end
+
     # The environment variables a server command needs, as overrides for
     # Process.spawn (nil removes a variable): this bundle's BUNDLE_GEMFILE,
     # BUNDLE_PATH and BUNDLE_APP_CONFIG, BUNDLE_FROZEN so the lock cannot
@@ -186,13 +196,20 @@ module Rackbench
     #             never looks like a hang (default: nil)
     # :extra_env :: variables added to Bundler's environment, e.g. the run's marker (Watchdog.marker_env; default: {})
     # :progress :: a Progress fed Bundler's output while `bundle install` runs (default: nil)
-    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {}, progress: nil)
+    # :user :: the results directory of the run that uses it, recorded for `rackbench cache` (default: nil)
+    #
+    # The process then holds the environment (CacheUse: `rackbench cache
+    # prune` leaves it alone) until it exits.
+    def ensure_installed!(log: log_path, before_install: nil, waiting: nil, extra_env: {}, progress: nil, user: nil)
       return :reused if @ready
 
       @extra_env = extra_env
+      # Held before anything is written, so that a prune never removes it
+      # under this run.
+      CacheUse.hold(in_use_lock_path, users_path: users_path, user: user)
       FileUtils.mkdir_p([dir, app_config_dir, install_path])
       outcome = File.open(lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-        InstallLock.acquire(lock, waiting: waiting, log: log)
+        HolderLock.acquire(lock, waiting: waiting, log: log)
         write_files
         if installed?(log)
           :reused

@@ -21,7 +21,8 @@ module Rackbench
       "capacity" => ["capacity_command", "CapacityCommand", "per configuration, the highest open-loop rate that holds a latency target"],
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
-      "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds"],
+      "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds; `rubies build` builds one from source"],
+      "cache" => ["cache_command", "CacheCommand", "list what rackbench keeps between runs (built rubies, gem environments); prune it"],
       "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"],
       "apps" => ["apps_command", "AppsCommand", "list the benchmark apps shipped with rackbench"],
       "micro" => ["micro_command", "MicroCommand", "run a micro-benchmark outside HTTP (fibers: threads, processes, fibers over pipes)"]

@@ -14,6 +14,11 @@ module Rackbench
   # A Ruby, server or app could not be prepared (not found, install failed).
   class SetupError < Error; end
 
+  # A ruby could not be built from source (a patch that does not apply, a
+  # missing library, a failed compile); the message names the step and
+  # where its log is.
+  class BuildError < SetupError; end
+
   # A booted server does not run what its trial names (another ruby, the
   # JIT off, a variable not set). Carries the identity record, when there
   # is one, so the failed trial stores what really ran.

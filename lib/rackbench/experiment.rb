@@ -291,11 +291,20 @@ module Rackbench
 
     # The ruby entries as Rubies.resolve takes them.
     def ruby_specs
-      rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options, env: r.env, malloc: r.malloc } }
+      rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options, env: r.env, malloc: r.malloc, build: r.build }.compact }
     end
 
     # App keys added after the first release: in the fingerprint only when given.
     LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without].freeze
+
+    # malloc and build (added later) only when given: older experiments keep
+    # their fingerprint. A build is its recipe's key, which digests the
+    # source and the patches: change a patch and it is another experiment,
+    # whose trials are never mixed with the old build's on resume.
+    def canonical_ruby(ruby)
+      hash = Canonical.sorted(ruby.to_h.except(:build)).reject { |k, v| k == "malloc" && v.nil? }
+      ruby.build ? hash.merge("build" => ruby.build.key) : hash
+    end
 
     def canonical_app(app)
       Canonical.sorted(app).reject { |k, v| k == "env" ? v.empty? : LATER_APP_KEYS.include?(k) && v.nil? }
@@ -311,8 +320,7 @@ module Rackbench
       # App keys added later, left out while they have their default.
       data = {
         "format" => 1, "name" => name, "seed" => seed, "batches" => batches,
-        # malloc (added later) only when given: older experiments keep their fingerprint.
-        "rubies" => sort(rubies.map { |r| Canonical.sorted(r).reject { |k, v| k == "malloc" && v.nil? } }),
+        "rubies" => sort(rubies.map { |r| canonical_ruby(r) }),
         "servers" => sort(servers.map { |s| Canonical.sorted(s) }),
         "apps" => sort(apps.map { |a| canonical_app(a) }),
         "processes" => processes.sort, "threads" => threads.sort,

@@ -14,6 +14,7 @@ module Rackbench
   module Profile
     autoload :Settings, File.expand_path("profile/settings", __dir__)
     autoload :Dump, File.expand_path("profile/dump", __dir__)
+    autoload :VernierDump, File.expand_path("profile/vernier_dump", __dir__)
     autoload :Merged, File.expand_path("profile/merged", __dir__)
     autoload :Collector, File.expand_path("profile/collector", __dir__)
     autoload :Files, File.expand_path("profile/files", __dir__)
@@ -21,6 +22,9 @@ module Rackbench
     autoload :FlameTree, File.expand_path("profile/flame_tree", __dir__)
     autoload :Speedscope, File.expand_path("profile/speedscope", __dir__)
     autoload :Terminal, File.expand_path("profile/terminal", __dir__)
+
+    # A profile that cannot be read or merged.
+    class Error < Rackbench::Error; end
 
     # The record's mark of a profiled trial: load_settings["profile"]
     # (tool, mode, interval, samples), nil for a plain trial.

@@ -18,6 +18,7 @@ module Rackbench
     autoload :Resolver, File.expand_path("rubies/resolver", __dir__)
     autoload :Variant, File.expand_path("rubies/variant", __dir__)
     autoload :MallocLibrary, File.expand_path("rubies/malloc_library", __dir__)
+    autoload :Build, File.expand_path("rubies/build", __dir__)
 
     # JRuby needs several seconds to start on a small machine, and on a
     # machine busy with other work describing a ruby has taken over 30 s:
@@ -70,6 +71,34 @@ module Rackbench
     # :env :: environment for probing an absolute path that discover did not find (default: ENV)
     def self.resolve(spec, installs:, env: ENV, probe_timeout_s: PROBE_TIMEOUT_S)
       Resolver.new(installs, env: env, probe_timeout_s: probe_timeout_s).resolve(spec)
+    end
+
+    # Resolves an experiment's ruby entries at once, label => Variant, in
+    # their order. The entries with a :build (a Build::Recipe) are built
+    # first, or taken from the cache, and become installs named after
+    # their label, which other entries may name in :ruby (a variant of a
+    # built ruby). Raises as .resolve does, and BuildError for a build that
+    # fails: always before any trial.
+    #
+    # :installs :: the result of discover
+    # :out :: where build progress goes (default: $stdout)
+    # :user :: the results directory of the run, recorded with each build it uses (default: nil)
+    # :env :: as for .resolve, and the environment builds start from (default: ENV)
+    def self.resolve_all(specs, installs:, out: $stdout, user: nil, env: ENV, probe_timeout_s: PROBE_TIMEOUT_S)
+      built = specs.select { |spec| spec[:build] }.map do |spec|
+        install = Build.install(spec[:build], out: out, user: user, parent_env: env, probe_timeout_s: probe_timeout_s)
+        clash = installs.find { |i| i.name == install.name }
+        if clash
+          raise ConfigError, "ruby '#{install.name}' is built from source, but an installed ruby has that name " \
+                             "(#{clash.path}): give the build another name"
+        end
+        install
+      end
+      all = installs + built
+      specs.to_h do |spec|
+        variant = resolve(spec.except(:build), installs: all, env: env, probe_timeout_s: probe_timeout_s)
+        [variant.name, variant]
+      end
     end
 
     # Keeps the first Install seen for each identity.

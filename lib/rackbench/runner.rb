@@ -93,14 +93,12 @@ module Rackbench
     end
 
     # The resolved ruby variants, label => Rubies::Variant (ConfigError for
-    # a ruby that does not exist: before anything is stored).
+    # a ruby that does not exist, BuildError for one built from source that
+    # does not build: before anything is stored). Rubies built from source
+    # are built here, or taken from the cache.
     def variants
       @variants ||= begin
-        installs = @installs || Rubies.discover
-        @source.ruby_specs.to_h do |spec|
-          variant = Rubies.resolve(spec, installs: installs)
-          [variant.name, variant]
-        end
+        Rubies.resolve_all(@source.ruby_specs, installs: @installs || Rubies.discover, out: @out, user: @results_dir)
       end
     end
 

@@ -5,12 +5,13 @@ require "json"
 require "open3"
 require "rbconfig"
 require "rackbench/rubies"
-require "support/second_ruby"
+require "support/test_rubies"
 
 # What rackbench execs for a ruby named by path, with real binaries: the
-# system ruby, Debian's ruby of another version relocated under a prefix
-# (which reports the system's RbConfig.ruby), a plain copy of the system
-# ruby and a wrapper script that execs it (test/support/second_ruby.rb).
+# system ruby, a copy of a ruby built from source relocated under another
+# directory (which reports the original build's RbConfig.ruby), a plain
+# copy of the system ruby and a wrapper script that execs it
+# (test/support/test_rubies.rb).
 # Each resolves to the file named, and running its command gives the
 # description and process image its Install claims.
 describe "Rubies named by path, run for real" do
@@ -23,13 +24,18 @@ describe "Rubies named by path, run for real" do
     self.class.installs
   end
 
-  def second
-    SecondRuby.rubies
+  # [bin/ruby, libruby] of the relocated copy of the 3.4 build.
+  def relocated
+    @relocated ||= TestRubies.relocated("3.4")
   end
 
+  def copy = TestRubies.copy_and_wrapper.first
+  def wrapper = TestRubies.copy_and_wrapper.last
+  def system_ruby = File.realpath(RbConfig.ruby)
+
   def system_install
-    installs.find { |i| i.usable? && i.path == second.system } ||
-      flunk("the system ruby #{second.system} was not discovered: #{installs.inspect}")
+    installs.find { |i| i.usable? && i.path == system_ruby } ||
+      flunk("the system ruby #{system_ruby} was not discovered: #{installs.inspect}")
   end
 
   def resolve(path)
@@ -50,25 +56,28 @@ describe "Rubies named by path, run for real" do
     assert_equal [variant.install.description, variant.install.exe], run_for_real(variant)
   end
 
-  it "runs the relocated build it names, not the system ruby that reports the same RbConfig.ruby" do
-    relocated = File.realpath(second.relocated)
-    reported = Rackbench::Rubies::Child.run([relocated, "-e", "print RbConfig.ruby"], env: {}, timeout_s: 60).output
-    assert_equal second.system, File.realpath(reported), "the case under test: RbConfig.ruby names the system ruby"
+  it "runs the relocated build it names, not the build that reports the same RbConfig.ruby" do
+    path, libruby = relocated
+    original = TestRubies.install("3.4")
+    reported = Rackbench::Rubies::Child.run([path, "-e", "print RbConfig.ruby"], env: {}, timeout_s: 60).output
+    assert_equal original.path, File.realpath(reported), "the case under test: RbConfig.ruby names the original build"
 
-    variant = resolve(second.relocated)
+    variant = resolve(path)
     install = variant.install
+    real = File.realpath(path)
 
-    assert_equal [relocated, relocated, second.relocated_libruby], [install.path, install.exe, install.libruby]
-    assert_match(/\Aruby #{Regexp.escape(second.relocated_version)}p/, install.description)
+    assert_equal [real, real, libruby], [install.path, install.exe, install.libruby]
+    refute_equal original.libruby, install.libruby, "the copy maps its own libruby"
+    assert_match(/\Aruby 3\.4\.5/, install.description)
     refute_equal system_install.description, install.description
-    assert_equal relocated, variant.command.first
+    assert_equal real, variant.command.first
     assert_runs_as_claimed(variant)
   end
 
   it "runs a copy of the system ruby as the copy" do
-    copy = File.realpath(second.copy)
+    copy = File.realpath(self.copy)
 
-    variant = resolve(second.copy)
+    variant = resolve(self.copy)
     install = variant.install
 
     assert_equal [copy, copy, system_install.libruby], [install.path, install.exe, install.libruby]
@@ -79,19 +88,19 @@ describe "Rubies named by path, run for real" do
   end
 
   it "runs a wrapper script as the wrapper, which execs the system ruby" do
-    wrapper = File.realpath(second.wrapper)
+    wrapper = File.realpath(self.wrapper)
 
-    variant = Rackbench::Rubies.resolve({ ruby: second.wrapper, options: ["--disable-gems"] }, installs: installs)
+    variant = Rackbench::Rubies.resolve({ ruby: self.wrapper, options: ["--disable-gems"] }, installs: installs)
     install = variant.install
 
-    assert_equal [wrapper, second.system, system_install.libruby], [install.path, install.exe, install.libruby]
+    assert_equal [wrapper, system_ruby, system_install.libruby], [install.path, install.exe, install.libruby]
     assert_equal system_install.description, install.description
     assert_equal [wrapper, "--disable-gems"], variant.command
     assert_runs_as_claimed(variant)
   end
 
   it "describes the system ruby by its own binary and libruby, and JRuby by its launcher and the JVM" do
-    assert_equal [second.system, second.system], [system_install.path, system_install.exe]
+    assert_equal [system_ruby, system_ruby], [system_install.path, system_install.exe]
     assert_match(%r{/libruby-[\d.]+\.so\.[\d.]+\z}, system_install.libruby)
 
     jruby = installs.find { |i| i.usable? && i.engine == "jruby" } || flunk("no JRuby found (bin/setup installs it)")
@@ -101,7 +110,7 @@ describe "Rubies named by path, run for real" do
   end
 
   it "lists each ruby given to `rackbench rubies --json` as itself" do
-    paths = [second.relocated, second.copy, second.wrapper]
+    paths = [relocated.first, copy, wrapper]
     exe = File.expand_path("../../exe/rackbench", __dir__)
 
     out, err, status = Open3.capture3(RbConfig.ruby, exe, "rubies", "--json", *paths, stdin_data: "")
@@ -109,16 +118,16 @@ describe "Rubies named by path, run for real" do
     assert status.success?, err
     listed = JSON.parse(out)
     by_path = listed.to_h { |entry| [entry["path"], entry] }
-    relocated, copy, wrapper = paths.map do |path|
+    relocated_entry, copy_entry, wrapper_entry = paths.map do |path|
       by_path.fetch(File.realpath(path)) { flunk("#{path} not listed: #{out}") }
     end
-    assert_equal %w[explicit explicit explicit], [relocated, copy, wrapper].map { |entry| entry["source"] }
+    assert_equal %w[explicit explicit explicit], [relocated_entry, copy_entry, wrapper_entry].map { |entry| entry["source"] }
     assert_equal listed.size, listed.map { |entry| entry["name"] }.uniq.size, "names are unique"
-    assert_match(/\Aruby #{Regexp.escape(second.relocated_version)}p/, relocated["description"])
-    assert_equal [File.realpath(second.relocated), second.relocated_libruby], relocated.values_at("exe", "libruby")
-    assert_equal [File.realpath(second.copy), system_install.description], copy.values_at("exe", "description")
-    assert_equal [second.system, system_install.description], wrapper.values_at("exe", "description")
-    system_entry = by_path.fetch(second.system)
-    assert_equal [second.system, system_install.libruby], system_entry.values_at("exe", "libruby")
+    assert_match(/\Aruby 3\.4\.5/, relocated_entry["description"])
+    assert_equal [File.realpath(relocated.first), relocated.last], relocated_entry.values_at("exe", "libruby")
+    assert_equal [File.realpath(copy), system_install.description], copy_entry.values_at("exe", "description")
+    assert_equal [system_ruby, system_install.description], wrapper_entry.values_at("exe", "description")
+    system_entry = by_path.fetch(system_ruby)
+    assert_equal [system_ruby, system_install.libruby], system_entry.values_at("exe", "libruby")
   end
 end

@@ -89,11 +89,12 @@ describe "ruby variants (integration)" do
   end
 end
 
-require "support/second_ruby"
+require "support/test_rubies"
 
-# A second CRuby named by path runs as itself, and so do a copy and a
-# wrapper script of the system ruby: every server process of each trial
-# reports that ruby's own description and executable.
+# A relocated copy of a ruby built from source, named by path, runs as
+# itself, and so do a copy and a wrapper script of the system ruby: every
+# server process of each trial reports that ruby's own description and
+# executable.
 describe "rubies named by path in an experiment (integration)" do
   before { require_engine! }
 
@@ -102,17 +103,18 @@ describe "rubies named by path in an experiment (integration)" do
 
   after { FileUtils.rm_rf(dir) }
 
-  it "runs the relocated 3.1.x, the copy and the wrapper as themselves, with YJIT where asked" do
-    second = SecondRuby.rubies
+  it "runs the relocated 3.4.5, the copy and the wrapper as themselves, with YJIT where asked" do
+    relocated, relocated_libruby = TestRubies.relocated("3.4")
+    copy, wrapper = TestRubies.copy_and_wrapper
     file = File.join(dir, "by-path.yml")
     File.write(file, <<~YAML)
       name: by-path
       rubies:
         - ruby
-        - { name: relocated, ruby: #{second.relocated} }
-        - { name: relocated-yjit, ruby: #{second.relocated}, options: ["--yjit"] }
-        - { name: copy, ruby: #{second.copy} }
-        - { name: wrapper, ruby: #{second.wrapper} }
+        - { name: relocated, ruby: #{relocated} }
+        - { name: relocated-yjit, ruby: #{relocated}, options: ["--yjit"] }
+        - { name: copy, ruby: #{copy} }
+        - { name: wrapper, ruby: #{wrapper} }
       servers: [puma]
       apps: [rack-hello]
       processes: 2
@@ -125,12 +127,12 @@ describe "rubies named by path in an experiment (integration)" do
     trials = Rackbench::Store.open(results) { |store| store.trials }.to_h { |t| [t.ruby, t] }
     system_version = RUBY_DESCRIPTION[/\Aruby (\S+)/, 1]
     expected = {
-      "ruby" => [system_version, File.realpath(second.system), nil],
-      "relocated" => [second.relocated_version, File.realpath(second.relocated), nil],
-      "relocated-yjit" => [second.relocated_version, File.realpath(second.relocated), "yjit"],
-      "copy" => [system_version, File.realpath(second.copy), nil],
+      "ruby" => [system_version, File.realpath(RbConfig.ruby), nil],
+      "relocated" => ["3.4.5", File.realpath(relocated), nil],
+      "relocated-yjit" => ["3.4.5", File.realpath(relocated), "yjit"],
+      "copy" => [system_version, File.realpath(copy), nil],
       # A wrapper script is exec'd; what runs is the ruby it execs.
-      "wrapper" => [system_version, File.realpath(second.system), nil]
+      "wrapper" => [system_version, File.realpath(RbConfig.ruby), nil]
     }
     expected.each do |label, (version, exe_path, jit)|
       identity = trials.fetch(label).identity
@@ -140,7 +142,7 @@ describe "rubies named by path in an experiment (integration)" do
       assert_equal 3, identity["processes"].size, "#{label}: master and 2 workers"
       assert_equal [jit], identity["processes"].map { |p| p["jit"] }.uniq, label
     end
-    assert_equal File.realpath(second.relocated_libruby), trials["relocated"].identity["libruby"]
+    assert_equal relocated_libruby, trials["relocated"].identity["libruby"]
     refute_equal trials["relocated"].identity["libruby"], trials["ruby"].identity["libruby"]
   end
 end

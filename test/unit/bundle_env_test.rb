@@ -337,9 +337,9 @@ module BundleEnvSpec
     end
 
     it "reads a lock file an older rackbench wrote (the pid only)" do
-      holder = BundleEnv::InstallLock::Holder.parse("4242\n")
+      holder = Rackbench::HolderLock::Holder.parse("4242\n")
       assert_equal [4242, nil, nil], [holder.pid, holder.since, holder.log]
-      assert_equal [nil, nil, nil], BundleEnv::InstallLock::Holder.parse("").to_a
+      assert_equal [nil, nil, nil], Rackbench::HolderLock::Holder.parse("").to_a
     end
 
     it "feeds Bundler's output to a progress while it installs, and ends it with the outcome" do

@@ -4,7 +4,7 @@ require "test_helper"
 
 # What a run says while another run installs gems for the same ruby.
 describe Rackbench::Trial::Http::LockNotice do
-  Holder = Rackbench::BundleEnv::InstallLock::Holder
+  Holder = Rackbench::HolderLock::Holder
   LockNotice = Rackbench::Trial::Http::LockNotice
 
   let(:holder) { Holder.new(pid: 4242, since: Time.utc(2026, 11, 24, 2, 10, 33), log: "/r/logs/bundle-app.log") }

@@ -73,7 +73,8 @@ describe Rackbench::Servers::PassengerAgentBuild do
   after { FileUtils.remove_entry(@dir) }
 
   def build(progress_interval_s: 60)
-    Rackbench::Servers::PassengerAgentBuild.new(@bundle, progress_interval_s: progress_interval_s)
+    Rackbench::Servers::PassengerAgentBuild.new(@bundle, progress_interval_s: progress_interval_s,
+                                                         shared_root: File.join(@dir, "shared"))
   end
 
   it "compiles the agent into the bundle's passenger gem with compile-agent --optimize, then the native support" do
@@ -107,6 +108,23 @@ describe Rackbench::Servers::PassengerAgentBuild do
     assert_empty out.string
   end
 
+  it "copies the agent compiled for another ruby's gem directory instead of compiling it again" do
+    assert_equal :compiled, build.ensure_built!(out: StringIO.new, log: @log)
+    assert File.executable?(build.shared_agent_path), "kept for the other rubies"
+    other_gem_dir = File.join(@dir, "gems", "ruby", "3.4.0")
+    @bundle = FakeBundle.new(**@bundle.to_h, gem_dir: other_gem_dir)
+    File.delete(@args)
+
+    out = StringIO.new
+    assert_equal :copied, build.ensure_built!(out: out, log: @log)
+
+    copied = File.join(other_gem_dir, "gems", "passenger-6.2.1", "buildout", "support-binaries", "PassengerAgent")
+    assert_equal File.read(@agent), File.read(copied)
+    assert File.executable?(copied)
+    assert_equal ["passenger-config build-native-support\n"], File.readlines(@args), "no compile-agent"
+    assert_match(/Passenger 6\.2\.1's agent copied from .*compiled once for every ruby/, out.string)
+  end
+
   it "fails naming the native support when it cannot be built" do
     @env["FAKE_NATIVE_FAIL"] = "1"
     error = assert_raises(Rackbench::SetupError) { build.ensure_built!(out: StringIO.new, log: @log) }
@@ -136,7 +154,8 @@ describe Rackbench::Servers::PassengerAgentBuild do
     end
     this = self
     out.define_singleton_method(:wait_until) { |**options, &block| this.wait_until(**options, &block) }
-    builder = Rackbench::Servers::PassengerAgentBuild.new(@bundle, timeout_s: 0.3, progress_interval_s: 0.01)
+    builder = Rackbench::Servers::PassengerAgentBuild.new(@bundle, timeout_s: 0.3, progress_interval_s: 0.01,
+                                                                   shared_root: File.join(@dir, "shared"))
     error = assert_raises(Rackbench::SetupError) { builder.ensure_built!(out: out, log: @log) }
     assert_match(/timed out after 0 s/, error.message)
     assert_raises(Errno::ESRCH) { Process.kill(0, File.read(pid_file).to_i) }

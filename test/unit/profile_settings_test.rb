@@ -66,7 +66,9 @@ describe "profile settings and profiled trials" do
       vernier = Rackbench::Profile::Settings.new(tool: "vernier")
       assert_equal "profile.tool vernier needs Ruby >= 3.2.1; ruby-3.1.2 is ruby 3.1.2",
                    vernier.unsupported_reason(install("ruby", "3.1.2"))
-      assert_match(/not run by this rackbench yet/, vernier.unsupported_reason(install("ruby", "3.3.0")))
+      assert_nil vernier.unsupported_reason(install("ruby", "3.3.0")), "vernier runs on 3.2.1+"
+      assert_equal "profile.tool vernier needs Ruby >= 3.2.1; jruby-9.4.5.0 is jruby 9.4.5.0",
+                   vernier.unsupported_reason(install("jruby", "9.4.5.0"))
       stackprof = Rackbench::Profile::Settings.new(tool: "stackprof")
       assert_nil stackprof.unsupported_reason(install("ruby", "3.1.2"))
       assert_equal "profile.tool stackprof needs CRuby; jruby-9.4.5.0 is jruby 9.4.5.0",

@@ -102,6 +102,7 @@ module RackbenchIdentity
       "ruby_version" => RUBY_VERSION,
       "exe" => real_path("/proc/self/exe"),
       "libruby" => mapped_library(/libruby/),
+      "build" => build_key,
       "jit" => jit,
       "env" => reported_env,
       "server_gem" => server_gem,
@@ -203,6 +204,20 @@ module RackbenchIdentity
       return path if path.start_with?("/") && File.basename(path) =~ pattern
     end
     nil
+  rescue SystemCallError, IOError
+    nil
+  end
+
+  # A ruby rackbench built from source keeps its recipe in its install
+  # (<prefix>/rackbench-recipe.json, beside bin/ruby's directory): the key
+  # of the build this process really runs, or nil for any other ruby.
+  # Read with a pattern, since no JSON parser may be loaded here.
+  def build_key
+    exe = real_path("/proc/self/exe")
+    return nil unless exe
+
+    text = File.read(File.join(File.dirname(File.dirname(exe)), "rackbench-recipe.json"))
+    text[/"key"\s*:\s*"(\h{16})"/, 1]
   rescue SystemCallError, IOError
     nil
   end

@@ -30,8 +30,10 @@ module Rackbench
         path = File.join(env.dir, MARK_FILE)
         return if File.exist?(path)
 
+        # The ruby too, for `rackbench cache`'s listing.
         File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
-                                       "gemfile_extra" => env.gemfile_extra))
+                                       "gemfile_extra" => env.gemfile_extra, "ruby" => env.install.path,
+                                       "ruby_description" => env.install.description))
       end
 
       # The seed for env's lockfile: the newest lockfile of another

@@ -11,9 +11,15 @@ module Rackbench
     # itself), deduplicated by what runs, each described by running it.
     class RubiesCommand < Command
       def run(argv)
+        if argv.first == "build"
+          require_relative "rubies_build_command"
+          return RubiesBuildCommand.new(out: @out, err: @err).run(argv.drop(1))
+        end
+
         json = false
-        paths = parse_options(argv, "Usage: rackbench rubies [--json] [RUBY_PATH...]") do |p|
-          p.separator "Lists the rubies an experiment can name (doc/rubies.md)."
+        paths = parse_options(argv, "Usage: rackbench rubies [--json] [RUBY_PATH...]\n       rackbench rubies build ...") do |p|
+          p.separator "Lists the rubies an experiment can name (doc/rubies.md);"
+          p.separator "`rackbench rubies build --help` builds one from source."
           p.on("--json", "print JSON") { json = true }
         end
         return CLI::EXIT_OK unless paths

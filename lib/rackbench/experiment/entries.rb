@@ -9,8 +9,11 @@ module Rackbench
     # `rackbench rubies` or an absolute path), under which +label+ results
     # show it, with extra command-line +options+ (Array of String) and +env+
     # (Hash of String => String). Two entries may use the same install with
-    # different options, e.g. "ruby" and "ruby-yjit".
-    RubySpec = Struct.new(:label, :ruby, :options, :env, :malloc, keyword_init: true)
+    # different options, e.g. "ruby" and "ruby-yjit". +build+ is a
+    # Rubies::Build::Recipe for a ruby built from source (its install is
+    # then named after +label+, and other entries may name it in +ruby+),
+    # else nil.
+    RubySpec = Struct.new(:label, :ruby, :options, :env, :malloc, :build, keyword_init: true)
 
     # One entry of +servers+: the adapter +name+ (puma, webrick, ...), the
     # +label+ results show, and adapter-specific +options+ (Hash with String
@@ -53,7 +56,8 @@ module Rackbench
     # Parses and checks the +rubies+, +servers+ and +apps+ lists: who is
     # benchmarked. Each returns an Array of frozen specs with unique labels.
     class Entries
-      RUBY_KEYS = %w[name ruby options env malloc].freeze
+      RUBY_KEYS = %w[name ruby options env malloc build].freeze
+      BUILD_KEYS = %w[source ref patches configure env].freeze
       SERVER_KEYS = %w[name label options].freeze
       APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset
                     expect_session_body bundle_without].freeze
@@ -124,10 +128,36 @@ module Rackbench
 
         @checker.keys!(item, RUBY_KEYS, key, required: %w[name])
         label = @checker.pattern!(item["name"], "#{key}.name", Checker::LABEL, LABEL_TEXT)
-        RubySpec.new(label: label, ruby: install(item.fetch("ruby", label), "#{key}.ruby"),
+        if item.key?("build") && item.key?("ruby")
+          @checker.fail!("#{key}.ruby", "give either ruby (an installed ruby) or build (one built from source), not both")
+        end
+        RubySpec.new(label: label, ruby: item.key?("build") ? label : install(item.fetch("ruby", label), "#{key}.ruby"),
                      options: ruby_options(item.fetch("options", []), "#{key}.options"),
                      env: env(item.fetch("env", {}), "#{key}.env"),
-                     malloc: item.key?("malloc") ? malloc(item["malloc"], "#{key}.malloc") : nil)
+                     malloc: item.key?("malloc") ? malloc(item["malloc"], "#{key}.malloc") : nil,
+                     build: item.key?("build") ? build(item["build"], label, "#{key}.build") : nil)
+      end
+
+      # A ruby built from source (doc/rubies.md, "Rubies built from
+      # source"): paths relative to the experiment file, ~ expanded; the
+      # source and the patches must exist now (a Recipe checks them).
+      def build(value, label, key)
+        @checker.keys!(value, BUILD_KEYS, key, required: %w[source])
+        patches = value.key?("patches") ? @checker.items!(value["patches"], "#{key}.patches").map { |p, k| path(p, k) } : []
+        configure = value.key?("configure") ? @checker.items!(value["configure"], "#{key}.configure").map { |a, k| @checker.string!(a, k) } : []
+        Rubies::Build::Recipe.new(
+          name: label, source: path(value["source"], "#{key}.source"),
+          ref: value.key?("ref") ? @checker.string!(value["ref"].to_s, "#{key}.ref") : nil,
+          patches: patches, configure: configure, env: env(value.fetch("env", {}), "#{key}.env")
+        )
+      rescue ConfigError => e
+        raise if e.message.start_with?(@checker.source.to_s)
+
+        @checker.fail!(key, e.message.sub(/\Aruby '#{Regexp.escape(label)}' build: /, ""))
+      end
+
+      def path(value, key)
+        File.expand_path(@checker.string!(value, key), @base_dir)
       end
 
       # The malloc a variant runs (Rubies::Variant::MALLOCS); whether the

@@ -49,7 +49,8 @@ module Rackbench
           ran.map do |r|
             env = (r["env"] || {}).map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
             gem = r["server_gem"] ? "#{r["server_gem"]["name"]} #{r["server_gem"]["version"]}" : ""
-            [esc(@doc.name(c)), esc(r["description"]), esc(r["jit"] ? r["jit"].upcase : "none"), esc(gem),
+            ruby = r["recipe"] ? "#{r["description"]} (#{Rubies::Build::Recipe.text(r["recipe"])})" : r["description"]
+            [esc(@doc.name(c)), esc(ruby), esc(r["jit"] ? r["jit"].upcase : "none"), esc(gem),
              esc(r["processes"]), esc(env), esc(Array(r["batches"]).join(", "))]
           end
         end

@@ -22,9 +22,9 @@ module Rackbench
     # came with request-list sessions (doc/requests.md): a document from an
     # engine before them lacks both and is still valid.
     # stream_reset, goaway, not_h2c and h2_protocol came with HTTP/2 (h2c),
-    # tls with https://.
+    # expect with @expect (doc/requests.md), tls with https://.
     ERROR_KINDS = %w[connect read write timeout parse capture redirect stream_reset goaway not_h2c h2_protocol
-                     tls].freeze
+                     expect tls].freeze
     REQUIRED_ERROR_KINDS = %w[connect read write timeout parse].freeze
     # entries[] (a request list's per-entry results) => the classes its
     # values may have; entries is absent from results stored before it.
@@ -49,6 +49,17 @@ module Rackbench
       "server_max_concurrent_streams" => [Integer, NilClass]
     }.freeze
 
+    # service.connections / service.streams (which slots the server served
+    # in the window; absent before it was counted) => the classes its values may have
+    SERVICE = {
+      "slots" => [Integer], "active" => [Integer], "served" => [Integer], "unserved" => [Integer],
+      "unserved_slots" => [Array], "max_wait_us" => [Numeric]
+    }.freeze
+    # probes.start / probes.end (every slot's session probe at the window's edges)
+    PROBE_POINT = {
+      "passed" => [Integer], "failed" => [Integer], "unchecked" => [Integer], "failed_slots" => [Array],
+      "reason" => [String, NilClass]
+    }.freeze
     # tls (an https:// run's handshakes; null for http://, absent before
     # TLS) => the classes its values may have; tls.warmup has the counts.
     TLS_COUNTS = {
@@ -102,6 +113,18 @@ module Rackbench
     def unsent = late && late["unsent"]
 
     def interrupted? = data["interrupted"]
+
+    # Which connection slots (and h2c stream slots) the server served in the
+    # window, and the longest wait (doc/output.md, "service"): {"connections"
+    # => {...}, "streams" => {...} or nil}; nil from engines before it.
+    def service = data["service"]
+
+    # Every slot's session probes (doc/requests.md, "Session probes"):
+    # {"entries", "slots", "start", "end"}; nil without probe entries.
+    def probes = data["probes"]
+
+    # The @users file's count and columns; nil without @users.
+    def users = data["users"]
 
     # "http1" or "h2c" (results before HTTP/2 were all http1).
     def protocol = settings.fetch("protocol", "http1")
@@ -211,6 +234,34 @@ module Rackbench
       validate_entries!
       validate_h2!
       validate_tls!
+      validate_service!
+      validate_probes!
+    end
+
+    # service: optional (older engines); connections always, streams for h2c.
+    def validate_service!
+      return if service.nil?
+      raise EngineError, "load engine result: service is not an object" unless service.is_a?(Hash)
+
+      unless service["connections"].is_a?(Hash)
+        raise EngineError, "load engine result: service.connections is not an object"
+      end
+
+      check_types(service["connections"], SERVICE, "service.connections.")
+      check_types(service["streams"], SERVICE, "service.streams.") if service["streams"]
+    end
+
+    # probes: optional, null without probe entries.
+    def validate_probes!
+      return if probes.nil?
+      raise EngineError, "load engine result: probes is not an object" unless probes.is_a?(Hash)
+
+      %w[start end].each do |point|
+        value = probes[point]
+        raise EngineError, "load engine result: probes.#{point} is not an object" unless value.is_a?(Hash)
+
+        check_types(value, PROBE_POINT, "probes.#{point}.")
+      end
     end
 
     # tls: optional (older engines), null for http://, else its counts.

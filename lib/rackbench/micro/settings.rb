@@ -197,10 +197,17 @@ module Rackbench
       def canonical
         {
           "format" => 1, "benchmark" => "fibers", "name" => name, "seed" => seed, "batches" => batches,
-          "rubies" => rubies.map { |spec| spec.transform_keys(&:to_s) }.sort_by { |spec| JSON.generate(spec) },
+          "rubies" => rubies.map { |spec| canonical_ruby(spec) }.sort_by { |spec| JSON.generate(spec) },
           "modes" => modes.sort, "workers" => workers.sort, "messages_per_worker" => messages,
           "total_messages" => total_messages, "warmup_rounds" => warmup, "work_passes" => work
         }
+      end
+
+      # A ruby spec as plain data; a ruby built from source is its recipe's
+      # key (Experiment#canonical_ruby says why).
+      def canonical_ruby(spec)
+        hash = spec.transform_keys(&:to_s)
+        hash["build"] ? hash.merge("build" => hash["build"].key) : hash
       end
 
       # SHA-256 (hex) of the canonical settings: a resumed run finds its
@@ -225,7 +232,9 @@ module Rackbench
           end
           return [{ name: nil, ruby: RbConfig.ruby, options: [], env: {} }] unless experiment
 
-          experiment.rubies.map { |r| { name: r.label, ruby: r.ruby, options: r.options.to_a, env: r.env.to_h } }
+          experiment.rubies.map do |r|
+            { name: r.label, ruby: r.ruby, options: r.options.to_a, env: r.env.to_h, build: r.build }.compact
+          end
         end
 
         def list(value, option)

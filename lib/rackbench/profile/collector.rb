@@ -6,9 +6,9 @@ module Rackbench
   module Profile
     # The runner's side of a profiled trial, after the measured window:
     # waits for every server process's dump (agent/profile.rb writes
-    # inside/<pid>.stackprof.dump at the window's end, on a watcher thread
-    # that may wake late under load) and merges them into the trial's
-    # profile.
+    # inside/<pid>.stackprof.dump or inside/<pid>.vernier.json at the
+    # window's end, on a watcher thread that may wake late under load) and
+    # merges them into the trial's profile.
     #
     # Which processes owe a dump: those that have an identity report
     # (identity/<pid>.json: a Ruby process of the server) and are still
@@ -21,7 +21,8 @@ module Rackbench
       # stop StackProf and write some megabytes.
       DEADLINE_S = 30.0
       POLL_INTERVAL_S = 0.05
-      DUMP_SUFFIX = ".stackprof.dump"
+      # Each profiler's dump, and how it is read.
+      READERS = { ".stackprof.dump" => Dump, VernierDump::SUFFIX => VernierDump }.freeze
 
       Outcome = Struct.new(:profile, :missing, keyword_init: true)
 
@@ -43,7 +44,7 @@ module Rackbench
         sleep POLL_INTERVAL_S until (owed = owing).empty? || now > deadline
         dumps = dump_paths
         missing = owing.map { |pid| { "pid" => pid, "reason" => "no profile by #{format("%g", @deadline_s)} s after the window" } }
-        profiles = dumps.sort.map { |path| Dump.read(path) }
+        profiles = dumps.sort.map { |path| READERS.find { |suffix, _| path.end_with?(suffix) }.last.read(path) }
         Outcome.new(profile: profiles.empty? ? nil : Merged.merge(profiles), missing: missing)
       end
 
@@ -61,7 +62,7 @@ module Rackbench
       end
 
       def dump_paths
-        Dir.glob(File.join(@inside_dir, "*#{DUMP_SUFFIX}"))
+        READERS.keys.flat_map { |suffix| Dir.glob(File.join(@inside_dir, "*#{suffix}")) }
       end
 
       def alive?(pid)

@@ -62,7 +62,5 @@ module Rackbench
                    processes: [{ "pid" => pid, "samples" => samples }.compact])
       end
     end
-
-    class Error < Rackbench::Error; end
   end
 end

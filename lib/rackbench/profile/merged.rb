@@ -7,7 +7,7 @@ module Rackbench
     # dump (Dump), a trial's workers merged, or a configuration's trials
     # merged: the same shape, so every report reads one thing.
     #
-    # tool :: "stackprof"
+    # tool :: "stackprof" or "vernier"
     # mode :: "cpu", "wall" or "object"
     # interval :: microseconds between samples (cpu, wall) or allocations per sample (object)
     # frames :: Array of { "name", "file", "line" }, indexed by the stacks

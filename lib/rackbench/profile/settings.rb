@@ -9,7 +9,7 @@ module Rackbench
     #   profile: stackprof
     #   profile: { tool: stackprof, mode: cpu, interval_us: 1000, trials: 1 }
     #
-    # tool :: "stackprof" (or "vernier", refused until it runs: see #unsupported_reason)
+    # tool :: "stackprof" or "vernier" (CRuby 3.2.1+: see #unsupported_reason)
     # mode :: "cpu" (default), "wall" or "object"
     # interval :: microseconds between samples for cpu and wall (interval_us, default 1000), allocations
     #             per sample for object (interval_objects, default 1)
@@ -27,7 +27,8 @@ module Rackbench
       VERNIER_MIN_RUBY = "3.2.1"
       # What the launcher adds to every Bundler environment of a profiled
       # experiment (BundleEnv::Gemfile keeps an app's own stackprof line).
-      GEM_LINES = { "stackprof" => ['gem "stackprof", ">= 0.2.16", require: false'] }.freeze
+      GEM_LINES = { "stackprof" => ['gem "stackprof", ">= 0.2.16", require: false'],
+                    "vernier" => ['gem "vernier", ">= 1.0", require: false'] }.freeze
 
       attr_reader :tool, :mode, :interval, :trials
 
@@ -92,12 +93,9 @@ module Rackbench
       def unsupported_reason(install)
         case tool
         when "vernier"
-          if install.engine != "ruby" || Gem::Version.new(install.version.to_s) < Gem::Version.new(VERNIER_MIN_RUBY)
-            return "profile.tool vernier needs Ruby >= #{VERNIER_MIN_RUBY}; #{install.name} is " \
-                   "#{install.engine} #{install.version}"
-          end
+          return nil if install.engine == "ruby" && Gem::Version.new(install.version.to_s) >= Gem::Version.new(VERNIER_MIN_RUBY)
 
-          "profile.tool vernier is not run by this rackbench yet (#{install.name} could run it): use stackprof"
+          "profile.tool vernier needs Ruby >= #{VERNIER_MIN_RUBY}; #{install.name} is #{install.engine} #{install.version}"
         when "stackprof"
           return nil if install.engine == "ruby"
 

@@ -199,11 +199,14 @@ module Rackbench
       # The part of an identity record that tells configurations apart.
       module Ran
         def self.key(identity)
-          {
+          key = {
             "description" => identity["description"], "jit" => identity["jit"],
             "server_gem" => identity["server_gem"], "env" => identity["env"] || {},
             "processes" => Array(identity["processes"]).size
           }
+          # A ruby built from source: the build its processes ran, and its recipe.
+          recipe = identity.dig("expected", "recipe")
+          recipe ? key.merge("build" => identity["build"], "recipe" => recipe) : key
         end
 
         # One line of a key: "ruby 3.1.2p20, YJIT on, puma 8.0.2, 2 processes; RACK_ENV=production".
@@ -213,7 +216,9 @@ module Rackbench
           # A script's trials run no server gem.
           gem = ran["server_gem"] && "#{ran["server_gem"]["name"]} #{ran["server_gem"]["version"]}"
           env = ran["env"].map { |k, v| v.nil? ? "#{k} unset" : "#{k}=#{v}" }.join(" ")
-          [ruby, jit, gem, "#{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"].compact.join(", ")
+          built = ran["recipe"] && "(#{Rubies::Build::Recipe.text(ran["recipe"])})"
+          [[ruby, built].compact.join(" "), jit, gem, "#{ran["processes"]} process#{"es" unless ran["processes"] == 1}; #{env}"]
+            .compact.join(", ")
         end
       end
 

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../field_equality"
+require_relative "../deep_freeze"
 
 module Rackbench
   module Rubies
@@ -24,19 +25,21 @@ module Rackbench
     # description :: RUBY_DESCRIPTION
     # platform :: RUBY_PLATFORM
     # jit :: JITs it supports: "yjit", "mjit", "rjit" (CRuby), "jvm" (JRuby), "graal" (TruffleRuby)
-    # source :: where it was found: :path, :rbenv, :chruby, :asdf, :mise, :rvm or :explicit
+    # source :: where it was found: :path, :rbenv, :chruby, :asdf, :mise, :rvm, :explicit, or :build (built from source)
     # bundler_version, bundler_bin :: its own Bundler and the `bundle` script to run with it, or nil
     # error :: why it could not be described, or nil
+    # recipe :: for a ruby built from source (source :build), the build's record (Build::Recipe#to_h plus
+    #           the version, prefix, time and duration of the build: doc/rubies.md), else nil
     class Install
       include FieldEquality
       FIELDS = %i[name path exe libruby engine version ruby_version abi_version description platform
-                  jit source bundler_version bundler_bin error].freeze
+                  jit source bundler_version bundler_bin error recipe].freeze
 
       attr_reader(*FIELDS)
 
       def initialize(name:, path:, source:, exe: nil, libruby: nil, engine: nil, version: nil, ruby_version: nil,
                      abi_version: nil, description: nil, platform: nil, jit: [], bundler_version: nil,
-                     bundler_bin: nil, error: nil)
+                     bundler_bin: nil, error: nil, recipe: nil)
         @name = name.to_s.dup.freeze
         @path = path.to_s.dup.freeze
         @exe = exe&.dup&.freeze
@@ -52,6 +55,7 @@ module Rackbench
         @bundler_version = bundler_version&.dup&.freeze
         @bundler_bin = bundler_bin&.dup&.freeze
         @error = error&.dup&.freeze
+        @recipe = recipe && DeepFreeze.call(recipe)
         freeze
       end
 

@@ -79,7 +79,8 @@ module Rackbench
       #
       # A ruby named by path (:explicit) runs as itself: a relocated build,
       # a copy or a wrapper script is that file, whatever RbConfig.ruby it
-      # reports or whatever it execs.
+      # reports or whatever it execs. So does a ruby rackbench built
+      # (:build): its own bin/ruby.
       #
       # A ruby found through PATH or a version manager may be a shim (rbenv
       # and asdf shims are scripts, mise's a symlink to mise) that picks a
@@ -92,7 +93,7 @@ module Rackbench
       # launcher is RbConfig.ruby, which they compute from where they are
       # installed (not fixed at build time as CRuby's is).
       def exec_path(candidate, engine, exe, executable)
-        return candidate.real_path if candidate.source == :explicit
+        return candidate.real_path if %i[explicit build].include?(candidate.source)
 
         (engine == "ruby" ? exe : executable) || candidate.real_path
       end

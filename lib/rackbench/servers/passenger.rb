@@ -74,8 +74,14 @@ module Rackbench
         NATIVE_SUPPORT_ENV
       end
 
+      # Passenger 6.2's helper scripts (prespawn, the preloader) require
+      # base64, which Ruby 3.4 moved from the default gems to the bundled
+      # ones: inside a bundle that does not name it, they fail to load
+      # and no app process starts. The gem is named for every ruby (on
+      # older ones it is the default gem's own version), so every ruby's
+      # bundle has the same line.
       def gem_lines(_ruby_engine)
-        ['gem "passenger"']
+        ['gem "passenger"', 'gem "base64"']
       end
 
       def supports

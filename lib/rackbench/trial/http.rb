@@ -46,7 +46,8 @@ module Rackbench
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
-                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines)
+                                              parent_env: context.parent_env, extra_gem_lines: profile_gem_lines,
+                                              user: context.results_dir)
         @engine = engine
         @launcher = launcher
         @sampler = sampler
@@ -151,7 +152,7 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, tls: tls_certificate(config)).run(facts)
+                                 proxy: proxy, work_dir: work_dir(trial), tls: tls_certificate(config)).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure

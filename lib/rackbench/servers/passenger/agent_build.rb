@@ -1,10 +1,14 @@
 # frozen_string_literal: true
 
+require "digest"
 require "fileutils"
 require "tmpdir"
 require_relative "../../errors"
 require_relative "../../monotonic_clock"
 require_relative "../../bundle_env/progress"
+require_relative "../../holder_lock"
+require_relative "../../cache_root"
+require_relative "../../process/long_command"
 
 module Rackbench
   module Servers
@@ -25,7 +29,6 @@ module Rackbench
 
       AGENT = "PassengerAgent"
       PROGRESS_INTERVAL_S = 15.0
-      POLL_INTERVAL_S = 0.05
       # Generous: a cold compile took about 9 minutes on a shared 2-CPU machine.
       TIMEOUT_S = 60 * 60
       TAIL_LINES = 5
@@ -49,8 +52,12 @@ module Rackbench
       end
 
       # bundle :: an installed BundleEnv whose lockfile locks passenger
-      def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S)
+      # :shared_root :: where agents are kept for every ruby's gem directory (default: the cache root's
+      #                 passenger-agents/, see #shared_agent_path)
+      def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S,
+                     shared_root: File.join(CacheRoot.path, "passenger-agents"))
         @bundle = bundle
+        @shared_root = shared_root
         @timeout_s = timeout_s
         @progress_interval_s = progress_interval_s
       end
@@ -80,7 +87,8 @@ module Rackbench
       # Compiles the agent unless it is there, then Passenger's native
       # support (a C extension of the bundle's ruby, which Passenger would
       # otherwise compile in the first app process of a trial, or download);
-      # returns :reused or :compiled (the agent). Holds the bundle's install
+      # returns :reused, :copied (from another ruby's gem directory, see
+      # #shared_agent_path) or :compiled (the agent). Holds the bundle's install
       # lock meanwhile, so two runs never compile into one gem at once.
       # Raises SetupError with the compiler's last lines and the log's path
       # when a compile fails or times out.
@@ -93,18 +101,55 @@ module Rackbench
         outcome = :reused
         unless built?
           File.open(@bundle.lock_path, File::RDWR | File::CREAT, 0o644) do |lock|
-            BundleEnv::InstallLock.acquire(lock, waiting: nil, log: log)
-            unless built?
+            HolderLock.acquire(lock, waiting: nil, log: log)
+            if built?
+              nil
+            elsif copy_shared_agent(out)
+              outcome = :copied
+            else
               compile_agent(out, log, tty, extra_env)
+              keep_shared_agent
               outcome = :compiled
             end
           end
         end
+        # An agent compiled before agents were shared serves the other rubies too.
+        keep_shared_agent if outcome == :reused && !File.executable?(shared_agent_path)
         build_native_support(log, extra_env)
         outcome
       end
 
+      # The agent is C++ that links no libruby: the one compiled for a
+      # passenger version serves every ruby's gem directory (each ABI has
+      # its own: ruby-3.1.0, ruby-3.4.0). It is kept once per version and
+      # compiler under the cache root, and copied into a new gem directory
+      # instead of compiled again (minutes each time).
+      def shared_agent_path
+        compiler = Digest::SHA256.hexdigest(`c++ --version 2>/dev/null`.lines.first.to_s)[0, 12]
+        File.join(@shared_root, "#{version}-#{compiler}", AGENT)
+      end
+
       private
+
+      def copy_shared_agent(out)
+        shared = shared_agent_path
+        return false unless File.executable?(shared)
+
+        FileUtils.mkdir_p(File.dirname(agent_path))
+        FileUtils.cp(shared, "#{agent_path}.tmp", preserve: true)
+        File.rename("#{agent_path}.tmp", agent_path)
+        out.puts "  Passenger #{version}'s agent copied from #{shared} (compiled once for every ruby)"
+        true
+      end
+
+      def keep_shared_agent
+        shared = shared_agent_path
+        FileUtils.mkdir_p(File.dirname(shared))
+        FileUtils.cp(agent_path, "#{shared}.tmp.#{Process.pid}", preserve: true)
+        File.rename("#{shared}.tmp.#{Process.pid}", shared)
+      rescue SystemCallError
+        nil # the next ruby compiles its own
+      end
 
       def compile_agent(out, log, tty, extra_env)
         FileUtils.mkdir_p(File.dirname(log))
@@ -136,40 +181,10 @@ module Rackbench
       # Runs a command of the bundle's passenger gem, its output into log;
       # yields the elapsed seconds every progress interval. Returns the exit
       # status, or nil after a timeout (its process group killed).
-      def run(command, log, extra_env)
-        argv = @bundle.exec_prefix + command
+      def run(command, log, extra_env, &block)
         FileUtils.mkdir_p(File.dirname(log))
-        File.write(log, "# #{argv.join(" ")}\n", mode: "a")
-        pid = Process.spawn(@bundle.env.merge(extra_env), *argv, chdir: @bundle.dir, in: File::NULL,
-                                                                  %i[out err] => [log, "a"], pgroup: true)
-        started = now
-        shown = started
-        loop do
-          waited, status = Process.waitpid2(pid, Process::WNOHANG)
-          if waited
-            pid = nil
-            return status
-          end
-          return kill(pid).tap { pid = nil } if now - started > @timeout_s
-
-          if now - shown >= @progress_interval_s
-            shown = now
-            yield shown - started
-          end
-          sleep POLL_INTERVAL_S
-        end
-      ensure
-        # Interrupted (Ctrl-C, TERM, an error in a progress line): the
-        # compiler's whole process group goes too.
-        kill(pid) if pid
-      end
-
-      def kill(pid)
-        Process.kill(:KILL, -pid)
-        Process.wait(pid)
-        nil
-      rescue Errno::ESRCH, Errno::ECHILD
-        nil
+        LongCommand.run(@bundle.exec_prefix + command, env: @bundle.env.merge(extra_env), log: log, chdir: @bundle.dir,
+                                                      timeout_s: @timeout_s, interval_s: @progress_interval_s, &block)
       end
 
       # The object files compiled so far (the compiler's own progress bar is

@@ -18,8 +18,11 @@ module Rackbench
         #                and its BUNDLE_WITHOUT/BUNDLE_WITH are read (BundleEnv::Groups) (default: ENV)
         # :extra_gem_lines :: Gemfile lines every environment of the run gets besides the server's, e.g. the
         #                     profiler of a profiled experiment (Profile::Settings#gem_lines; default: [])
-        def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV, extra_gem_lines: [])
+        # :user :: the run's results directory, recorded with each environment it uses (`rackbench cache`;
+        #          default: nil)
+        def initialize(root: nil, out: $stdout, marker_env: {}, parent_env: ENV, extra_gem_lines: [], user: nil)
           @root = root
+          @user = user
           @extra_gem_lines = extra_gem_lines
           @out = out
           @marker_env = marker_env
@@ -62,7 +65,7 @@ module Rackbench
             waiting: lambda do |holder, waited_s|
               @out.puts LockNotice.text(holder, waited_s, ruby: ruby.name, lock: bundle.lock_path)
             end,
-            progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?)
+            progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?), user: @user
           )
           # What the server needs built once per installed bundle (Passenger's
           # agent); optional in the adapter interface (Servers).

@@ -21,9 +21,11 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :work_dir :: the trial's directory, where the request list with its session probe goes
+        #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
         # :tls :: the Tls::Certificate of a load.tls trial's server (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, tls: nil)
+                       calibrations:, window: nil, proxy: nil, work_dir: nil, tls: nil)
           @trial = trial
           @app = app
           @server = server
@@ -37,6 +39,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @work_dir = work_dir
           @tls = tls
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
@@ -46,13 +49,20 @@ module Rackbench
         # The engine's settings for trial (an Experiment::Plan::Trial) of
         # app against a server on port: the configuration's load (a timeout
         # left to calibration keeps the engine's default here), its request
-        # list and cookie jar, the engine's CPUs, the batch's seed. With
+        # list and cookie jar, the engine's CPUs, the batch's seed. With a
+        # work_dir, a list whose app names its logged-in text gets the
+        # session probe every slot sends (RequestList.for_trial). With
         # load.tls (tls: the server's Tls::Certificate) the URL is https://
         # and the engine checks the certificate against the run's authority.
-        def self.settings(trial:, app:, port:, layout:, seed:, tls: nil)
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil, tls: nil)
           config = trial.config
+          list = requests(config, app)
+          if work_dir && list[:requests_file]
+            list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
+                                                                               probe_body: app.expect_session_body)
+          end
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies, :tls), **requests(config, app),
+                             **config.load.except(:cookies, :tls), **list,
                              ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
@@ -108,7 +118,7 @@ module Rackbench
 
         def settings
           self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
-                              tls: @tls)
+                              work_dir: @work_dir, tls: @tls)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -175,6 +185,11 @@ module Rackbench
           # nothing of what it names, whatever else was counted.
           if (not_h2c = result.not_h2c_reason)
             return { status: "failed", reason: "server did not speak HTTP/2 (h2c prior knowledge): #{not_h2c}" }
+          end
+          # A slot that lost its session browsed anonymously: the window
+          # measured other pages than the ones named.
+          if (lost = RequestList.lost_sessions(result.probes))
+            return { status: "failed", reason: lost }
           end
           if result.requests.zero?
             # Every connection failed its TLS: the reason is TLS's, not the count's.

@@ -7,7 +7,7 @@ module Rackbench
       # of a ruby's gem directory: who, since when, where its log is (to
       # follow it with tail -f), and, later, how long this run has waited.
       module LockNotice
-        # holder :: a BundleEnv::InstallLock::Holder; waited_s :: seconds waited so far
+        # holder :: a HolderLock::Holder; waited_s :: seconds waited so far
         # :ruby :: the ruby's name; :lock :: the lock file's path
         def self.text(holder, waited_s, ruby:, lock:)
           who = holder&.pid ? "pid #{holder.pid}" : "another process"

@@ -84,6 +84,10 @@ module Rackbench
           if report["exe"] != @expected.exe
             return "ran #{report["exe"]}, the variant '#{@expected.label}' runs #{@expected.exe}"
           end
+          if @expected.build && report["build"] != @expected.build
+            return "ran #{report["build"] ? "the build #{report["build"]}" : "a ruby rackbench did not build"}, " \
+                   "the variant '#{@expected.label}' is the build #{@expected.build}"
+          end
           got = without_jit(report["description"])
           want = without_jit(@expected.description)
           return nil if got == want
@@ -103,6 +107,9 @@ module Rackbench
           description.to_s.split(" (").first
         end
 
+        # A server's app may turn YJIT on itself (RubyVM::YJIT.enable, Ruby 3.3+).
+        APP_YJIT_HINT = " (the app may turn it on itself: Rails 7.2+ does on Ruby 3.3+ unless config.yjit = false)"
+
         def jit_difference(report)
           got = report["jit"]
           want = @expected.jit
@@ -110,7 +117,8 @@ module Rackbench
 
           asks = @expected.options.empty? ? "" : " (#{@expected.options.join(" ")})"
           if want.nil?
-            "#{got.upcase} on, the variant '#{@expected.label}' does not ask for a JIT#{asks}"
+            "#{got.upcase} on, the variant '#{@expected.label}' does not ask for a JIT#{asks}" \
+              "#{APP_YJIT_HINT if got == "yjit" && @expected.server_gem}"
           elsif got.nil?
             "#{want.upcase} off, the variant '#{@expected.label}' asks for it#{asks}"
           else
@@ -169,7 +177,7 @@ module Rackbench
           {
             "description" => main["description"], "engine" => main["engine"],
             "engine_version" => main["engine_version"], "exe" => main["exe"], "libruby" => main["libruby"],
-            "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
+            "build" => main["build"], "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
             "preloaded" => main["preloaded"], "bundle_without" => main["bundle_without"],
             # The smallest ActiveRecord pool any process configured; nil when
             # none loaded ActiveRecord::Base (or none was asked).

@@ -30,8 +30,14 @@ module Rackbench
       # its own command runs with. +gc_compact_before_fork+ (true/false)
       # asks every worker to come from a compacted heap. +gc_env+ is the
       # RUBY_GC_* values the ruby took (RuntimeSettings), recorded.
+      #
+      # +build+ is the key of the build a ruby built from source must run
+      # (its install's recipe, which the agent reads from the install
+      # itself), nil for any other ruby; +recipe+ is that build's record,
+      # stored with every trial so a report says what source and patches
+      # a label was built from.
       Expectation = Struct.new(:label, :options, :description, :exe, :jit, :env, :server_gem, :server_version,
-                               :threads, :bundle_without, :malloc, :gc_compact_before_fork, :gc_env,
+                               :threads, :bundle_without, :malloc, :gc_compact_before_fork, :gc_env, :build, :recipe,
                                keyword_init: true)
 
       class Expectation
@@ -93,7 +99,8 @@ module Rackbench
               jit: probe["jit"], env: env.checked, server_gem: server_gem, server_version: server_version,
               threads: threads, bundle_without: bundle_without,
               malloc: variant.malloc || probe.dig("malloc", "name"), gc_compact_before_fork: gc_compact_before_fork,
-              gc_env: RuntimeSettings.gc_taken(env.checked, params)).freeze
+              gc_env: RuntimeSettings.gc_taken(env.checked, params), build: variant.install.recipe&.fetch("key", nil),
+              recipe: variant.install.recipe && Rubies::Build::Recipe.stored(variant.install.recipe)).freeze
         end
 
         def to_h
