@@ -3,21 +3,26 @@
 require "test_helper"
 require "json"
 require "open3"
+require "support/test_rubies"
 
 # load.tls through `rackbench run` with real servers: rack-hello on Puma
-# (ssl_bind) and Falcon (https://, over HTTP/1.1 and h2 by ALPN), beside a
-# plain Puma trial, each booted, identity-checked, TLS-checked, measured
-# and stored like any other trial. Puma's h2 is left out of the plan with
-# its reason. One run for the file; windows are short: these check what
-# ran and what was stored, never speed.
+# (ssl_bind) and Falcon (https://, over HTTP/1.1 and h2 by ALPN), on the
+# system's 3.1 and on 3.4.5 built from source (test/support/test_rubies.rb:
+# its Puma and Falcon, and Falcon's localhost gem, are other versions),
+# beside a plain Puma trial, each booted, identity-checked, TLS-checked,
+# measured and stored like any other trial. Puma's h2 is left out of the
+# plan with its reason. One run for the file; windows are short: these
+# check what ran and what was stored, never speed.
 # The experiment, kept out of the top level (the integration lanes load
 # several files into one process).
 module TlsTrialsTestFixtures
-  EXPERIMENT = <<~YAML
+  def self.experiment = <<~YAML
     name: tls-trials
     seed: 5
     batches: 1
-    rubies: [ruby]
+    rubies:
+      - ruby
+      - { name: r34, build: { source: #{TestRubies.tarball("3.4")} } }
     servers: [puma, falcon]
     apps: [rack-hello]
     processes: 1
@@ -32,6 +37,7 @@ module TlsTrialsTestFixtures
     exclude:
       - { load.tls: false, load.protocol: h2 }
       - { load.tls: false, server: falcon }
+      - { load.tls: false, ruby: r34 }
   YAML
 end
 
@@ -44,7 +50,7 @@ describe "load.tls trials (integration)" do
       dir = Dir.mktmpdir("rackbench-tls-trials")
       Minitest.after_run { FileUtils.rm_rf(dir) }
       file = File.join(dir, "tls.yml")
-      File.write(file, TlsTrialsTestFixtures::EXPERIMENT)
+      File.write(file, TlsTrialsTestFixtures.experiment)
       results = File.join(dir, "results")
       exe = File.expand_path("../../exe/rackbench", __dir__)
       out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
@@ -60,23 +66,25 @@ describe "load.tls trials (integration)" do
 
   def trials = Rackbench::Store.open(results, &:trials)
 
-  def trial(server, tls, protocol = "http1")
+  def trial(server, tls, protocol = "http1", ruby: "ruby")
     trials.find do |t|
-      t.server == server && t.result && t.result["settings"]["url"].start_with?(tls ? "https" : "http:") &&
-        t.result["settings"]["protocol"] == protocol
+      t.ruby == ruby && t.server == server && t.result &&
+        t.result["settings"]["url"].start_with?(tls ? "https" : "http:") && t.result["settings"]["protocol"] == protocol
     end
   end
 
-  it "runs Puma and Falcon over TLS, proves each served the run's certificate, and leaves Puma's h2 out" do
-    assert_equal 4, trials.size
+  it "runs Puma and Falcon over TLS on 3.1 and 3.4, proves each served the run's certificate, and leaves Puma's h2 out" do
+    assert_equal 7, trials.size
     assert trials.all?(&:ok?), trials.map { |t| [t.key, t.reason] }.inspect
     out = self.class.experiment_run.first
     assert_match(/puma does not serve h2 over TLS \(it serves http1 over TLS\)/, out)
 
     fingerprint = Rackbench::Tls.certificate(File.join(results, "tls")).fingerprint
-    { ["puma", "http1"] => nil, ["falcon", "http1"] => "http/1.1", ["falcon", "h2"] => "h2" }.each do |(server, protocol), alpn|
-      t = trial(server, true, protocol)
-      refute_nil t, "#{server} #{protocol} over TLS"
+    expected = { ["puma", "http1"] => nil, ["falcon", "http1"] => "http/1.1", ["falcon", "h2"] => "h2" }
+    expected.to_a.product(%w[ruby r34]).each do |((server, protocol), alpn), ruby|
+      t = trial(server, true, protocol, ruby: ruby)
+      refute_nil t, "#{server} #{protocol} over TLS on #{ruby}"
+      assert_equal(ruby == "r34" ? "3.4.5" : RUBY_VERSION, t.identity["description"][/\Aruby ([\d.]+)/, 1])
       identity = t.identity
       assert_equal [], identity["mismatches"], "#{server}: what ran is what was named"
       assert_equal server, identity.dig("server_gem", "name")
@@ -108,7 +116,7 @@ describe "load.tls trials (integration)" do
     assert status.success?, err
     configs = JSON.parse(json)["configs"]
     tls, plain = configs.partition { |c| c["dims"]["load.tls"] }
-    assert_equal 3, tls.size
+    assert_equal 6, tls.size
     tls.each do |c|
       assert_operator c["tls_handshake_us"], :>, 0, c["label"]
       assert_operator c["tls_handshake_share"], :>=, 0, c["label"]
