@@ -47,4 +47,5 @@ module Rackbench
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
   autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
   autoload :Fleet, File.expand_path("rackbench/fleet", __dir__)
+  autoload :Tls, File.expand_path("rackbench/tls", __dir__)
 end

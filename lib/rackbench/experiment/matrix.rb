@@ -134,19 +134,35 @@ module Rackbench
         )
       end
 
-      # HTTP/1.1 carries one request per connection at a time; h2c keeps its
-      # connections open for their streams and has no cookie jar yet.
+      # HTTP/1.1 carries one request per connection at a time; HTTP/2 keeps
+      # its connections open for their streams and has no cookie jar yet.
+      # h2c is HTTP/2 over cleartext, h2 HTTP/2 over TLS (load.tls).
       def check_protocol(load)
-        if load[:protocol] == "http1"
+        check_tls(load)
+        protocol = load[:protocol]
+        if protocol == "http1"
           return if load[:streams] == 1
 
-          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c " \
+          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c or h2 " \
                                          "(HTTP/1.1 carries one request at a time)")
         end
-        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol h2c") unless load[:keepalive]
+        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol #{protocol}") unless load[:keepalive]
         return unless load[:cookies] || !load[:cookie_presets].to_a.empty?
 
-        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
+        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol #{protocol} yet")
+      end
+
+      def check_tls(load)
+        tls = load[:tls]
+        if load[:protocol] == "h2" && !tls
+          @checker.fail!("load.protocol", "h2 is HTTP/2 over TLS: it needs load.tls true (h2c is the cleartext one)")
+        end
+        if load[:protocol] == "h2c" && tls
+          @checker.fail!("load.protocol", "h2c is HTTP/2 over cleartext: with load.tls true use h2")
+        end
+        return if tls || load[:tls_resume]
+
+        @checker.fail!("load.tls_resume", "false needs load.tls true (it is about TLS sessions)")
       end
 
       # A load host measures over the network: the timeout is the

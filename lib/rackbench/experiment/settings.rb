@@ -25,13 +25,16 @@ module Rackbench
         "streams" => :streams,
         # Where the engine runs: null (beside the server) or a load host,
         # ssh://USER@HOST[:PORT][/PATH/TO/rackbench-engine] (RemoteHost).
-        "host" => :host
+        "host" => :host,
+        "tls" => :tls,
+        "tls_resume" => :tls_resume
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
-        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1, "host" => nil
+        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1, "host" => nil,
+        "tls" => false, "tls_resume" => true
       }.freeze
 
       # load.host: the engine beside the server, spelt out.
@@ -46,7 +49,8 @@ module Rackbench
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
         "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
-        "host" => [nil]
+        "host" => [nil],
+        "tls" => [false], "tls_resume" => [true]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -103,6 +107,7 @@ module Rackbench
         when "protocol" then @checker.one_of!(value, key, LoadSettings::PROTOCOLS, "protocol")
         when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
         when "host" then load_host(value, key)
+        when "tls", "tls_resume" then @checker.boolean!(value, key)
         end
       end
 

@@ -70,9 +70,23 @@ module Rackbench
         server = Servers.fetch(config.server.name)
         server.unsupported_reason(processes: config.processes, threads: config.threads,
                                   ruby_engine: engine, options: config.server.options) ||
-          server.protocol_reason(config.load.fetch(:protocol, "http1")) ||
+          tls_reason(config, server) ||
+          server.protocol_reason(config.load.fetch(:protocol, "http1"), tls: config.load[:tls] == true) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
           (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil)
+      end
+
+      # load.tls needs a server that terminates TLS itself, no proxy in
+      # front (it would have to terminate TLS in the server's place), and
+      # the engine beside the server.
+      def tls_reason(config, server)
+        return nil unless config.load[:tls]
+        return "load.tls with a proxy in front is not supported yet (#{config.proxy} would terminate TLS)" if config.proxied?
+        # The run's certificate names 127.0.0.1 only; a load host reaches
+        # the server at another address, which the engine would refuse.
+        return "load.tls with a load host (load.host) is not supported yet: the run's certificate names 127.0.0.1 only" if config.load[:host]
+
+        server.tls_reason
       end
 
       # A variable the experiment passes from the shell must be there: a
@@ -150,7 +164,7 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, work_dir: work_dir(trial)).run(facts)
+                                 proxy: proxy, work_dir: work_dir(trial), tls: tls_certificate(config)).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
@@ -193,7 +207,7 @@ module Rackbench
         booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
         begin
           settings = LoadRun.settings(trial: trial, app: app, port: booted.server.port, layout: @context.layout,
-                                      seed: source.seed)
+                                      seed: source.seed, tls: tls_certificate(config))
           @calibrations.fetch(config, settings)
         rescue SetupError
           raise if booted.server.alive?
@@ -230,7 +244,16 @@ module Rackbench
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
                        stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
-                       bind_host: @load_hosts.bind_host(trial.config))
+                       bind_host: @load_hosts.bind_host(trial.config), tls: tls_certificate(trial.config))
+      end
+
+      # load.tls: the run's certificate (Tls.certificate), made once into
+      # the results directory (tls/) and kept there for a resumed run;
+      # nil for a plain trial.
+      def tls_certificate(config)
+        return nil unless config.load[:tls]
+
+        @tls_certificate ||= Tls.certificate(File.join(@context.results_dir, "tls"))
       end
 
       # The user's app's setup runs once per run and Bundler environment.
@@ -248,6 +271,7 @@ module Rackbench
         # The profiler listens to the window too, whether or not the
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
+        trial_env.merge!(adapter.tls_env(tls_certificate(config), work_dir)) if config.load[:tls]
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: trial_env,

@@ -111,6 +111,7 @@ module Rackbench
       def mb_per_s = reading.mb_per_s(self)
       def protocol = reading.protocol(self)
       def offered_rps = reading.offered_rps(self)
+      def tls = reading.tls(self)
 
       # A copy with +changes+ (fields by name), e.g. with(attempt: 2).
       def with(**changes)
