@@ -11,6 +11,9 @@ require_relative "report/history"
 require_relative "report/inside_noise"
 require_relative "report/profiles"
 require_relative "report/concurrency_sweep"
+require_relative "report/batch_figures"
+require_relative "report/machine_match"
+require_relative "report/hosts"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -90,6 +93,19 @@ module Rackbench
       end
     end
 
+    # What the run measured (Labels): the --label pairs and the git
+    # revisions stored with the experiment; empty for one stored without.
+    def labels
+      @labels ||= Labels.from_h(@experiment[:labels])
+    end
+
+    # The machine the experiment ran on, and each run of it (the stored
+    # environments, MachineEnv.capture and what the runner added), oldest
+    # first, without repeats: one entry unless a --resume ran elsewhere.
+    def machines
+      [@experiment[:environment], *@runs.map { |run| run[:environment] }].compact.uniq
+    end
+
     # The dimensions that vary across this experiment's configurations, in
     # the experiment's order (ruby, server, app, processes, threads, then
     # load.* and env.*).
@@ -147,7 +163,14 @@ module Rackbench
         document["profiles"] = @profiles.to_a unless @profiles.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
         document["detect"] = @detect&.to_h
+        document["hosts"] = hosts.map(&:to_h)
       end
+    end
+
+    # Per-host figures when the trials ran on several hosts (a fleet), each
+    # flagged when it stands apart from the rest (Report::Hosts); [] else.
+    def hosts
+      @hosts ||= Hosts.of(@trials, @options)
     end
 
     # Latency and throughput against load.connections per configuration
@@ -228,7 +251,8 @@ module Rackbench
     # attempts (retried failures), oldest first.
     def trial_hash(trial)
       record = trial.record
-      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key))
+      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key),
+                       "host" => record.host, "network" => record.network)
     end
 
     def experiment_hash
@@ -237,7 +261,7 @@ module Rackbench
         "id" => e[:id], "name" => e[:name], "fingerprint" => e[:fingerprint], "seed" => e[:seed],
         "batches" => e[:batches], "created_at" => iso(e[:created_at]), "finished_at" => iso(e[:finished_at]),
         "rackbench_version" => e[:rackbench_version], "source_text" => e[:source_text],
-        "environment" => e[:environment], "warnings" => warnings
+        "environment" => e[:environment], "warnings" => warnings, "labels" => e[:labels]
       }
     end
 

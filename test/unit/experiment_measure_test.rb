@@ -68,7 +68,7 @@ describe "Rackbench::Experiment measure and load.count" do
     assert_config_error({ "load" => { "count" => 10, "rate" => 100 } },
                         "load.count: is a closed-loop window: it cannot be combined with load.rate")
     assert_config_error({ "load" => { "count" => 10, "protocol" => "h2c" } },
-                        "load.count: is not supported with load.protocol h2c yet")
+                        "load.count: is not supported with load.protocol h2c or h2 yet")
   end
 
   it "estimates a count's window at a guess per request, ten times that under valgrind" do

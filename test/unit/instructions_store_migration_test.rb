@@ -4,12 +4,12 @@ require "test_helper"
 require "json"
 require "sequel"
 
-# Migration 7 (an instructions trial's counts, Trial::Record#instructions)
-# on a database at schema 6 holding a trial and an earlier attempt of
+# Migration 10 (an instructions trial's counts, Trial::Record#instructions)
+# on a database at schema 9 holding a trial and an earlier attempt of
 # another: both read back with no counts, their proxy documents intact; a
 # new trial stores and reads its counts, and a failed attempt keeps them in
-# the history; a migration that fails half-way leaves schema 6.
-describe "migrating a results database from schema 6" do
+# the history; a migration that fails half-way leaves schema 9.
+describe "migrating a results database from schema 9 to 10" do
   let(:dir) { Dir.mktmpdir("rackbench-instructions-migration") }
   let(:path) { File.join(dir, "results.db") }
   after { FileUtils.rm_rf(dir) }
@@ -22,11 +22,11 @@ describe "migrating a results database from schema 6" do
                                                               "instructions" => 386_275_696, "per_request" => 193_137.848 }],
              "functions" => [] }.freeze
 
-  def schema6
+  def schema9
     db = Sequel.sqlite(path)
     db.create_table(Rackbench::Store::Schema::VERSION_TABLE) { Integer :version, null: false }
-    Rackbench::Store::Schema::MIGRATIONS.first(6).each { |migration| migration.call(db) }
-    db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 6)
+    Rackbench::Store::Schema::MIGRATIONS.first(9).each { |migration| migration.call(db) }
+    db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 9)
     experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now, rackbench_version: "0.3.0")
     row = { experiment_id: experiment, kind: "http", status: "ok", ruby: "ruby", processes: 1, threads: 1,
             dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(INSTRUCTIONS_MIGRATION_RESULT), proxy: JSON.generate(INSTRUCTIONS_MIGRATION_PROXY) }
@@ -40,9 +40,9 @@ describe "migrating a results database from schema 6" do
   end
 
   it "reads stored trials back with no counts, and stores a new trial's" do
-    experiment = schema6
+    experiment = schema9
     Rackbench::Store.open(dir) do |store|
-      assert_operator store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version), :>=, 7
+      assert_operator store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version), :>=, 10
       assert_equal [["kept", INSTRUCTIONS_MIGRATION_PROXY, nil], ["retried", INSTRUCTIONS_MIGRATION_PROXY, nil]],
                    store.trials.map { |t| [t.key, t.proxy, t.instructions] }.sort_by(&:first)
       record = Rackbench::Trial::Record.new(key: "new#instructions", kind: "http", status: "failed",
@@ -55,12 +55,12 @@ describe "migrating a results database from schema 6" do
     end
   end
 
-  it "leaves the database at schema 6, every row as it was, when the migration fails half-way" do
-    schema6 { |db| db.alter_table(:trial_history) { add_column :instructions, String } }
+  it "leaves the database at schema 9, every row as it was, when the migration fails half-way" do
+    schema9 { |db| db.alter_table(:trial_history) { add_column :instructions, String } }
     error = assert_raises(Rackbench::Store::Error) { Rackbench::Store.open(dir) }
     assert_match(/instructions/, error.message)
     Sequel.sqlite(path) do |db|
-      assert_equal 6, db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
+      assert_equal 9, db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
       refute_includes db[:trials].columns, :instructions
       assert_equal [["kept", JSON.generate(INSTRUCTIONS_MIGRATION_PROXY)], ["retried", JSON.generate(INSTRUCTIONS_MIGRATION_PROXY)]],
                    db[:trials].order(:key).select_map(%i[key proxy])

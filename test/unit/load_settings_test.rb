@@ -29,7 +29,7 @@ describe Rackbench::LoadSettings do
       { method: "get" } => /invalid method/,
       { seed: -1 } => /invalid seed/,
       { cpus: "1-" } => /invalid cpus/,
-      { url: "https://127.0.0.1/" } => /invalid url/
+      { url: "ftp://127.0.0.1/" } => /invalid url/
     }.each do |options, pattern|
       error = assert_raises(Rackbench::UsageError) { build(**options) }
       assert_match pattern, error.message
@@ -44,7 +44,7 @@ describe Rackbench::LoadSettings do
     assert_equal 1.0 + 501 * 2.0 + 2.0, s.max_run_s
     { { count: 0 } => /invalid count 0/, { count: 1.5 } => /invalid count 1.5/,
       { count: 10, rate: 100 } => /count is a closed-loop window: it cannot be combined with rate/,
-      { count: 10, protocol: "h2c" } => /count is not supported with protocol h2c yet/ }.each do |options, pattern|
+      { count: 10, protocol: "h2c" } => /count is not supported with protocol h2c or h2 yet/ }.each do |options, pattern|
       assert_match pattern, assert_raises(Rackbench::UsageError) { build(**options) }.message
     end
   end

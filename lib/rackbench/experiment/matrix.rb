@@ -134,19 +134,47 @@ module Rackbench
         )
       end
 
-      # HTTP/1.1 carries one request per connection at a time; h2c keeps its
-      # connections open for their streams and has no cookie jar yet.
+      # HTTP/1.1 carries one request per connection at a time; HTTP/2 keeps
+      # its connections open for their streams and has no cookie jar yet.
+      # h2c is HTTP/2 over cleartext, h2 HTTP/2 over TLS (load.tls).
       def check_protocol(load)
-        if load[:protocol] == "http1"
+        check_tls(load)
+        protocol = load[:protocol]
+        if protocol == "http1"
           return if load[:streams] == 1
 
-          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c " \
+          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c or h2 " \
                                          "(HTTP/1.1 carries one request at a time)")
         end
-        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol h2c") unless load[:keepalive]
+        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol #{protocol}") unless load[:keepalive]
         return unless load[:cookies] || !load[:cookie_presets].to_a.empty?
 
-        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
+        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol #{protocol} yet")
+      end
+
+      def check_tls(load)
+        tls = load[:tls]
+        if load[:protocol] == "h2" && !tls
+          @checker.fail!("load.protocol", "h2 is HTTP/2 over TLS: it needs load.tls true (h2c is the cleartext one)")
+        end
+        if load[:protocol] == "h2c" && tls
+          @checker.fail!("load.protocol", "h2c is HTTP/2 over cleartext: with load.tls true use h2")
+        end
+        return if tls || load[:tls_resume]
+
+        @checker.fail!("load.tls_resume", "false needs load.tls true (it is about TLS sessions)")
+      end
+
+      # A load host measures over the network: the timeout is the
+      # experiment's (the calibration runs beside the server), and the
+      # proxies listen on the loopback only.
+      def check_load_host(config)
+        return unless config.load[:host]
+
+        if config.load[:timeout_s].nil?
+          @checker.fail!("load.host", "needs load.timeout (a load host's timeout is not calibrated): e.g. timeout: 2s")
+        end
+        @checker.fail!("load.host", "cannot be combined with proxy: #{config.proxy}") if config.proxied?
       end
 
       # A window of a fixed count and a think time are closed loop over
@@ -154,7 +182,7 @@ module Rackbench
       def check_count(load)
         if load[:think_s].to_f.positive?
           @checker.fail!("load.think", "is a closed-loop client's pause: it cannot be combined with load.rate") if load[:rate]
-          @checker.fail!("load.think", "is not supported with load.protocol h2c yet") if load[:protocol] == "h2c"
+          @checker.fail!("load.think", "is not supported with load.protocol h2c or h2 yet") if load[:protocol] != "http1"
         end
         if load[:count].nil?
           @checker.fail!("load.warmup_count", "needs load.count (a window of N requests)") if load[:warmup_count]
@@ -162,7 +190,7 @@ module Rackbench
         end
 
         @checker.fail!("load.count", "is a closed-loop window: it cannot be combined with load.rate") if load[:rate]
-        @checker.fail!("load.count", "is not supported with load.protocol h2c yet") if load[:protocol] == "h2c"
+        @checker.fail!("load.count", "is not supported with load.protocol h2c or h2 yet") if load[:protocol] != "http1"
       end
 
       # Checks across keys that only make sense per configuration.
@@ -172,6 +200,7 @@ module Rackbench
         end
         check_protocol(config.load)
         check_count(config.load)
+        check_load_host(config)
         return config if config.load[:threads] <= config.load[:connections]
 
         @checker.fail!("load.threads", "#{config.load[:threads]} engine threads but only " \

@@ -25,15 +25,24 @@ module Rackbench
         "streams" => :streams,
         "count" => :count,
         "think" => :think_s,
-        "warmup_count" => :warmup_count
+        "warmup_count" => :warmup_count,
+        # Where the engine runs: null (beside the server) or a load host,
+        # ssh://USER@HOST[:PORT][/PATH/TO/rackbench-engine] (RemoteHost).
+        "host" => :host,
+        "tls" => :tls,
+        "tls_resume" => :tls_resume
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
-        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1,
+        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1, "host" => nil,
+        "tls" => false, "tls_resume" => true,
         "count" => nil, "think" => nil, "warmup_count" => nil
       }.freeze
+
+      # load.host: the engine beside the server, spelt out.
+      LOCAL_HOST = "local"
 
       # load.timeout: auto (or null, or left out) has the timeout follow
       # from a calibration of each configuration (Trial::Http::Calibration).
@@ -44,6 +53,8 @@ module Rackbench
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
         "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
+        "host" => [nil],
+        "tls" => [false], "tls_resume" => [true],
         "count" => [nil], "think" => [nil], "warmup_count" => [nil]
       }.freeze
 
@@ -125,6 +136,8 @@ module Rackbench
         when "count" then value.nil? ? nil : @checker.integer!(value, key, min: 1, max: 1_000_000_000_000)
         when "think" then value.nil? || value == AUTO ? nil : @checker.duration!(value, key)
         when "warmup_count" then value.nil? || value == AUTO ? nil : @checker.integer!(value, key, min: 0, max: 1_000_000_000_000)
+        when "host" then load_host(value, key)
+        when "tls", "tls_resume" then @checker.boolean!(value, key)
         end
       end
 
@@ -163,6 +176,18 @@ module Rackbench
         return [LOAD_DEFAULTS.fetch(name)] if value.nil? && LOAD_DEFAULTS.key?(name)
 
         @checker.list!(value, "load.#{name}") { |item, key| load_value(name, item, key) }
+      end
+
+      # load.host: nil (or "local") for the engine beside the server, else
+      # a load host's ssh:// URL, as written.
+      def load_host(value, key)
+        return nil if value.nil? || value == LOCAL_HOST
+
+        url = @checker.string!(value, key)
+        RemoteHost.parse(url)
+        url
+      rescue ArgumentError => e
+        @checker.fail!(key, "#{e.message} (or local, the engine beside the server)")
       end
 
       def rate(value, key)

@@ -56,7 +56,7 @@ module Rackbench
           "comparison" => comparison_text,
           "started" => experiment["created_at"], "finished" => experiment["finished_at"] || "not finished",
           "seed" => experiment["seed"], "fingerprint" => experiment["fingerprint"]
-        }.merge(time_to_verdict)
+        }.merge(labels).merge(time_to_verdict)
         <<~HTML.chomp
           <header>
           <h1>#{esc(experiment["name"])}</h1>
@@ -65,6 +65,12 @@ module Rackbench
           <nav>#{nav_links}</nav>
           </header>
         HTML
+      end
+
+      # What the run measured (--label and the git revisions), when labelled.
+      def labels
+        labels = Labels.from_h(experiment["labels"])
+        labels.empty? ? {} : { "labels" => labels.text }
       end
 
       # What a --detect run achieved (the document's "detect"): the power of

@@ -39,7 +39,10 @@ module Rackbench
         # requests a day go beside the others.
         proxied: ->(entries) { entries.any? { |e| e["proxy_memory_peak_bytes"] || e["cache_hit_ratio"] } },
         # A proxy with a cache ran.
-        cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } }
+        cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } },
+        # A configuration ran over TLS (load.tls): its handshakes' cost and
+        # the share of responses that paid one go beside the others.
+        tls: ->(entries) { entries.any? { |e| e["tls_handshake_share"] || e["tls_handshake_us"] } }
       }.freeze
 
       RATE_UNIT = ->(layout) { layout.rate_unit }
@@ -166,6 +169,16 @@ module Rackbench
                    html: cell("body MB/s", only: :body_rate)),
         Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci,
                    html: cell("MB/s 95% CI", format: ->(ci, _, _) { Units.interval(ci, :rate) }, only: :body_rate)),
+        # load.tls: a full handshake's time, a resumed one's, and the share
+        # of the window's responses that waited for a handshake
+        # (LoadResult::TlsFigures). (CSV: at the end, see tls_csv.)
+        Column.new("tls_handshake_us", unit: :us, value: :tls_handshake_us,
+                   terminal: cell("TLS hs", only: :tls), html: cell("TLS handshake", only: :tls)),
+        Column.new("tls_resumed_handshake_us", unit: :us, value: :tls_resumed_handshake_us,
+                   html: cell("resumed handshake", only: :tls)),
+        Column.new("tls_handshake_share", unit: :fraction, value: :tls_handshake_share,
+                   terminal: cell("paid hs", format: [:percent, { digits: 1 }], only: :tls),
+                   html: cell("responses that paid a handshake", format: [:percent, { digits: 2 }], only: :tls)),
         Column.new("rss_peak_bytes", unit: :bytes, value: :rss_peak_bytes, csv: cell("rss_peak_bytes"),
                    html: cell("RSS peak")),
         # The terminal has room for one memory figure: PSS, RSS where PSS
@@ -214,6 +227,10 @@ module Rackbench
                      cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
                      cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
                    ]),
+        # The TLS figures in CSV, after every column written before them.
+        Column.new("tls_csv", csv: %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share].map do |name|
+          cell(name, format: ->(_, e, _) { e[name] })
+        end),
         # Instructions per request (`measure: instructions`,
         # InstructionsSummary#to_h): the views show it in a section of its
         # own (a row per configuration, the time figures beside when both

@@ -28,6 +28,9 @@ module Rackbench
       # figures, nil unless both have some.
       Pair = Struct.new(:label, :a, :b, :comparison, :entries, :inside, keyword_init: true)
 
+      # Two experiments without a configuration in common (Compare.experiments).
+      class NothingInCommon < UsageError; end
+
       # The pairs, in A's report order.
       attr_reader :pairs
       # What A and B are, in words: the specs as given, or the experiments.
@@ -69,7 +72,7 @@ module Rackbench
           b && [a, b]
         end
         if pairs.empty?
-          raise UsageError, "the two experiments have no configuration in common " \
+          raise NothingInCommon, "the two experiments have no configuration in common " \
                             "(#{report_a.experiment[:name]}: #{report_a.configs.first&.id}; " \
                             "#{report_b.experiment[:name]}: #{report_b.configs.first&.id})"
         end

@@ -147,7 +147,15 @@ module Rackbench
                                                     resamples: @options.resamples, seed: @options.seed)
       end
 
-      # The load protocol the batches spoke ("http1", "h2c"), nil without any.
+      # load.tls: the medians over the ok batches of a full handshake's and
+      # a resumed one's mean time (µs), and of the share of the window's
+      # responses that waited for a handshake (LoadResult::TlsFigures); nil
+      # without TLS.
+      def tls_handshake_us = tls_median(:full_handshake_us)
+      def tls_resumed_handshake_us = tls_median(:resumed_handshake_us)
+      def tls_handshake_share = tls_median(:handshake_share)
+
+      # The load protocol the batches spoke ("http1", "h2c", "h2"), nil without any.
       def protocol
         @trials.map { |t| t.record.protocol }.compact.first
       end
@@ -265,6 +273,10 @@ module Rackbench
       end
 
       private
+
+      def tls_median(figure)
+        median(@ok_trials.filter_map { |t| LoadResult::TlsFigures.public_send(figure, t.record.tls) })
+      end
 
       # The document of the summary +name+ returns (:inside, :instructions),
       # compared with the baseline's when both have one (not for the

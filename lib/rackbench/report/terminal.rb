@@ -46,18 +46,36 @@ module Rackbench
         # Only instructions measured: no time figure to show, the
         # instructions table is the report's.
         unless configs.any?(&:time?)
-          return [warning_lines, title, instructions(configs), @report.history.summary_line, detect_lines,
+          return [warning_lines, labels_line, title, instructions(configs), @report.history.summary_line, detect_lines,
                   flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
         end
 
-        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), instructions(configs), detect_lines, flag_lines(configs), ran_lines(configs),
+        [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
+         pages(configs), inside(configs), instructions(configs), detect_lines, host_lines, flag_lines(configs),
+         ran_lines(configs),
          profile_lines].compact.join("\n") + "\n"
       end
 
       private
 
       def dims = @report.dimensions
+
+      # One line per host when the trials ran on several (a fleet), or nil.
+      def host_lines
+        hosts = @report.hosts
+        return nil if hosts.empty?
+
+        lines = hosts.map do |h|
+          c = h.comparison
+          vs = if c&.ratio_ci then format("%.3fx the others (95%% CI %.3f-%.3f)", c.ratio, *c.ratio_ci)
+               elsif c&.ratio then format("%.3fx the others (%s)", c.ratio, c.verdict)
+               end
+          "  #{h.name}: batches #{h.batches.join(",")}, #{h.ok} ok#{", #{h.failed} failed" if h.failed.positive?}" \
+            "#{", #{vs}" if vs}#{"  STANDS APART from its testbed" if h.apart}"
+        end
+        "\nHosts (each batch ran whole on one host; index = the batch's rates over each configuration's median):\n" \
+          "#{lines.join("\n")}"
+      end
 
       # What a --detect run achieved (Detect::Outcome#lines), or nil.
       def detect_lines
@@ -171,6 +189,12 @@ module Rackbench
         marks = configs.any?(&:entries) ? Flags::MARKS : Flags::MARKS.except("page_errors")
         legend = marks.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
+      end
+
+      # What the run measured (--label and the revisions), or nil.
+      def labels_line
+        labels = @report.labels
+        labels.empty? ? nil : "Labels: #{labels.text}"
       end
 
       def warning_lines

@@ -31,6 +31,7 @@ module Rackbench
     # :valgrind_support :: answers why a ruby variant cannot run under valgrind (#reason(variant,
     #                      env:); default: an Instructions::Support keeping its answers in the
     #                      rackbench cache)
+    # :load_hosts :: the experiment's load hosts (load.host) (default: a LoadHosts over ssh)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -45,8 +46,10 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
-                     proxy_launcher: Proxy::Launch.method(:new), valgrind: nil, valgrind_support: nil)
+                     proxy_launcher: Proxy::Launch.method(:new), load_hosts: LoadHosts.new, valgrind: nil,
+                     valgrind_support: nil)
         super(context)
+        @load_hosts = load_hosts
         @valgrind = valgrind
         @valgrind_support = valgrind_support
         @proxies = proxies
@@ -75,17 +78,35 @@ module Rackbench
         server = Servers.fetch(config.server.name)
         server.unsupported_reason(processes: config.processes, threads: config.threads,
                                   ruby_engine: engine, options: config.server.options) ||
-          server.protocol_reason(config.load.fetch(:protocol, "http1")) ||
+          tls_reason(config, server) ||
+          server.protocol_reason(config.load.fetch(:protocol, "http1"), tls: config.load[:tls] == true) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
           (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil) ||
           count_reason(config) || valgrind_reason(variant)
       end
 
+      # load.tls needs a server that terminates TLS itself, no proxy in
+      # front (it would have to terminate TLS in the server's place), and
+      # the engine beside the server.
+      def tls_reason(config, server)
+        return nil unless config.load[:tls]
+        return "load.tls with a proxy in front is not supported yet (#{config.proxy} would terminate TLS)" if config.proxied?
+        # The run's certificate names 127.0.0.1 only; a load host reaches
+        # the server at another address, which the engine would refuse.
+        return "load.tls with a load host (load.host) is not supported yet: the run's certificate names 127.0.0.1 only" if config.load[:host]
+
+        server.tls_reason
+      end
+
       # A variable the experiment passes from the shell must be there: a
       # server started without its DATABASE_URL would fail in ways that name
       # anything but the cause.
+      #
+      # Every load host (load.host) is reached first: ssh, its engine, the
+      # address the servers will listen on.
       def check!
         check_profiler!
+        @load_hosts.prepare!(source.configurations) if source.respond_to?(:configurations)
         missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
         return if missing.empty?
 
@@ -149,6 +170,7 @@ module Rackbench
 
         bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
         facts[:gem_versions] = bundle.gem_versions
+        facts[:network] = @load_hosts.network(config) # the round trip, before the server boots
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile,
                          agents: !instructions?(trial))
         counting = instructions_run(trial)
@@ -165,12 +187,14 @@ module Rackbench
           proxy = ProxyStart.new(trial: trial, app: app, server: booted.server, context: @context, guard: guard,
                                  proxies: @proxies, launcher: @proxy_launcher, work_dir: work_dir(trial)).start
           edges = counting&.edges(booted.server)
-          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
+          engine = @load_hosts.engine(config, booted.server, app.health || app.load_path, local: @engine)
+          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: engine,
                                  layout: @context.layout, seed: @context.source.seed,
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, work_dir: work_dir(trial), edges: edges).run(facts)
+                                 proxy: proxy, work_dir: work_dir(trial), tls: tls_certificate(config),
+                                 edges: edges).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           measured = counting.add_to(measured, edges, booted) if counting
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
@@ -224,7 +248,7 @@ module Rackbench
         end
         begin
           settings = LoadRun.settings(trial: trial, app: app, port: booted.server.port, layout: @context.layout,
-                                      seed: source.seed)
+                                      seed: source.seed, tls: tls_certificate(config))
           switch_on(counting, booted.server) if counting
           @calibrations.fetch(config, settings, trial_measure: measure)
         rescue SetupError
@@ -262,12 +286,22 @@ module Rackbench
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: ready_timeout_s(counting),
                        stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
+                       bind_host: @load_hosts.bind_host(trial.config), tls: tls_certificate(trial.config),
                        **(counting ? { wrapper: counting.wrapper } : {}))
       end
 
       # The readiness deadline: valgrind's boot is slower (InstructionsRun).
       def ready_timeout_s(counting)
         counting ? counting.ready_timeout_s(@context.ready_timeout_s) : @context.ready_timeout_s
+      end
+
+      # load.tls: the run's certificate (Tls.certificate), made once into
+      # the results directory (tls/) and kept there for a resumed run;
+      # nil for a plain trial.
+      def tls_certificate(config)
+        return nil unless config.load[:tls]
+
+        @tls_certificate ||= Tls.certificate(File.join(@context.results_dir, "tls"))
       end
 
       # The user's app's setup runs once per run and Bundler environment.
@@ -288,6 +322,7 @@ module Rackbench
         # The profiler listens to the window too, whether or not the
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
+        trial_env.merge!(adapter.tls_env(tls_certificate(config), work_dir)) if config.load[:tls]
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: trial_env,
@@ -361,6 +396,7 @@ require_relative "http/calibration"
 require_relative "http/window_marks"
 require_relative "http/inside"
 require_relative "http/load_run"
+require_relative "http/load_hosts"
 require_relative "http/proxy_start"
 require_relative "http/profile_run"
 require_relative "http/instructions_run"

@@ -29,7 +29,13 @@ module Rackbench
     #          and for trials stored before schema 6)
     # Instructions :: instructions (callgrind's counts over the window of an instructions trial:
     #                 per process, in total, per request, and the costliest functions,
-    #                 Instructions::Collection; nil for a time trial and for trials stored before schema 7)
+    #                 Instructions::Collection; nil for a time trial and for trials stored before schema 10)
+    # host :: the host that ran it: the runner's host name, or a fleet
+    #         worker's name (nil for trials stored before schema 8)
+    # network :: when the load engine ran on a host of its own (load.host):
+    #            that host, the server's address and the round trip between
+    #            them measured before the trial (Load::RemoteHost#to_h); nil
+    #            when the engine ran beside the server
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -37,11 +43,11 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt inside proxy instructions].freeze
+                  load_settings layout log_path attempt inside proxy host network instructions].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
       DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy
-                     instructions].freeze
+                     network instructions].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)
@@ -108,6 +114,7 @@ module Rackbench
       def mb_per_s = reading.mb_per_s(self)
       def protocol = reading.protocol(self)
       def offered_rps = reading.offered_rps(self)
+      def tls = reading.tls(self)
 
       # A copy with +changes+ (fields by name), e.g. with(attempt: 2).
       def with(**changes)

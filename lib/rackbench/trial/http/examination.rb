@@ -69,7 +69,7 @@ module Rackbench
 
       def calibrate(trial, app, server, facts)
         settings = LoadRun.settings(trial: trial, app: app, port: server.port, layout: @context.layout,
-                                    seed: source.seed)
+                                    seed: source.seed, tls: tls_certificate(trial.config))
         facts[:load] = settings
         calibration = Calibration.new(engine: @engine, marker_env: @context.marker_env).measure(settings)
         facts[:calibration] = calibration

@@ -23,10 +23,11 @@ module Rackbench
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
         # :work_dir :: the trial's directory, where the request list with its session probe goes
         #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
+        # :tls :: the Tls::Certificate of a load.tls trial's server (default: nil)
         # :edges :: what else follows the window's edges (#started, #ended; an instructions trial's
         #           Instructions::Edges), first at each: a fixed count's engine waits for it (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, work_dir: nil, edges: nil)
+                       calibrations:, window: nil, proxy: nil, work_dir: nil, tls: nil, edges: nil)
           @trial = trial
           @app = app
           @server = server
@@ -41,6 +42,7 @@ module Rackbench
           @window = window
           @proxy = proxy
           @work_dir = work_dir
+          @tls = tls
           @edges = edges
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
@@ -52,13 +54,18 @@ module Rackbench
         # left to calibration keeps the engine's default here), its request
         # list and cookie jar, the engine's CPUs, the batch's seed. With a
         # work_dir, a list whose app names its logged-in text gets the
-        # session probe every slot sends (RequestList.for_trial).
+        # session probe every slot sends (RequestList.for_trial). With
+        # load.tls (tls: the server's Tls::Certificate) the URL is https://
+        # and the engine checks the certificate against the run's authority.
         #
         # A think time left to auto (load.think null) is none for a time
         # trial and Experiment::Settings::INSTRUCTIONS_THINK_S for an
         # instructions trial: every request then finds the server idle and
         # takes the same path through it, however busy the machine.
-        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil)
+        #
+        # :host :: the server's address (default: Servers::HOST; a load
+        #          host's trial: the address it reaches the server at)
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil, host: Servers::HOST, tls: nil)
           config = trial.config
           list = requests(config, app)
           if work_dir && list[:requests_file]
@@ -66,10 +73,10 @@ module Rackbench
                                                                                probe_body: app.expect_session_body)
           end
           think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
-          LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies, :think_s, :warmup_count), think_s: think_s,
+          LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
+                             **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count), think_s: think_s,
                              warmup_count: warmup_count(trial), **list,
-                             cpus: layout.engine_cpus, seed: seed + trial.batch)
+                             ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
         # A warmup of a fixed count: load.warmup_count when given; for an
@@ -102,8 +109,8 @@ module Rackbench
           file = config.load[:requests_file] || app.requests
           cookies = config.load[:cookies]
           presets = config.load[:cookie_presets] || []
-          # h2c has no cookie jar yet: a list runs without one there.
-          default = (!file.nil? || !presets.empty?) && config.load[:protocol] != "h2c"
+          # HTTP/2 has no cookie jar yet: a list runs without one there.
+          default = (!file.nil? || !presets.empty?) && !LoadSettings::HTTP2.include?(config.load[:protocol])
           { requests_file: file, cookies: cookies.nil? ? default : cookies }
         end
 
@@ -151,7 +158,7 @@ module Rackbench
 
         def settings
           self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
-                              work_dir: @work_dir)
+                              work_dir: @work_dir, host: @server.host, tls: @tls)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -227,6 +234,9 @@ module Rackbench
             return { status: "failed", reason: lost }
           end
           if result.requests.zero?
+            # Every connection failed its TLS: the reason is TLS's, not the count's.
+            return { status: "failed", reason: "TLS failed: #{result.tls_reason}" } if result.tls_reason
+
             return { status: "failed",
                      reason: "no response in the measured window (errors: #{result.errors})#{timeout_hint(result)}" }
           end
@@ -256,7 +266,14 @@ module Rackbench
         def failures(result)
           statuses = result.status.reject { |code, _| code.to_i.between?(200, 399) }
           counts = result.errors.select { |_, n| n.positive? }.merge(statuses.select { |_, n| n.positive? })
-          counts.merge(h2_failures(result.h2))
+          counts.merge(h2_failures(result.h2)).merge(tls_failures(result))
+        end
+
+        # A TLS failure's kinds and first reason beside the counts.
+        def tls_failures(result)
+          return {} unless result.tls_reason
+
+          { "tls failures" => result.tls["failures"].select { |_, n| n.positive? }, "tls reason" => result.tls_reason }
         end
 
         # HTTP/2 (h2c): the codes of the streams the server reset and of its
