@@ -117,9 +117,15 @@ module Rackbench
       unfinished = Dir.glob(File.join(@root, "rubies", "*")).select do |dir|
         File.basename(dir).match?(/\A\h{16}\z/) && !File.file?(File.join(dir, Rubies::Build::Cache::RECORD))
       end
+      # The lock of a build that failed (its logs stay under logs/).
+      locks = Dir.glob(File.join(@root, "rubies", "*.lock")).select do |lock|
+        File.basename(lock, ".lock").match?(/\A\h{16}\z/) && !File.exist?(lock.delete_suffix(".lock"))
+      end
       (work + unfinished).sort.map do |dir|
         lock = File.basename(dir).match?(/\A\h{16}\z/) ? "#{dir}.lock" : nil
         item("leftover", "what a build that stopped left: #{dir}", [dir], lock: lock, users: nil)
+      end + locks.sort.map do |lock|
+        item("leftover", "the lock of a build that failed: #{lock}", [lock], lock: lock, users: nil)
       end
     end
 
