@@ -27,6 +27,10 @@ module RailsProduction
     # No assets: nothing to serve from public/.
     config.public_file_server.enabled = false
     config.active_support.report_deprecations = false
+    # The JIT is the ruby variant's (--yjit), which the identity check
+    # proves in every process: Rails 7.2's defaults would turn YJIT on
+    # themselves on Ruby 3.3+, and a plain variant would run with it.
+    config.yjit = false if config.respond_to?(:yjit=)
     logging(config)
   end
 

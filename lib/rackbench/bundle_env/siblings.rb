@@ -22,6 +22,10 @@ module Rackbench
     # choice, not the app's: otherwise Puma's environment, seeded from
     # Unicorn's, would keep Rack 2 and everything locked against it, and
     # what a trial runs would depend on the order environments were made.
+    #
+    # Nor is an environment whose experiment pins other gems (`gems:`) a
+    # sibling: Rails 8's lock would hold Rails 7.1's environment to every
+    # version Rails 8 needs.
     module Siblings
       MARK_FILE = "rackbench-env.json"
 
@@ -32,7 +36,8 @@ module Rackbench
 
         # The ruby too, for `rackbench cache`'s listing.
         File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
-                                       "gemfile_extra" => env.gemfile_extra, "ruby" => env.install.path,
+                                       "gemfile_extra" => env.gemfile_extra, "gem_pins" => env.gem_pins,
+                                       "ruby" => env.install.path,
                                        "ruby_description" => env.install.description))
       end
 
@@ -58,7 +63,8 @@ module Rackbench
 
       def self.sibling_data(mark, env)
         data = JSON.parse(File.read(mark))
-        data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path
+        data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path &&
+                (data["gem_pins"] || {}) == env.gem_pins
       rescue JSON::ParserError, SystemCallError
         nil
       end

@@ -60,6 +60,7 @@ module Rackbench
           when "processes", "threads", "proxy" then data[dim] = value
           when /\Aload\.(.+)\z/ then (data["load"] ||= {})[Regexp.last_match(1)] = value
           when /\Aenv\.(.+)\z/ then (data["env"] ||= {})[Regexp.last_match(1)] = value
+          when /\Agem\.(.+)\z/ then data["gems"][Regexp.last_match(1)] = value # a dimension: gems is a mapping
           end
         end
         data["exclude"] = excludes unless excludes.empty?
