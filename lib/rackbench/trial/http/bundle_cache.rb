@@ -72,8 +72,11 @@ module Rackbench
                       lock_seed: set&.lockfile_text }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
-          log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
-          label = "#{app.name} + #{adapter.name} on #{ruby.name}"
+          # Pinned gems (a gem.NAME dimension) make environments of their own.
+          pinned = pins.sort.map { |name, requirement| "#{name} #{requirement}" }
+          slug = ["bundle", app.name, ruby.name, adapter.name, *pinned].join("-")
+          log = File.join(log_dir, "#{slug.gsub(/[^\w.-]+/, "_")}.log")
+          label = "#{app.name} + #{adapter.name}#{" (#{pinned.join(", ")})" unless pinned.empty?} on #{ruby.name}"
           bundle.ensure_installed!(
             log: log, extra_env: @marker_env,
             before_install: ->(_) { @out.puts "Installing gems for #{label} (log: #{log})" },
