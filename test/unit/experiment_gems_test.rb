@@ -5,7 +5,7 @@ require "test_helper"
 # The experiment's gems: key: per_ruby, pins, and gem.NAME dimensions that
 # labels, exclude, derive and the fingerprint treat like any other.
 describe "Rackbench::Experiment gems:" do
-  BASE = <<~YAML
+  GEMS_EXPERIMENT = <<~YAML
     name: gems
     rubies: [ruby]
     servers: [puma]
@@ -13,7 +13,7 @@ describe "Rackbench::Experiment gems:" do
   YAML
 
   def parse(extra)
-    base = extra.start_with?("rubies:") ? BASE.sub(/^rubies: .*\n/, "") : BASE
+    base = extra.start_with?("rubies:") ? GEMS_EXPERIMENT.sub(/^rubies: .*\n/, "") : GEMS_EXPERIMENT
     Rackbench::Experiment.parse(base + extra, source: "gems.yml")
   end
 

@@ -11,17 +11,15 @@ require_relative "../fixtures/fakes"
 # preparing every environment before the first trial.
 describe Rackbench::Trial::Http::GemSets do
   GemSets = Rackbench::Trial::Http::GemSets
-  Install = Rackbench::Rubies::Install
-  Variant = Rackbench::Rubies::Variant
 
   def install(name, version, engine: "ruby", path: "/rubies/#{name}/bin/ruby")
-    Install.new(name: name, path: path, source: :path, engine: engine, version: version, ruby_version: version,
+    Rackbench::Rubies::Install.new(name: name, path: path, source: :path, engine: engine, version: version, ruby_version: version,
                 abi_version: "#{version[/\A\d+\.\d+/]}.0", description: "#{engine} #{version}", jit: [])
   end
 
   def variants(*installs, yjit: nil)
-    all = installs.map { |i| Variant.new(install: i, name: i.name) }
-    all << Variant.new(install: yjit, name: "#{yjit.name}-yjit", options: []) if yjit
+    all = installs.map { |i| Rackbench::Rubies::Variant.new(install: i, name: i.name) }
+    all << Rackbench::Rubies::Variant.new(install: yjit, name: "#{yjit.name}-yjit", options: []) if yjit
     all.to_h { |v| [v.name, v] }
   end
 
@@ -55,8 +53,8 @@ describe Rackbench::Trial::Http::GemSets do
   it "shares one environment between the variants of one install, and breaks a tie by the experiment's order" do
     twin = install("twin", "3.4.5", path: "/rubies/twin/bin/ruby")
     exp = experiment("[twin, new, { name: new-yjit, ruby: new }]")
-    all = { "twin" => Variant.new(install: twin, name: "twin"), "new" => Variant.new(install: new, name: "new"),
-            "new-yjit" => Variant.new(install: new, name: "new-yjit") }
+    all = { "twin" => Rackbench::Rubies::Variant.new(install: twin, name: "twin"), "new" => Rackbench::Rubies::Variant.new(install: new, name: "new"),
+            "new-yjit" => Rackbench::Rubies::Variant.new(install: new, name: "new-yjit") }
     sets = GemSets.new(configs: exp.configurations, variants: all)
     assert(exp.configurations.all? { |c| sets.base(c).name == "twin" })
     assert_equal 8, sets.order(exp.configurations).size, "new and new-yjit share their environments"
@@ -86,8 +84,7 @@ describe Rackbench::Trial::Http::GemSets do
 end
 
 describe "Rackbench::Trial::Http::BundleCache with a gem set" do
-  BundleCacheForSets = Rackbench::Trial::Http::BundleCache
-  Adapter = Struct.new(:name) do
+  GemSetAdapter = Struct.new(:name) do
     def gem_lines(_engine) = ["gem \"#{name}\""]
   end
 
@@ -113,7 +110,7 @@ describe "Rackbench::Trial::Http::BundleCache with a gem set" do
   end
 
   def cache(out, **env)
-    BundleCacheForSets.new(root: File.join(@tmp, "cache"), out: out,
+    Rackbench::Trial::Http::BundleCache.new(root: File.join(@tmp, "cache"), out: out,
                            parent_env: { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls, **env })
   end
 
@@ -123,10 +120,10 @@ describe "Rackbench::Trial::Http::BundleCache with a gem set" do
     out = StringIO.new
     bundles = cache(out)
     pins = { "rack" => ">= 3, < 3.1" }
-    set = bundles.fetch(app, install("old", "3.1.2"), Adapter.new("puma"), log_dir: @tmp, pins: pins)
+    set = bundles.fetch(app, install("old", "3.1.2"), GemSetAdapter.new("puma"), log_dir: @tmp, pins: pins)
     File.write(set.lockfile_path, File.read(set.lockfile_path).sub("rack (3.0.8)", "rack (3.0.9)"))
 
-    other = bundles.fetch(app, install("new", "3.4.5"), Adapter.new("puma"), log_dir: @tmp, pins: pins, set: set)
+    other = bundles.fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"), log_dir: @tmp, pins: pins, set: set)
 
     assert_equal "3.0.9", other.gem_versions["rack"], "the set's version"
     assert_equal({ "rack" => [">= 3", "< 3.1"] }, other.gem_pins)
@@ -138,18 +135,18 @@ describe "Rackbench::Trial::Http::BundleCache with a gem set" do
   end
 
   it "stops with the first gem another ruby locks at another version, naming the ruby and the set's" do
-    set = cache(StringIO.new).fetch(app, install("old", "3.1.2"), Adapter.new("puma"), log_dir: @tmp)
+    set = cache(StringIO.new).fetch(app, install("old", "3.1.2"), GemSetAdapter.new("puma"), log_dir: @tmp)
     out = StringIO.new
     bundles = cache(out, "FAKE_RELOCK" => "1")
     error = assert_raises(Rackbench::SetupError) do
-      bundles.fetch(app, install("new", "3.4.5"), Adapter.new("puma"), log_dir: @tmp, set: set)
+      bundles.fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"), log_dir: @tmp, set: set)
     end
     assert_match(/\Acannot install the gem set of mine \+ puma \(resolved on old \(ruby 3\.1\.2\)\) on new \(ruby 3\.4\.5\): /,
                  error.message)
     assert_match(/it locks rack 3\.1\.0 where the set has 3\.0\.8; `gems: per_ruby` lets each ruby resolve its own/,
                  error.message)
     again = assert_raises(Rackbench::SetupError) do
-      bundles.fetch(app, install("new", "3.4.5"), Adapter.new("puma"), log_dir: @tmp, set: set)
+      bundles.fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"), log_dir: @tmp, set: set)
     end
     assert_equal error.message, again.message, "remembered, not installed again"
   end
