@@ -194,8 +194,10 @@ module BundleEnvSpec
                                                                               "plugin 'x'"])
 
       assert_includes text, 'eval_gemfile "/apps/my \"app\"/Gemfile"'
-      assert_includes text, "unless dependencies.any? { |dep| dep.name == \"puma\" }\n  gem \"puma\", \">= 6\"\nend"
-      assert_includes text, "unless dependencies.any? { |dep| dep.name == \"nio4r\" }\n  gem('nio4r')\nend"
+      assert_includes text, "declared = dependencies.find { |dep| dep.name == \"puma\" }\nif declared.nil?\n  " \
+                            "gem \"puma\", \">= 6\"\nelsif !declared.groups.include?(:default)\n  " \
+                            "dependencies.delete(declared)\n  gem \"puma\", *declared.requirement.as_list\nend"
+      assert_includes text, "declared = dependencies.find { |dep| dep.name == \"nio4r\" }\nif declared.nil?\n  gem('nio4r')\n"
       assert_includes text, "\nplugin 'x'\n"
       refute_includes text, "source"
     end
@@ -559,6 +561,13 @@ module BundleEnvSpec
                                   parent_env: parent.merge("FAKE_CONFLICT" => "1"), lock_seed: "GEM\n  specs:\n    rack (1.0)\n")
       assert_raises(Rackbench::SetupError) { conflicting.ensure_installed! }
       refute_includes File.read(conflicting.log_path), BundleEnv::RESOLVE_AFRESH_NOTE
+
+      own = BundleEnv.new(app_dir: @app, install: seeded.install, root: @root, parent_env: parent,
+                          gemfile_extra: ['gem "webrick"'])
+      File.delete(File.join(@app, "Gemfile.lock"))
+      File.utime(Time.now + 60, Time.now + 60, seeded.lockfile_path) # the newest lockfile of the app's
+      own.ensure_installed!
+      assert_equal "2.0.1", own.gem_versions["rack"], "a seeded environment is no sibling: its lock is another ruby's"
     end
 
     it "takes no sibling whose experiment pinned other gems" do

@@ -46,7 +46,7 @@ describe Rackbench::Trial::Http::GemSets do
     ordered = sets.order(exp.configurations)
     assert_equal 12, ordered.size, "one environment per app, ruby and server"
     assert_equal %w[old old old old], ordered.first(4).map { |c| c.ruby.label }, "every set's own environment first"
-    assert_equal ["rails-hello + puma: one gem set, resolved on old (ruby 3.1.2), installed as is for new, mid"],
+    assert_equal ["rails-hello + puma: one gem set, resolved on old (ruby 3.1.2), installed as is for mid, new"],
                  sets.describe(exp.configurations).grep(/rails-hello \+ puma/)
   end
 

@@ -15,7 +15,10 @@ module Rackbench
       # Gemfile text. Each extra `gem` line is added only when the app's
       # Gemfile does not already declare that gem (a Rails app usually lists
       # puma), since Bundler refuses the same gem twice with different
-      # requirements and the app's own choice should win.
+      # requirements and the app's own choice should win. An app that
+      # declares it in a group only (Redmine lists puma under :test, for its
+      # system tests) keeps its requirement, moved to the default group:
+      # the server needs the gem whatever groups the environment leaves out.
       #
       # A pinned gem replaces whatever declared it before (the app, a
       # server line): Bundler refuses one gem declared twice with different
@@ -35,8 +38,12 @@ module Rackbench
           name = line[GEM_NAME, 1]
           lines << ""
           if name
-            lines << "unless dependencies.any? { |dep| dep.name == #{name.inspect} }"
+            lines << "declared = dependencies.find { |dep| dep.name == #{name.inspect} }"
+            lines << "if declared.nil?"
             lines << "  #{line.strip}"
+            lines << "elsif !declared.groups.include?(:default)"
+            lines << "  dependencies.delete(declared)"
+            lines << "  gem #{name.inspect}, *declared.requirement.as_list"
             lines << "end"
           else
             lines << line.strip

@@ -25,7 +25,9 @@ module Rackbench
     #
     # Nor is an environment whose experiment pins other gems (`gems:`) a
     # sibling: Rails 8's lock would hold Rails 7.1's environment to every
-    # version Rails 8 needs.
+    # version Rails 8 needs. Nor one seeded with another ruby's gem set
+    # (lock_seed): its versions are that ruby's resolution, and a ruby
+    # that resolves on its own (`gems: per_ruby`) would inherit them.
     module Siblings
       MARK_FILE = "rackbench-env.json"
 
@@ -37,6 +39,7 @@ module Rackbench
         # The ruby too, for `rackbench cache`'s listing.
         File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
                                        "gemfile_extra" => env.gemfile_extra, "gem_pins" => env.gem_pins,
+                                       "seeded" => !env.lock_seed.nil?,
                                        "ruby" => env.install.path,
                                        "ruby_description" => env.install.description))
       end
@@ -64,7 +67,7 @@ module Rackbench
       def self.sibling_data(mark, env)
         data = JSON.parse(File.read(mark))
         data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path &&
-                (data["gem_pins"] || {}) == env.gem_pins
+                (data["gem_pins"] || {}) == env.gem_pins && !data["seeded"]
       rescue JSON::ParserError, SystemCallError
         nil
       end

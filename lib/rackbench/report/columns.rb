@@ -197,7 +197,15 @@ module Rackbench
                      cell("mb_per_s", format: ->(_, e, _) { e["mb_per_s"] }),
                      cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
                      cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
-                   ])
+                   ]),
+        # The bundle's gems its servers loaded, and those whose versions
+        # differ from another configuration of its app (CSV: "rails 7.2.4;
+        # railties 7.2.4"), after every column written before them.
+        Column.new("gems", value: :gems),
+        Column.new("differing_gems", value: :differing_gems,
+                   csv: cell("differing_gems", format: lambda { |gems, _, _|
+                     Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
+                   }))
       ].freeze
 
       module_function

@@ -80,7 +80,8 @@ module Rackbench
 
             others = members.map { |c| @variants.fetch(c.ruby.label).install }
                             .reject { |install| GemSets.same_install?(install, base.install) }
-                            .uniq { |install| [install.path, install.description] }.map(&:name)
+                            .uniq { |install| [install.path, install.description] }
+                            .sort_by { |install| ruby_version(install) }.map(&:name)
             pins = key.pins.map { |name, requirement| "#{name} #{requirement}" }
             what = "#{key.app} + #{key.adapter}#{" (#{pins.join(", ")})" unless pins.empty?}"
             where = others.empty? ? "" : ", installed as is for #{others.join(", ")}"
