@@ -31,17 +31,16 @@ module Rackbench
     module Siblings
       MARK_FILE = "rackbench-env.json"
 
-      # Writes env's description into its directory (once).
+      # Writes env's description into its directory (again when it says
+      # something else: one written by an older rackbench lacks fields).
       def self.mark(env)
         path = File.join(env.dir, MARK_FILE)
-        return if File.exist?(path)
-
         # The ruby too, for `rackbench cache`'s listing.
-        File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
-                                       "gemfile_extra" => env.gemfile_extra, "gem_pins" => env.gem_pins,
-                                       "seeded" => !env.lock_seed.nil?,
-                                       "ruby" => env.install.path,
-                                       "ruby_description" => env.install.description))
+        text = JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
+                             "gemfile_extra" => env.gemfile_extra, "gem_pins" => env.gem_pins,
+                             "seeded" => !env.lock_seed.nil?, "ruby" => env.install.path,
+                             "ruby_description" => env.install.description)
+        File.write(path, text) unless File.exist?(path) && File.read(path) == text
       end
 
       # The seed for env's lockfile: the newest lockfile of another
