@@ -93,7 +93,8 @@ module RedmineApp
   end
 
   # apt-get download through a private configuration: its own sources
-  # list (the package's suite only), lists and cache directories.
+  # list (the package's suite only), lists and cache directories, removed
+  # once the package is there.
   def download(sources)
     apt = File.join(sources, "apt-#{PACKAGE[:suite]}-binary")
     lists = File.join(apt, "lists")
@@ -125,6 +126,7 @@ module RedmineApp
     end
 
     File.rename(got, File.join(sources, PACKAGE[:file]))
-    FileUtils.rm_rf(work)
+  ensure
+    FileUtils.rm_rf(apt) # the suite's lists: tens of MB, needed only for this download
   end
 end
