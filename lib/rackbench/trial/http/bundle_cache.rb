@@ -85,9 +85,9 @@ module Rackbench
             end,
             progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?), user: @user
           )
+          check_set!(bundle, set, log, app.name) if set
           # What the server needs built once per installed bundle (Passenger's
           # agent); optional in the adapter interface (Servers).
-          check_set!(bundle, set, log, app.name) if set
           if adapter.respond_to?(:prepare_bundle)
             adapter.prepare_bundle(bundle, out: @out, log: log, tty: tty?, extra_env: @marker_env)
           end
