@@ -13,6 +13,7 @@ module Rackbench
   autoload :LoadEngine, File.expand_path("rackbench/load/engine", __dir__)
   autoload :LoadResult, File.expand_path("rackbench/load/result", __dir__)
   autoload :LoadSettings, File.expand_path("rackbench/load/settings", __dir__)
+  autoload :RequestList, File.expand_path("rackbench/load/request_list", __dir__)
   autoload :LoadSummary, File.expand_path("rackbench/load/summary", __dir__)
   autoload :Experiment, File.expand_path("rackbench/experiment", __dir__)
   autoload :MachineEnv, File.expand_path("rackbench/observe/machine_env", __dir__)

@@ -27,9 +27,10 @@ module RailsProduction
     # No assets: nothing to serve from public/.
     config.public_file_server.enabled = false
     config.active_support.report_deprecations = false
-    # The JIT is the ruby variant's (--yjit), which the identity check
-    # proves in every process: Rails 7.2's defaults would turn YJIT on
-    # themselves on Ruby 3.3+, and a plain variant would run with it.
+    # Rails 7.2+ turns YJIT on by itself at boot (config.yjit, true in
+    # its defaults) on Ruby 3.3+: a variant without --yjit would then run
+    # YJIT, and its trials would fail the identity check. Here the ruby
+    # variant decides, as it does for every other app.
     config.yjit = false if config.respond_to?(:yjit=)
     logging(config)
   end

@@ -53,6 +53,10 @@ static void on_stream_end(void *ctx, h2_stream *stream, h2_stream_end how, uint3
     switch (how) {
     case H2_STREAM_COMPLETE: {
         uint64_t bytes = stream->header_bytes + stream->body_bytes;
+        slot_service_response(&s->service, now_ns, w->clock->measure_start_ns);
+        slot_service_response(&hc->service, now_ns, w->clock->measure_start_ns);
+        /* Its other streams still wait: so does the connection, from now. */
+        if (hc->busy > 1) slot_service_sent(&hc->service, now_ns, w->clock->measure_start_ns);
         phase_stats *ps = &w->phases[s->phase];
         phase_stats_response(ps, now_ns, now_ns - s->start_ns, stream->status, bytes);
         phase_stats_body(ps, stream->body_bytes);

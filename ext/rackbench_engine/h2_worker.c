@@ -75,6 +75,7 @@ struct h2_worker *h2_worker_new(worker *w) {
         h2_conn *hc = &h->conns[i];
         hc->w = w;
         hc->fd = -1;
+        hc->number = (uint32_t)(w->first_slot + i);
         hc->slots = &h->slots[(size_t)i * (size_t)h->streams];
         hc->out = xcalloc(1, OUT_BUFFER_BYTES);
         for (int k = 0; k < h->streams; k++) {
@@ -134,6 +135,8 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
     s->stream.header_bytes = s->stream.body_bytes = 0;
     s->state = SLOT_SENT;
     hc->busy++;
+    slot_service_sent(&s->service, now_ns, w->clock->measure_start_ns);
+    slot_service_sent(&hc->service, now_ns, w->clock->measure_start_ns);
     /* A failed open counts this request as a connect error (conn_close). */
     if (hc->state == H2CONN_CLOSED && h2_conn_open(hc, now_ns) < 0) return;
     if (h2_client_submit(&hc->client, hr->headers, hr->header_count, &s->stream) < 0) {
@@ -297,9 +300,18 @@ void h2_worker_loop(worker *w) {
         if (n > 0) now_ns = clock_now_ns();
         for (int i = 0; i < n; i++) h2_conn_on_event(events[i].data.ptr, events[i].events, now_ns);
     }
-    /* What is still open at the end (drained, or interrupted) closes here. */
+    /* What is still open at the end (drained, or interrupted) closes here;
+     * every wait ends now, and the slots are totalled in slot order. */
+    now_ns = clock_now_ns();
     for (int i = 0; i < w->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
+        slot_service_finish(&hc->service, now_ns, clock->measure_start_ns);
+        service_totals_add(&w->conn_service, &hc->service, hc->number);
+        for (int k = 0; k < h->streams; k++) {
+            h2_slot *s = &hc->slots[k];
+            slot_service_finish(&s->service, now_ns, clock->measure_start_ns);
+            service_totals_add(&w->stream_service, &s->service, s->id);
+        }
         if (hc->has_client) h2_client_free(&hc->client);
         hc->has_client = 0;
         if (hc->fd >= 0) close(hc->fd);

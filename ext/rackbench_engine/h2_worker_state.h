@@ -44,6 +44,7 @@ typedef struct h2_slot {
     int pending;                /* chosen and counted in flight, waiting for its
                                    connection to drain after a GOAWAY */
     struct h2_slot *next_free;  /* open loop: stack of free slots */
+    slot_service service;       /* the stream slot served in the window? */
 } h2_slot;
 
 typedef struct h2_conn {
@@ -68,6 +69,8 @@ typedef struct h2_conn {
     struct h2_conn *next_dirty;
     uint64_t backoff_until_ns;
     h2_slot *slots;             /* cfg->streams of them */
+    slot_service service;       /* the connection: served when any stream was */
+    uint32_t number;            /* connection number across all threads */
 } h2_conn;
 
 struct h2_worker {

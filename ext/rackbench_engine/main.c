@@ -86,9 +86,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rackbench-engine: %s\n", err);
         return 2;
     }
-    if (cfg.protocol == PROTOCOL_H2C && (requests.templated || requests.body_captures || requests.header_work)) {
+    if (cfg.protocol == PROTOCOL_H2C &&
+        (requests.templated || requests.body_captures || requests.header_work || requests.expects ||
+         requests.probe_count || requests.users.row_count)) {
         fprintf(stderr, "rackbench-engine: --protocol h2c does not support request lists with "
-                        "captures, variables or @follow yet\n");
+                        "captures, variables, @users, @expect, probes or @follow yet\n");
         requests_free(&requests);
         return 2;
     }

@@ -8,7 +8,8 @@
 #include "clock.h"
 
 const char *const error_kind_names[ERR_KINDS] = {"connect", "read", "write", "timeout", "parse", "capture", "redirect",
-                                                   "stream_reset", "goaway", "not_h2c", "h2_protocol"};
+                                                   "stream_reset", "goaway", "not_h2c", "h2_protocol",
+                                                   "expect"};
 
 static void *checked_realloc(void *p, size_t bytes) {
     void *q = realloc(p, bytes);

@@ -51,6 +51,7 @@ static void write_entries(json_writer *j, const run_result *r) {
     json_array_begin(j);
     for (size_t e = 0; e < set->count; e++) {
         const request_template *t = by_index[e];
+        if (t->probe) continue; /* reported under "probes" */
         const entry_stats *m = &merged[PHASE_MEASURE][e], *wu = &merged[PHASE_WARMUP][e];
         json_object_begin(j);
         json_kv_u64(j, "index", e);
@@ -261,6 +262,124 @@ static void write_h2(json_writer *j, const run_result *r) {
     json_object_end(j);
 }
 
+static void write_service_totals(json_writer *j, const char *key, const service_totals *t) {
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_u64(j, "slots", t->slots);
+    json_kv_u64(j, "active", t->active);
+    json_kv_u64(j, "served", t->served);
+    json_kv_u64(j, "unserved", t->active - t->served);
+    json_key(j, "unserved_slots");
+    json_array_begin(j);
+    for (uint32_t i = 0; i < t->unserved_listed; i++) json_u64(j, t->unserved[i]);
+    json_array_end(j);
+    json_kv_double(j, "max_wait_us", (double)t->max_wait_ns / 1e3, 3);
+    json_object_end(j);
+}
+
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void write_probe_totals(json_writer *j, const char *key, const probe_totals *t, uint64_t slots) {
+    /* Slots fail in the order their probes end: listed ascending. */
+    uint32_t failed[PROBE_LISTED_SLOTS];
+    memcpy(failed, t->failed_slots, t->failed_listed * sizeof(uint32_t));
+    qsort(failed, t->failed_listed, sizeof(uint32_t), compare_u32);
+    json_key(j, key);
+    json_object_begin(j);
+    json_kv_u64(j, "passed", t->passed);
+    json_kv_u64(j, "failed", t->failed);
+    json_kv_u64(j, "unchecked", slots - t->passed - t->failed);
+    json_key(j, "failed_slots");
+    json_array_begin(j);
+    for (uint32_t i = 0; i < t->failed_listed; i++) json_u64(j, failed[i]);
+    json_array_end(j);
+    json_key(j, "reason");
+    if (t->reason[0]) {
+        char line[PROBE_REASON_BYTES + 32];
+        snprintf(line, sizeof(line), "slot %u: %s", t->reason_slot, t->reason);
+        json_string(j, line);
+    } else {
+        json_null(j);
+    }
+    json_object_end(j);
+}
+
+/* "probes": every slot's session probes at the window's start and after
+ * its end (probes.h); null without probe entries. */
+static void write_probes(json_writer *j, const run_result *r) {
+    const request_set *set = r->requests;
+    json_key(j, "probes");
+    if (!set->probe_count) {
+        json_null(j);
+        return;
+    }
+    probe_totals t[PROBE_POINTS];
+    memset(t, 0, sizeof(t));
+    for (int i = 0; i < r->worker_count; i++)
+        for (int p = 0; p < PROBE_POINTS; p++) probe_totals_merge(&t[p], &r->workers[i].probes[p]);
+    json_object_begin(j);
+    json_key(j, "entries");
+    json_array_begin(j);
+    for (size_t i = 0; i < set->probe_count; i++) {
+        const request_template *pt = &set->items[set->probes[i]];
+        json_object_begin(j);
+        json_kv_u64(j, "index", pt->index);
+        json_kv_string(j, "name", pt->name);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_kv_u64(j, "slots", (uint64_t)r->cfg->connections);
+    write_probe_totals(j, "start", &t[PROBE_START], (uint64_t)r->cfg->connections);
+    write_probe_totals(j, "end", &t[PROBE_END], (uint64_t)r->cfg->connections);
+    json_object_end(j);
+}
+
+/* "users": the @users file and how many users it gave (null without). */
+static void write_users(json_writer *j, const run_result *r) {
+    const user_table *u = &r->requests->users;
+    json_key(j, "users");
+    if (!u->row_count) {
+        json_null(j);
+        return;
+    }
+    json_object_begin(j);
+    json_kv_string(j, "file", u->file);
+    json_kv_u64(j, "count", u->row_count);
+    json_key(j, "columns");
+    json_array_begin(j);
+    for (int k = 0; k < u->column_count; k++) json_string(j, u->columns[k]);
+    json_array_end(j);
+    /* Slots per user: more than 1 means some users hold several sessions. */
+    uint64_t conns = (uint64_t)r->cfg->connections;
+    json_kv_u64(j, "slots_per_user_max", (conns + u->row_count - 1) / u->row_count);
+    json_object_end(j);
+}
+
+/* "service": which slots the server answered in the window and the
+ * longest wait (slot_service.h); "streams" is h2c's stream slots. */
+static void write_service(json_writer *j, const run_result *r) {
+    service_totals conns, streams;
+    memset(&conns, 0, sizeof(conns));
+    memset(&streams, 0, sizeof(streams));
+    for (int i = 0; i < r->worker_count; i++) {
+        service_totals_merge(&conns, &r->workers[i].conn_service);
+        service_totals_merge(&streams, &r->workers[i].stream_service);
+    }
+    json_key(j, "service");
+    json_object_begin(j);
+    write_service_totals(j, "connections", &conns);
+    if (r->cfg->protocol == PROTOCOL_H2C) {
+        write_service_totals(j, "streams", &streams);
+    } else {
+        json_key(j, "streams");
+        json_null(j);
+    }
+    json_object_end(j);
+}
+
 void report_json(FILE *out, const run_result *r) {
     phase_stats merged[PHASE_COUNT];
     uint64_t connects = 0, attempts = 0, close_ignored = 0, server_closes = 0, idle_closes = 0, abandoned = 0;
@@ -316,6 +435,9 @@ void report_json(FILE *out, const run_result *r) {
     write_late(j, r, m);
     write_entries(j, r);
     write_h2(j, r);
+    write_service(j, r);
+    write_probes(j, r);
+    write_users(j, r);
 
     json_key(j, "connections");
     json_object_begin(j);

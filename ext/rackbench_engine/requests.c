@@ -140,6 +140,8 @@ typedef struct {
     int follow;
     capture_spec captures[SESSION_MAX_CAPTURES];
     int capture_count;
+    int probe;
+    response_expect expect;
 } entry;
 
 static void free_captures(capture_spec *c, int count) {
@@ -162,17 +164,55 @@ static int valid_var_name(const char *s, size_t n) {
     return 1;
 }
 
+/* "@users PATH" (path relative to the request file's directory): loads
+ * the users and declares a variable "user.COLUMN" per column. */
+static const char *load_users(request_set *set, const char *arg, size_t n, const char *file, size_t line_no,
+                              char *err, size_t err_len) {
+    while (n && (*arg == ' ' || *arg == '\t')) { arg++; n--; }
+    while (n && (arg[n - 1] == ' ' || arg[n - 1] == '\t' || arg[n - 1] == '\r')) n--;
+    if (!n) return fail(err, err_len, file, line_no, "@users needs a file: @users users.csv");
+    if (set->users.row_count) return fail(err, err_len, file, line_no, "one @users line per file");
+    const char *slash = strrchr(file, '/');
+    size_t dir_len = arg[0] == '/' || !slash ? 0 : (size_t)(slash - file + 1);
+    char *path = malloc(dir_len + n + 1);
+    if (!path) { perror("rackbench-engine: out of memory"); exit(1); }
+    memcpy(path, file, dir_len);
+    memcpy(path + dir_len, arg, n);
+    path[dir_len + n] = '\0';
+    char why[512];
+    const char *error = users_load(&set->users, path, SESSION_VAR_MAX_BYTES, why, sizeof(why));
+    free(path);
+    if (error) return fail(err, err_len, file, line_no, why);
+    for (int k = 0; k < set->users.column_count; k++) {
+        if (set->var_count >= SESSION_MAX_VARIABLES) {
+            users_free(&set->users);
+            return fail(err, err_len, file, line_no, "too many variables (at most 16, @users columns included)");
+        }
+        snprintf(set->var_names[set->var_count], SESSION_VAR_NAME_BYTES, "user.%s", set->users.columns[k]);
+        set->user_vars[k] = set->var_count++;
+    }
+    return NULL;
+}
+
 /* Pre-pass: the names every "@capture NAME" line declares, so an entry may
- * use a variable captured by an entry further down the file. */
+ * use a variable captured by an entry further down the file, and the
+ * columns of the "@users" file. */
 static const char *collect_variables(request_set *set, const char *text, size_t len, const char *file, char *err,
                                      size_t err_len) {
     const char *p = text, *end = text + len;
     size_t line_no = 0;
+    int seen_entry = 0;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *line_end = nl ? nl : end;
         line_no++;
         size_t n = (size_t)(line_end - p);
+        if (n >= 3 && memcmp(p, "---", 3) == 0) seen_entry = 1;
+        if (n > 7 && memcmp(p, "@users", 6) == 0 && (p[6] == ' ' || p[6] == '\t')) {
+            if (seen_entry) return fail(err, err_len, file, line_no, "@users goes before the first entry");
+            const char *error = load_users(set, p + 7, n - 7, file, line_no, err, err_len);
+            if (error) return error;
+        }
         if (n > 9 && memcmp(p, "@capture", 8) == 0 && (p[8] == ' ' || p[8] == '\t')) {
             const char *s = p + 9;
             while (s < line_end && (*s == ' ' || *s == '\t')) s++;
@@ -197,8 +237,15 @@ static const char *collect_variables(request_set *set, const char *text, size_t 
 static const char *parse_directive(request_set *set, entry *e, const char *p, size_t n, size_t line_no,
                                    const char *file, char *err, size_t err_len) {
     if (n == 7 && memcmp(p, "@follow", 7) == 0) { e->follow = 1; return NULL; }
+    if (n > 8 && memcmp(p, "@expect", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
+        char why[256];
+        const char *error = expect_parse(&e->expect, p + 8, n - 8, set->var_names, set->var_count, why, sizeof(why));
+        return error ? fail(err, err_len, file, line_no, error) : NULL;
+    }
+    if (n > 7 && memcmp(p, "@users", 6) == 0 && (p[6] == ' ' || p[6] == '\t'))
+        return fail(err, err_len, file, line_no, "@users goes before the first entry");
     if (!(n > 9 && memcmp(p, "@capture", 8) == 0 && (p[8] == ' ' || p[8] == '\t')))
-        return fail(err, err_len, file, line_no, "unknown directive (expected @capture or @follow)");
+        return fail(err, err_len, file, line_no, "unknown directive (expected @capture, @follow or @expect)");
     if (e->capture_count >= SESSION_MAX_CAPTURES)
         return fail(err, err_len, file, line_no, "too many @capture lines in one entry (at most 8)");
     const char *end = p + n, *s = p + 9;
@@ -269,10 +316,16 @@ static const char *parse_templates(request_set *set, request_template *t, size_t
         free(parts);
         char msg[160];
         if (head == -2 || body == -2) snprintf(msg, sizeof(msg), "too many {{variable}} references (at most 1000)");
+        else if (head == -3 || body == -3) snprintf(msg, sizeof(msg), "%.*s: the lowest value comes first", (int)bad_len, bad);
+        else if (memchr(bad, '.', bad_len))
+            snprintf(msg, sizeof(msg), "variable '%.*s' is not a column of the @users file", (int)bad_len, bad);
         else snprintf(msg, sizeof(msg), "variable '%.*s' is not captured by any @capture line", (int)bad_len, bad);
         return fail(err, err_len, file, line_no, msg);
     }
-    for (int i = head; i < head + body; i++) parts[i].offset += (uint32_t)body_off;
+    /* Body literals point into the wire after the blank line (a random
+     * part's offset is its lowest value, not a position). */
+    for (int i = head; i < head + body; i++)
+        if (parts[i].var == SESSION_PART_LITERAL) parts[i].offset += (uint32_t)body_off;
     t->head_parts = parts;
     t->head_part_count = head;
     t->body_parts = parts + head;
@@ -295,7 +348,7 @@ static int has_reference(const request_set *set, const char *text, size_t len) {
         if (rest > 2 + SESSION_VAR_NAME_BYTES + 6) rest = 2 + SESSION_VAR_NAME_BYTES + 6;
         int r = session_parse_template(text + i, rest, (char (*)[SESSION_VAR_NAME_BYTES])set->var_names,
                                        set->var_count, parts, 3, &bad, &bad_len);
-        if (r == -1 || (r > 0 && parts[0].var >= 0)) return 1;
+        if (r == -1 || r == -3 || (r > 0 && parts[0].var != SESSION_PART_LITERAL)) return 1;
     }
     return 0;
 }
@@ -310,6 +363,8 @@ static const char *parse_attributes(entry *e, const char *s, const char *end, co
         size_t n = (size_t)(s - w);
         if (n == 5 && memcmp(w, "first", 5) == 0) {
             e->first = 1;
+        } else if (n == 5 && memcmp(w, "probe", 5) == 0) {
+            e->probe = 1;
         } else if (n > 7 && memcmp(w, "weight=", 7) == 0) {
             char tmp[32];
             size_t dn = n - 7;
@@ -327,7 +382,7 @@ static const char *parse_attributes(entry *e, const char *s, const char *end, co
             e->name = strndup(w + 5, n - 5);
         } else {
             return fail(err, err_len, file, e->line_no,
-                        "unknown entry attribute (expected weight=N, first, name=TEXT)");
+                        "unknown entry attribute (expected weight=N, first, probe, name=TEXT)");
         }
     }
     return NULL;
@@ -336,6 +391,7 @@ static const char *parse_attributes(entry *e, const char *s, const char *end, co
 static const char *add_entry(request_set *set, const engine_config *cfg, entry *e, const char *file, char *err,
                              size_t err_len) {
     if (!e->method) return fail(err, err_len, file, e->line_no, "entry has no request line (METHOD /path)");
+    if (e->probe && e->first) return fail(err, err_len, file, e->line_no, "an entry is first or probe, not both");
     for (int i = 0; i < e->capture_count; i++)
         if (e->captures[i].var < 0) return fail(err, err_len, file, e->line_no, "internal: capture without variable");
     request_template *items = realloc(set->items, (set->count + 1) * sizeof(*items));
@@ -360,7 +416,16 @@ static const char *add_entry(request_set *set, const engine_config *cfg, entry *
     t->name = e->name;
     e->name = NULL;
     t->first = e->first;
-    t->weight = e->first ? 0 : e->weight;
+    t->probe = e->probe;
+    /* A probe is sent at the window's edges only, never picked by the mix. */
+    t->weight = e->first || e->probe ? 0 : e->weight;
+    t->expect = e->expect; /* owned by t now */
+    memset(&e->expect, 0, sizeof(e->expect));
+    if (expect_any(&t->expect)) {
+        set->expects = 1;
+        set->header_work = 1; /* a Location names where a failed check went */
+        if (t->expect.body) { t->keeps_body = 1; set->body_captures = 1; }
+    }
     t->index = set->count - 1;
     t->follow = e->follow;
     if (e->capture_count) {
@@ -373,7 +438,7 @@ static const char *add_entry(request_set *set, const engine_config *cfg, entry *
             if (t->captures[i].source == CAPTURE_HEADER) t->header_captures++;
             else t->body_captures++;
         }
-        if (t->body_captures) set->body_captures = 1;
+        if (t->body_captures) { set->body_captures = 1; t->keeps_body = 1; }
         if (t->header_captures) set->header_work = 1;
     }
     if (t->follow) set->header_work = 1;
@@ -410,6 +475,7 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
                 if ((error = add_entry(set, cfg, &e, file, err, err_len))) break;
             }
             free_captures(e.captures, e.capture_count);
+            expect_free(&e.expect);
             memset(&e, 0, sizeof(e));
             e.line_no = line_no;
             e.weight = 1;
@@ -419,6 +485,11 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
             size_t skip = 0;
             while (skip < n && (p[skip] == ' ' || p[skip] == '\t')) skip++;
             if (skip == n || p[skip] == '#') { p = next; continue; }
+            /* @users was read by the pre-pass (collect_variables). */
+            if (state == OUTSIDE && n > 7 && memcmp(p, "@users", 6) == 0 && (p[6] == ' ' || p[6] == '\t')) {
+                p = next;
+                continue;
+            }
             if (state == OUTSIDE) { error = fail(err, err_len, file, line_no, "expected an entry line starting with ---"); break; }
             if (p[0] == '@') {
                 if ((error = parse_directive(set, &e, p, n, line_no, file, err, err_len))) break;
@@ -432,9 +503,14 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
             if (error) break;
             const char *target = sp + 1;
             size_t target_len = (size_t)(content_end - target);
-            int bad_char = 0;
-            for (size_t i = 0; i < target_len; i++)
-                if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f) bad_char = 1;
+            int bad_char = 0, in_reference = 0;
+            for (size_t i = 0; i < target_len; i++) {
+                /* "{{random 1..200}}" holds a space; the rendered target does not. */
+                if (i + 1 < target_len && target[i] == '{' && target[i + 1] == '{') in_reference = 1;
+                if (i > 0 && target[i - 1] == '}' && target[i] == '}') in_reference = 0;
+                if (((unsigned char)target[i] <= ' ' && !(in_reference && target[i] == ' ')) || target[i] == 0x7f)
+                    bad_char = 1;
+            }
             if (target_len == 0 || *target != '/' || bad_char) {
                 error = fail(err, err_len, file, line_no, "request target must be a path starting with / and without spaces");
                 break;
@@ -468,6 +544,7 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
     if (!error && state != OUTSIDE) error = add_entry(set, cfg, &e, file, err, err_len);
     free(e.name);
     free_captures(e.captures, e.capture_count);
+    expect_free(&e.expect);
     if (!error && set->count == 0) error = fail(err, err_len, file, line_no, "no requests in file");
     if (error) { requests_free(set); return error; }
     /* "first" entries keep their file order, ahead of the weighted mix. */
@@ -480,6 +557,13 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
     free(set->items);
     set->items = sorted;
     finish(set);
+    for (size_t i = 0; i < set->count; i++) {
+        if (!set->items[i].probe) continue;
+        size_t *probes = realloc(set->probes, (set->probe_count + 1) * sizeof(size_t));
+        if (!probes) { perror("rackbench-engine: out of memory"); exit(1); }
+        set->probes = probes;
+        set->probes[set->probe_count++] = i;
+    }
     if (set->first_count == set->count || set->total_weight == 0) {
         requests_free(set);
         return fail(err, err_len, file, line_no, "no entry with weight > 0 to choose from");
@@ -529,13 +613,16 @@ void requests_free(request_set *set) {
         free_captures(t->captures, t->capture_count);
         free(t->captures);
         free(t->head_parts); /* body_parts share its allocation */
+        expect_free(&t->expect);
     }
     free(set->items);
     free(set->cum_weight);
+    free(set->probes);
+    users_free(&set->users);
     memset(set, 0, sizeof(*set));
 }
 
-size_t requests_render(const request_template *t, const session_vars *vars, char *out, size_t cap, size_t *head_len,
+size_t requests_render(const request_template *t, session_vars *vars, char *out, size_t cap, size_t *head_len,
                        int *missing_var) {
     size_t head = session_render(t->wire, t->head_parts, t->head_part_count, vars, out, cap, missing_var);
     if (head == SIZE_MAX) return SIZE_MAX;
@@ -568,4 +655,20 @@ const request_template *requests_next(const request_set *set, rng *r, size_t *fi
         else lo = mid + 1;
     }
     return &set->items[set->first_count + lo];
+}
+
+void requests_slot_vars(const request_set *set, session_vars *vars, uint64_t seed, uint32_t slot) {
+    /* Another stream than the mix's (worker.c seeds that one with seed *
+     * FNV prime + slot): the same slot draws other numbers than it picks. */
+    rng_seed(&vars->random, (seed ^ UINT64_C(0x5851F42D4C957F2D)) * UINT64_C(0x100000001B3) + slot);
+    const user_table *u = &set->users;
+    if (!u->row_count) return;
+    size_t row = slot % u->row_count;
+    for (int k = 0; k < u->column_count; k++) {
+        int var = set->user_vars[k];
+        size_t n = u->cell_lens[row * (size_t)u->column_count + (size_t)k];
+        memcpy(vars->value[var], u->cells[row * (size_t)u->column_count + (size_t)k], n);
+        vars->len[var] = (uint16_t)n;
+        vars->set[var] = 1;
+    }
 }

@@ -15,8 +15,10 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "expect.h"
 #include "rng.h"
 #include "session.h"
+#include "users.h"
 
 typedef enum { CAPTURE_HEADER, CAPTURE_BODY, CAPTURE_FORM, CAPTURE_META } capture_source;
 
@@ -53,6 +55,9 @@ typedef struct {
     int head_part_count, body_part_count;
     int dynamic_length;  /* Content-Length is the rendered body's */
     size_t render_bound; /* most bytes a rendering can take */
+    int probe;           /* sent by every slot at the window's edges (probes.h) */
+    response_expect expect; /* @expect: what the response must be (expect.h) */
+    int keeps_body;      /* the body is kept: body captures or @expect body= */
 } request_template;
 
 typedef struct {
@@ -68,6 +73,11 @@ typedef struct {
     int body_captures;       /* some entry captures from a body */
     int header_work;         /* some entry captures a header or follows */
     int from_file;           /* a request list (per-entry results) */
+    size_t *probes;          /* indexes into items of the "probe" entries, in file order */
+    size_t probe_count;
+    int expects;             /* some entry has an @expect */
+    user_table users;        /* @users FILE (row_count 0: none) */
+    int user_vars[USERS_MAX_COLUMNS]; /* each column's variable ("user.COLUMN") */
 } request_set;
 
 /* Builds the set from cfg: cfg->requests_file if given, else one request
@@ -81,8 +91,12 @@ void requests_free(request_set *set);
  * at least t->render_bound). Returns the length and sets *head_len (where
  * a Cookie line goes), or SIZE_MAX when a variable is not set
  * (*missing_var: its index) or the result would not fit (-1). */
-size_t requests_render(const request_template *t, const session_vars *vars, char *out, size_t cap, size_t *head_len,
+size_t requests_render(const request_template *t, session_vars *vars, char *out, size_t cap, size_t *head_len,
                        int *missing_var);
+
+/* Gives a slot's variables its user (slot mod the @users count: every
+ * "user.COLUMN") and seeds its {{random}} stream from seed and slot. */
+void requests_slot_vars(const request_set *set, session_vars *vars, uint64_t seed, uint32_t slot);
 
 /* Chooses the next request for a connection slot: its "first" entries in
  * order (*first_done counts them), then weighted random picks from rng. */

@@ -1,12 +1,40 @@
 /* session.c - see session.h and doc/requests.md. */
 #include "session.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 static int is_name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
+
+/* Reads a decimal integer below 2^32 at text[*i, len). 1 and advances *i,
+ * or 0. */
+static int read_u32(const char *text, size_t len, size_t *i, uint32_t *out) {
+    uint64_t v = 0;
+    size_t start = *i;
+    while (*i < len && text[*i] >= '0' && text[*i] <= '9' && *i - start < SESSION_RANDOM_MAX_DIGITS) {
+        v = v * 10 + (uint64_t)(text[*i] - '0');
+        (*i)++;
+    }
+    if (*i == start || v > UINT32_MAX) return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+/* "{{random LO..HI}}" at text[i] ("{{" included): 1 with the bounds and
+ * *end just past it, or 0 when it is not one. */
+static int random_reference(const char *text, size_t len, size_t i, uint32_t *lo, uint32_t *hi, size_t *end) {
+    size_t j = i + 2;
+    if (j + 7 > len || memcmp(text + j, "random ", 7) != 0) return 0;
+    j += 7;
+    if (!read_u32(text, len, &j, lo) || j + 2 > len || text[j] != '.' || text[j + 1] != '.') return 0;
+    j += 2;
+    if (!read_u32(text, len, &j, hi) || j + 2 > len || text[j] != '}' || text[j + 1] != '}') return 0;
+    *end = j + 2;
+    return 1;
 }
 static int hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -188,6 +216,24 @@ int session_parse_template(const char *text, size_t len, char names[][SESSION_VA
     size_t literal_start = 0, i = 0;
     while (i + 1 < len) {
         if (text[i] != '{' || text[i + 1] != '{') { i++; continue; }
+        uint32_t lo, hi;
+        size_t random_end;
+        if (random_reference(text, len, i, &lo, &hi, &random_end)) {
+            if (lo > hi) {
+                *bad_name = text + i;
+                *bad_len = random_end - i;
+                return -3;
+            }
+            if (i > literal_start) {
+                if (count >= max_parts) return -2;
+                parts[count++] = (session_part){(uint32_t)literal_start, (uint32_t)(i - literal_start), -1, 0};
+            }
+            if (count >= max_parts) return -2;
+            parts[count++] = (session_part){lo, hi, SESSION_PART_RANDOM, 0};
+            i = random_end;
+            literal_start = i;
+            continue;
+        }
         size_t j = i + 2, name_start = j;
         while (j < len && is_name_char(text[j])) j++;
         size_t name_len = j - name_start;
@@ -222,16 +268,25 @@ int session_parse_template(const char *text, size_t len, char names[][SESSION_VA
     return count;
 }
 
-size_t session_render(const char *text, const session_part *parts, int part_count, const session_vars *vars,
+size_t session_render(const char *text, const session_part *parts, int part_count, session_vars *vars,
                       char *out, size_t cap, int *missing_var) {
     size_t n = 0;
     *missing_var = -1;
     for (int i = 0; i < part_count; i++) {
         const session_part *p = &parts[i];
-        if (p->var < 0) {
+        if (p->var == SESSION_PART_LITERAL) {
             if (n + p->len > cap) return SIZE_MAX;
             memcpy(out + n, text + p->offset, p->len);
             n += p->len;
+            continue;
+        }
+        if (p->var == SESSION_PART_RANDOM) {
+            uint64_t value = p->offset + rng_below(&vars->random, (uint64_t)p->len - p->offset + 1);
+            char digits[SESSION_RANDOM_MAX_DIGITS + 1];
+            int d = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)value);
+            if (n + (size_t)d > cap) return SIZE_MAX;
+            memcpy(out + n, digits, (size_t)d);
+            n += (size_t)d;
             continue;
         }
         if (!vars->set[p->var]) {
@@ -256,7 +311,9 @@ size_t session_render(const char *text, const session_part *parts, int part_coun
 size_t session_render_bound(const session_part *parts, int part_count) {
     size_t n = 0;
     for (int i = 0; i < part_count; i++)
-        n += parts[i].var < 0 ? parts[i].len : (parts[i].url_encode ? 3 : 1) * (size_t)SESSION_VAR_MAX_BYTES;
+        n += parts[i].var == SESSION_PART_LITERAL  ? parts[i].len
+             : parts[i].var == SESSION_PART_RANDOM ? SESSION_RANDOM_MAX_DIGITS
+                                                   : (parts[i].url_encode ? 3 : 1) * (size_t)SESSION_VAR_MAX_BYTES;
     return n;
 }
 

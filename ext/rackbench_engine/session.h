@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rng.h"
+
 #define SESSION_MAX_VARIABLES 16      /* distinct variable names in a file */
 #define SESSION_VAR_NAME_BYTES 32     /* longest variable name */
 #define SESSION_VAR_MAX_BYTES 1024    /* longest captured value */
@@ -24,11 +26,15 @@
 #define SESSION_MAX_HOPS 5            /* redirects followed per entry */
 #define SESSION_LOCATION_MAX_BYTES 2048
 
-/* One slot's variables: set[i] says whether variable i holds a value. */
+/* One slot's variables: set[i] says whether variable i holds a value.
+ * random: the slot's own stream for {{random LO..HI}}, seeded from the
+ * run's seed and the slot number and apart from the mix's generator, so a
+ * list that draws values picks the same pages as one that does not. */
 typedef struct {
     uint8_t set[SESSION_MAX_VARIABLES];
     uint16_t len[SESSION_MAX_VARIABLES];
     char value[SESSION_MAX_VARIABLES][SESSION_VAR_MAX_BYTES];
+    rng random;
 } session_vars;
 
 /* Results of the extractors. */
@@ -50,27 +56,41 @@ int session_extract_attr(const char *text, size_t len, const char *tag, const ch
  * byte %XX. Returns the encoded length, or SIZE_MAX if it exceeds cap. */
 size_t session_url_encode(const char *in, size_t len, char *out, size_t cap);
 
-/* One piece of a templated request: literal text, or a variable. */
+/* One piece of a templated request: literal text, a variable, or a
+ * random number. */
 typedef struct {
-    uint32_t offset, len;   /* literal: bytes of the template's text */
-    int16_t var;            /* -1: literal; else the variable's index */
+    uint32_t offset, len;   /* literal: bytes of the template's text;
+                               random: the lowest and highest value */
+    int16_t var;            /* SESSION_PART_LITERAL, SESSION_PART_RANDOM,
+                               or the variable's index */
     uint8_t url_encode;     /* {{name:url}} */
 } session_part;
 
+#define SESSION_PART_LITERAL (-1)
+#define SESSION_PART_RANDOM (-2)
+/* Digits of the largest {{random}} value (2^32 - 1). */
+#define SESSION_RANDOM_MAX_DIGITS 10
+
 /* Splits text into parts at {{name}} and {{name:url}} references (names:
- * letters, digits, _; up to SESSION_VAR_NAME_BYTES - 1). Anything else,
- * including a lone {{, is literal. names/name_count is the file's list of
- * variable names; lookup fails for a name not in it. Returns the number
- * of parts written (at most max_parts), or -1 with *bad_name set to the
- * unknown name's start (and *bad_len its length), or -2 if more than
- * max_parts parts are needed. */
+ * letters, digits, _ and . ; up to SESSION_VAR_NAME_BYTES - 1; a list's
+ * @users columns are the names "user.COLUMN") and at {{random LO..HI}}
+ * (decimal integers, 0 <= LO <= HI < 2^32: a value drawn uniformly, both
+ * ends included, from the slot's vars->random per rendering). Anything
+ * else, including a lone {{, is literal. names/name_count is the file's
+ * list of variable names; lookup fails for a name not in it. Returns the
+ * number of parts written (at most max_parts), or -1 with *bad_name set
+ * to the unknown name's start (and *bad_len its length), or -2 if more
+ * than max_parts parts are needed, or -3 with *bad_name and *bad_len on a
+ * {{random LO..HI}} whose LO is above HI. */
 int session_parse_template(const char *text, size_t len, char names[][SESSION_VAR_NAME_BYTES], int name_count,
                            session_part *parts, int max_parts, const char **bad_name, size_t *bad_len);
 
-/* Renders parts (over text) with vars into out. Returns the length, or
- * SIZE_MAX when a variable is not set (*missing_var: its index) or the
- * result would exceed cap (*missing_var = -1). */
-size_t session_render(const char *text, const session_part *parts, int part_count, const session_vars *vars,
+/* Renders parts (over text) with vars into out, drawing {{random}}
+ * values from vars->random (vars is the caller's: its stream advances).
+ * Returns the length, or SIZE_MAX when a variable is not set
+ * (*missing_var: its index) or the result would exceed cap
+ * (*missing_var = -1). */
+size_t session_render(const char *text, const session_part *parts, int part_count, session_vars *vars,
                       char *out, size_t cap, int *missing_var);
 
 /* Bytes session_render can need at most for these parts. */

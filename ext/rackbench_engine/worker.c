@@ -81,7 +81,7 @@ static void on_header(void *ctx, const char *name, size_t name_len, const char *
     slot_session *s = c->sess;
     if (!s) return;
     const request_template *req = c->req;
-    if (req->follow && name_len == 8 && strncasecmp(name, "location", 8) == 0) {
+    if ((req->follow || expect_any(&req->expect)) && name_len == 8 && strncasecmp(name, "location", 8) == 0) {
         if (value_len <= sizeof(s->location)) {
             memcpy(s->location, value, value_len);
             s->location_len = value_len;
@@ -192,7 +192,10 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
             /* --cookie presets: in every slot's jar from the start. */
             for (int k = 0; k < cfg->cookie_count; k++) cookie_jar_set(c->jar, cfg->cookie_presets[k], strlen(cfg->cookie_presets[k]));
         }
-        if (requests->templated || requests->body_captures || requests->header_work) c->sess = slot_session_new(requests);
+        if (requests->templated || requests->body_captures || requests->header_work) {
+            c->sess = slot_session_new(requests);
+            requests_slot_vars(requests, &c->sess->vars, cfg->seed, c->slot);
+        }
     }
     if (requests->from_file) {
         w->entries[PHASE_WARMUP] = entry_stats_new(requests->count, 0);
@@ -236,10 +239,24 @@ static void record_raw(conn *c, uint64_t latency_ns, int status, const char *err
                    error);
 }
 
+/* A session probe's request ended (probes.h): its outcome is the probe's,
+ * never the window's. */
+static void probe_ended(conn *c, int ok, const char *why) {
+    probe_outcome(&c->probe, c->w->probes, c->w->requests, c->slot, ok, why);
+}
+
 /* Counts a failed request once, under one kind (status: a response's, if
  * one came, for the raw log). */
 static void count_error(conn *c, error_kind kind, int status, uint64_t now_ns) {
     worker *w = c->w;
+    if (probe_active(&c->probe)) {
+        char why[64];
+        if (status) snprintf(why, sizeof(why), "%s error (status %d)", error_kind_names[kind], status);
+        else snprintf(why, sizeof(why), "%s error", error_kind_names[kind]);
+        probe_ended(c, 0, why);
+        if (c->sess) c->sess->hop_pending = 0;
+        return;
+    }
     phase_stats_error(&w->phases[c->phase], now_ns, kind, c->resp_bytes);
     record_raw(c, now_ns - c->start_ns, status, error_kind_names[kind]);
     if (w->entries[c->phase]) w->entries[c->phase][c->req->index].errors[kind]++;
@@ -331,11 +348,11 @@ static int write_request(conn *c, uint64_t now_ns) {
  * connect too when there is one. */
 static void prepare_request(conn *c, uint64_t now_ns) {
     slot_session *s = c->sess;
-    int headers_wanted = c->jar || (s && (c->req->follow || c->req->header_captures));
+    int headers_wanted = c->jar || (s && (c->req->follow || c->req->header_captures || expect_any(&c->req->expect)));
     http_response_reset(&c->resp, c->is_head, headers_wanted ? on_header : NULL, c);
     if (s) {
         s->location_state = 0;
-        if (c->req->body_captures) {
+        if (c->req->keeps_body) {
             s->body_len = 0;
             http_response_set_body_cb(&c->resp, on_body, c);
         }
@@ -387,6 +404,7 @@ static int open_connection(conn *c, uint64_t now_ns) {
 /* Sends what c->wire holds, on the open connection or a new one. */
 static void send_or_connect(conn *c, uint64_t now_ns) {
     c->w->in_flight++;
+    slot_service_sent(&c->service, now_ns, c->w->clock->measure_start_ns);
     if (c->fd >= 0) {
         send_request(c, now_ns);
     } else {
@@ -394,10 +412,38 @@ static void send_or_connect(conn *c, uint64_t now_ns) {
     }
 }
 
+/* The probe entry slot c sends next (probes.h), or NULL for the mix: the
+ * point begun goes on; once the slot's first entries are done, its first
+ * request in the window is the start probe (closed loop only: in open
+ * loop it would take a scheduled request's place), and its first after
+ * the window's end the end probe. */
+static const request_template *due_probe(conn *c, uint64_t start_ns) {
+    worker *w = c->w;
+    const request_set *set = w->requests;
+    if (!set->probe_count) return NULL;
+    if (probe_active(&c->probe)) return probe_next(&c->probe, set, (probe_point)(c->probe.point - 1));
+    if (c->first_done < set->first_count) return NULL;
+    /* By the request's own time, not the clock: a request the open loop
+     * scheduled inside the window but sends a little after its end is
+     * that request, not the end probe. */
+    if (w->stopping || start_ns >= w->clock->measure_end_ns) return probe_next(&c->probe, set, PROBE_END);
+    if (!is_open_loop(w) && start_ns >= w->clock->measure_start_ns) return probe_next(&c->probe, set, PROBE_START);
+    return NULL;
+}
+
+/* 1 when slot c, free after the window's end, still has its end probe to
+ * send (or the rest of a point begun). */
+static int end_probe_due(const conn *c) {
+    const request_set *set = c->w->requests;
+    if (!set->probe_count || engine_interrupted) return 0;
+    return probe_active(&c->probe) || (!c->probe.done[PROBE_END] && c->first_done >= set->first_count);
+}
+
 /* Begins the next request on slot c. start_ns is its latency origin. */
 static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
     worker *w = c->w;
-    const request_template *req = requests_next(w->requests, &c->rng, &c->first_done);
+    const request_template *req = due_probe(c, start_ns);
+    if (!req) req = requests_next(w->requests, &c->rng, &c->first_done);
     c->req = req;
     c->start_ns = start_ns;
     c->phase = start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
@@ -446,12 +492,7 @@ static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns) {
         if (n) memcpy(s->target, sp + 1, n);
         s->target_len = n;
     }
-    w->in_flight++;
-    if (c->fd >= 0) {
-        send_request(c, now_ns);
-    } else {
-        open_connection(c, now_ns);
-    }
+    send_or_connect(c, now_ns);
 }
 
 /* Sends the followed redirect built in c->sess->hop_buf: a request of its
@@ -502,6 +543,10 @@ static void slot_free(conn *c, uint64_t now_ns) {
         start_hop(c, now_ns);
         return;
     }
+    if ((w->stopping || now_ns >= w->clock->measure_end_ns) && end_probe_due(c)) {
+        start_request(c, now_ns, now_ns);
+        return;
+    }
     if (w->stopping) return;
     if (is_open_loop(w)) {
         c->next_free = w->free_stack;
@@ -538,11 +583,19 @@ static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
     }
     w->stopping = 1;
     w->stop_ns = until_ns;
+    /* Open loop: the slots idle at the end send their end probes now
+     * (closed-loop slots are all busy, and send theirs as they come free). */
+    while (is_open_loop(w) && w->requests->probe_count && w->free_stack) {
+        conn *c = w->free_stack;
+        w->free_stack = c->next_free;
+        if (end_probe_due(c)) start_request(c, until_ns, until_ns);
+    }
 }
 
 /* Counts a complete response. */
 static void count_response(conn *c, int status, uint64_t now_ns) {
     worker *w = c->w;
+    if (probe_active(&c->probe)) return; /* its outcome is the probe's (complete) */
     phase_stats_response(&w->phases[c->phase], now_ns, now_ns - c->start_ns, status, c->resp_bytes);
     phase_stats_body(&w->phases[c->phase], c->resp.body_bytes);
     record_raw(c, now_ns - c->start_ns, status, NULL);
@@ -557,6 +610,7 @@ static int session_complete(conn *c, int status, uint64_t now_ns) {
     const request_template *req = c->req;
     const engine_config *cfg = c->w->cfg;
     if (req->body_captures) capture_body(c);
+    else if (req->keeps_body) s->body[s->body_len] = '\0';
     if (req->follow && session_is_redirect(status)) {
         char next[SESSION_LOCATION_MAX_BYTES];
         size_t next_len = 0, hop_head = 0, hop_len = SIZE_MAX;
@@ -599,6 +653,24 @@ static int session_complete(conn *c, int status, uint64_t now_ns) {
             return 1;
         }
     }
+    /* @expect: the chain's last response must be what the entry says; one
+     * that is not (the login page instead of the page) is an error. */
+    if (expect_any(&req->expect)) {
+        char why[160];
+        if (!expect_check(&req->expect, status, s->body, s->body ? s->body_len : 0, &s->vars,
+                          s->location_state == 1 ? s->location : NULL, s->location_state == 1 ? s->location_len : 0,
+                          why, sizeof(why))) {
+            if (probe_active(&c->probe)) {
+                char line[PROBE_REASON_BYTES];
+                snprintf(line, sizeof(line), "%.60s: %s", req->name ? req->name : "probe", why);
+                probe_ended(c, 0, line);
+                s->hop_pending = 0;
+            } else {
+                count_error(c, ERR_EXPECT, status, now_ns);
+            }
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -606,9 +678,14 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     worker *w = c->w;
     const engine_config *cfg = w->cfg;
     int status = c->resp.status_code;
+    slot_service_response(&c->service, now_ns, w->clock->measure_start_ns);
     if (!c->sess || !session_complete(c, status, now_ns)) {
         count_response(c, status, now_ns);
-        if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
+        if (probe_active(&c->probe)) {
+            char why[64];
+            snprintf(why, sizeof(why), "status %d", status);
+            probe_ended(c, status >= 200 && status < 400, why);
+        } else if (w->entries[PHASE_MEASURE] && c->phase == PHASE_MEASURE) {
             /* The entry's latency: from its first request to its last
              * response, redirects included. */
             uint64_t origin_ns = c->sess ? c->sess->chain_start_ns : c->start_ns;
@@ -785,6 +862,16 @@ static void pin_thread(worker *w) {
     if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) w->pin_failed = 1;
 }
 
+/* The thread is done: every slot's wait ends now, and the slots are
+ * totalled in slot order. */
+static void finish_service(worker *w, uint64_t end_ns) {
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &w->conns[i];
+        slot_service_finish(&c->service, end_ns, w->clock->measure_start_ns);
+        service_totals_add(&w->conn_service, &c->service, c->slot);
+    }
+}
+
 int worker_wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns) {
     uint64_t wait_ns = until_ns > now_ns ? until_ns - now_ns : 0;
     struct timespec ts = clock_timespec(wait_ns);
@@ -869,5 +956,6 @@ void *worker_run(void *arg) {
     }
     for (int p = 0; p < PHASE_COUNT; p++) phase_stats_flush(&w->phases[p]);
     raw_log_flush(&w->raw);
+    finish_service(w, clock_now_ns());
     return NULL;
 }

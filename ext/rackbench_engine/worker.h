@@ -18,9 +18,11 @@
 #include "entry_stats.h"
 #include "http_response.h"
 #include "phase_stats.h"
+#include "probes.h"
 #include "raw_log.h"
 #include "requests.h"
 #include "rng.h"
+#include "slot_service.h"
 
 /* Set by the SIGINT/SIGTERM handler: every worker stops at once. */
 extern volatile sig_atomic_t engine_interrupted;
@@ -108,6 +110,8 @@ typedef struct conn {
     rng rng;
     size_t first_done;
     cookie_jar *jar;            /* NULL unless --cookies */
+    slot_service service;       /* was it served in the window (slot_service.h) */
+    slot_probe probe;           /* its session probes (probes.h) */
     struct conn *next_free;     /* open loop: stack of idle slots */
     http_response resp;
 } conn;
@@ -147,6 +151,12 @@ struct worker {
     uint64_t abandoned;         /* in flight when interrupted */
     int slots_established;      /* slots that connected at least once */
     int pin_failed;
+
+    /* What the slots came to once the thread is done (slot_service.h):
+     * connections, and h2c's stream slots (unused for http1). */
+    service_totals conn_service;
+    service_totals stream_service;
+    probe_totals probes[PROBE_POINTS]; /* the slots' session probes (probes.h) */
 
     struct h2_worker *h2;       /* --protocol h2c: its connections and streams */
     h2_counters h2_stats;

@@ -3,6 +3,7 @@
 require "fileutils"
 require "find"
 require "json"
+require "time"
 require_relative "cache_root"
 require_relative "cache_use"
 
@@ -56,7 +57,8 @@ module Rackbench
       cache.keys.map do |key|
         record = cache.record(key) || {}
         patches = Array(record["patches"]).map { |p| "+ #{p["name"]}" }
-        item("build", "ruby '#{record["name"]}' #{record["version"]} #{key} (#{[record.dig("source", "path") && File.basename(record.dig("source", "path")), *patches].compact.join(" ")})",
+        from = [record.dig("source", "path") && File.basename(record.dig("source", "path")), *patches].compact.join(" ")
+        item("build", "ruby '#{record["name"]}' #{record["version"]} #{key}#{" (#{from})" unless from.empty?}",
              [cache.dir(key), cache.log_dir(key), cache.lock_path(key)], lock: cache.lock_path(key),
                                                                          users: cache.users_path(key))
       end

@@ -29,6 +29,9 @@ module Rackbench
     FORMAT_VERSION = 2
 
     attr_reader :experiment, :options, :configs, :trials
+    # The experiment's runs as stored (Store#runs: each with its machine's
+    # :environment).
+    attr_reader :runs
     # The trials' earlier attempts (Report::History): failures run again.
     attr_reader :history
     # Where the trials were read from (the results database's path).

@@ -467,9 +467,9 @@ static void test_errors(void)
     EXPECT_ERROR("--- weight=5x\nGET /\n", "reqs.txt:1: weight must be an integer 0-1000000000");
     EXPECT_ERROR("--- weight=123456789012345678901234567890123\nGET /\n", "reqs.txt:1: weight too large");
     EXPECT_ERROR("\n\n--- name=a bogus\nGET /\n",
-                 "reqs.txt:3: unknown entry attribute (expected weight=N, first, name=TEXT)");
-    EXPECT_ERROR("--- firstly\nGET /\n", "reqs.txt:1: unknown entry attribute (expected weight=N, first, name=TEXT)");
-    EXPECT_ERROR("--- Weight=2\nGET /\n", "reqs.txt:1: unknown entry attribute (expected weight=N, first, name=TEXT)");
+                 "reqs.txt:3: unknown entry attribute (expected weight=N, first, probe, name=TEXT)");
+    EXPECT_ERROR("--- firstly\nGET /\n", "reqs.txt:1: unknown entry attribute (expected weight=N, first, probe, name=TEXT)");
+    EXPECT_ERROR("--- Weight=2\nGET /\n", "reqs.txt:1: unknown entry attribute (expected weight=N, first, probe, name=TEXT)");
     EXPECT_ERROR("---\n", "reqs.txt:1: entry has no request line (METHOD /path)");
     EXPECT_ERROR("---\nGET /\n# c\n---\n\n# only a comment\n---\nGET /b\n",
                  "reqs.txt:3: expected a header line 'Name: value'");
@@ -907,7 +907,7 @@ static void test_directive_errors(void)
                  "reqs.txt:2: the regex needs a group ( ... ): its first group is the value");
     EXPECT_ERROR("---\n@capture t form=a regex=(a)\nGET /\n",
                  "reqs.txt:2: after the source only regex=RE may follow (body and header)");
-    EXPECT_ERROR("---\n@redirect\nGET /\n", "reqs.txt:2: unknown directive (expected @capture or @follow)");
+    EXPECT_ERROR("---\n@redirect\nGET /\n", "reqs.txt:2: unknown directive (expected @capture, @follow or @expect)");
     EXPECT_ERROR("---\nGET /{{nope}}\n", "reqs.txt:1: variable 'nope' is not captured by any @capture line");
     EXPECT_ERROR("---\n@capture t form=a\nPOST /\nContent-Length: 3\n\n{{t}}\n",
                  "reqs.txt:1: an entry whose body uses {{variables}} cannot set Content-Length (it is computed per request)");
@@ -921,6 +921,87 @@ static void test_directive_errors(void)
         strcat(many, line);
     }
     expect_error(many, strlen(many), "reqs.txt:50: too many variables (at most 16)");
+}
+
+/* --- probes, @expect, @users and {{random}} ----------------------------- */
+
+static void test_probes_expect_users(void)
+{
+    reset_cfg();
+    request_set set;
+    char dir[] = "/tmp/rackbench-test-requests-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char users[128], list[128];
+    snprintf(users, sizeof users, "%s/users.csv", dir);
+    snprintf(list, sizeof list, "%s/mix.requests", dir);
+    FILE *f = fopen(users, "w");
+    fputs("login,password\nalice,a+1\nbob,b 2\n", f);
+    fclose(f);
+    const char *text =
+        "# users, then entries\n"
+        "@users users.csv\n"
+        "--- first name=login\n"
+        "@expect status=200\n"
+        "POST /login\n"
+        "\n"
+        "login={{user.login:url}}&password={{user.password:url}}\n"
+        "--- weight=3 name=post\n"
+        "GET /posts/{{random 1..200}}\n"
+        "--- probe name=whoami\n"
+        "@expect body=Signed in as {{user.login}}\n"
+        "GET /\n";
+    const char *parsed = requests_parse(&set, &cfg, text, strlen(text), list, err, sizeof err);
+    CHECK(parsed == NULL);
+    if (parsed) { fprintf(stderr, "  %s\n", parsed); return; }
+    CHECK_EQ_U64(set.users.row_count, 2);
+    CHECK_EQ_U64(set.var_count, 2);
+    CHECK(strcmp(set.var_names[0], "user.login") == 0 && strcmp(set.var_names[1], "user.password") == 0);
+    CHECK_EQ_U64(set.probe_count, 1);
+    CHECK(set.expects && set.templated && set.body_captures);
+    if (set.count == 3) {
+        const request_template *login = &set.items[0], *post = &set.items[1], *probe = &set.items[2];
+        CHECK(login->expect.status == 200 && login->templated);
+        CHECK(post->templated && post->weight == 3);
+        CHECK(probe->probe && probe->weight == 0 && probe->keeps_body && probe->expect.body);
+        CHECK_EQ_U64(set.probes[0], 2);
+        /* Slot 3 is user 3 mod 2 = bob. */
+        session_vars *vars = calloc(1, sizeof(*vars));
+        requests_slot_vars(&set, vars, 1, 3);
+        char out[4096];
+        size_t head;
+        int missing;
+        size_t n = requests_render(login, vars, out, sizeof out, &head, &missing);
+        CHECK(n != SIZE_MAX && strstr(out, "login=bob&password=b+2") != NULL);
+        n = requests_render(post, vars, out, sizeof out, &head, &missing);
+        CHECK(n != SIZE_MAX && memcmp(out, "GET /posts/", 11) == 0);
+        /* {{random}} in a body: its bounds stay bounds. */
+        request_set body_set;
+        const char *body_text = "---\nPOST /x\n\nid={{random 7..7}}&n={{random 1..2}}\n";
+        CHECK(requests_parse(&body_set, &cfg, body_text, strlen(body_text), "reqs.txt", err, sizeof err) == NULL);
+        n = requests_render(&body_set.items[0], vars, out, sizeof out, &head, &missing);
+        CHECK(n != SIZE_MAX && n > 10 && (memcmp(out + n - 8, "id=7&n=1", 8) == 0 || memcmp(out + n - 8, "id=7&n=2", 8) == 0));
+        CHECK(n != SIZE_MAX && strstr(out, "Content-Length: 8\r\n") != NULL);
+        requests_free(&body_set);
+        free(vars);
+    }
+    /* The mix never picks the probe. */
+    rng r;
+    rng_seed(&r, 1);
+    size_t first_done = 1;
+    for (int i = 0; i < 200; i++) CHECK(!requests_next(&set, &r, &first_done)->probe);
+    requests_free(&set);
+    EXPECT_ERROR("--- first probe\nGET /\n---\nGET /\n", "reqs.txt:1: an entry is first or probe, not both");
+    EXPECT_ERROR("---\nGET /\n---\n@users u.csv\nGET /\n", "reqs.txt:4: @users goes before the first entry");
+    EXPECT_ERROR("---\n@expect code=2\nGET /\n",
+                 "reqs.txt:2: expected @expect status=NNN, status=Nxx or body=TEXT");
+    EXPECT_ERROR("---\nGET /{{random 3..1}}\n", "reqs.txt:1: {{random 3..1}}: the lowest value comes first");
+    EXPECT_ERROR("---\nGET /{{user.login}}\n", "reqs.txt:1: variable 'user.login' is not a column of the @users file");
+    char missing_users[300];
+    snprintf(missing_users, sizeof missing_users, "@users nope.csv\n---\nGET /\n");
+    CHECK(requests_parse(&set, &cfg, missing_users, strlen(missing_users), list, err, sizeof err) != NULL);
+    CHECK(strstr(err, "mix.requests:1: cannot open @users file /tmp/rackbench-test-requests-") != NULL);
+    unlink(users);
+    rmdir(dir);
 }
 
 int main(void)
@@ -945,5 +1026,6 @@ int main(void)
     test_load_from_file();
     test_directives();
     test_directive_errors();
+    test_probes_expect_users();
     return check_report("requests");
 }

@@ -190,6 +190,56 @@ static void test_template(void) {
     CHECK(parts[0].var == -1);
 }
 
+/* {{random LO..HI}}: drawn per rendering from the slot's own stream,
+ * both ends included, reproducible from the same seed; malformed ones are
+ * literal text, LO above HI an error. Dotted names ("user.login") are
+ * variables like any other. */
+static void test_random_and_user_names(void) {
+    char user_names[SESSION_MAX_VARIABLES][SESSION_VAR_NAME_BYTES] = {"user.login"};
+    session_part parts[8];
+    const char *bad = NULL;
+    size_t bad_len = 0;
+    const char *text = "/posts/{{random 1..3}}?u={{user.login:url}}{{random 1..}}{{random 5..5}}";
+    int count = session_parse_template(text, strlen(text), user_names, 1, parts, 8, &bad, &bad_len);
+    CHECK_EQ_U64(count, 6);
+    CHECK(parts[1].var == SESSION_PART_RANDOM && parts[1].offset == 1 && parts[1].len == 3);
+    CHECK(parts[3].var == 0 && parts[3].url_encode);
+    CHECK(parts[4].var == SESSION_PART_LITERAL); /* "{{random 1..}}" */
+    session_vars *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    memcpy(a->value[0], "al ice", 6);
+    a->len[0] = 6;
+    a->set[0] = 1;
+    *b = *a;
+    rng_seed(&a->random, 7);
+    rng_seed(&b->random, 7);
+    int seen[4] = {0};
+    char out[128], other[128];
+    int missing;
+    for (int i = 0; i < 300; i++) {
+        size_t n = session_render(text, parts, count, a, out, sizeof(out), &missing);
+        size_t m = session_render(text, parts, count, b, other, sizeof(other), &missing);
+        CHECK(n != SIZE_MAX && n == m && memcmp(out, other, n) == 0);
+        CHECK(n > 8 && out[7] >= '1' && out[7] <= '3');
+        if (n > 8 && out[7] >= '1' && out[7] <= '3') seen[out[7] - '0']++;
+        CHECK(same(out + 8, n - 8, "?u=al+ice{{random 1..}}5"));
+    }
+    CHECK(seen[1] > 50 && seen[2] > 50 && seen[3] > 50);
+    /* The bound covers ten digits per random value. */
+    CHECK_EQ_U64(session_render_bound(parts, count),
+                 strlen("/posts/?u={{random 1..}}") + 2 * SESSION_RANDOM_MAX_DIGITS + 3 * SESSION_VAR_MAX_BYTES);
+    const char *biggest = "{{random 4294967295..4294967295}}";
+    CHECK_EQ_U64(session_parse_template(biggest, strlen(biggest), user_names, 1, parts, 8, &bad, &bad_len), 1);
+    CHECK(same(out, session_render(biggest, parts, 1, a, out, sizeof(out), &missing), "4294967295"));
+    const char *too_big = "{{random 1..4294967296}}";
+    CHECK_EQ_U64(session_parse_template(too_big, strlen(too_big), user_names, 1, parts, 8, &bad, &bad_len), 1);
+    CHECK(parts[0].var == SESSION_PART_LITERAL);
+    const char *reversed = "x{{random 9..2}}";
+    CHECK(session_parse_template(reversed, strlen(reversed), user_names, 1, parts, 8, &bad, &bad_len) == -3);
+    CHECK(same(bad, bad_len, "{{random 9..2}}"));
+    free(a);
+    free(b);
+}
+
 static int target(const char *loc, const char *base, char *out, size_t cap, size_t *n) {
     return session_location_target(loc, strlen(loc), "127.0.0.1", "8080", base, strlen(base), out, cap, n);
 }
@@ -280,6 +330,7 @@ int main(void) {
     test_meta();
     test_url_encode();
     test_template();
+    test_random_and_user_names();
     test_location();
     test_redirect_request();
     return check_report("test_session");

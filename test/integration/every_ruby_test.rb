@@ -41,13 +41,13 @@ describe "every part on every ruby (integration)" do
       servers: [puma, unicorn]
       apps: [rack-hello, rails-hello]
       processes: 2
-      load: { connections: 2, duration: 0.3s, warmup: 0.3s, timeout: 10s }
+      load: { connections: 2, duration: 1s, warmup: 0.3s, timeout: 10s }
     YAML
     results = File.join(dir, "results")
 
     out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
 
-    assert status.success?, "run failed: #{err}\n#{out.lines.last(30).join}"
+    assert status.success?, "run failed: #{err}\n#{out.lines.grep(/FAILED/).join}#{out.lines.last(5).join}"
     trials = Rackbench::Store.open(results, &:trials)
     assert_equal RUBIES.size * 2 * 2, trials.size
     trials.each do |trial|

@@ -91,6 +91,10 @@ describe "load engine over h2c" do
     assert_equal 2, result.connections["connects"], "two connections carried every stream"
     assert_equal 100, result.h2["server_max_concurrent_streams"]
     assert_equal [0, 0, {}], result.h2.values_at("goaways", "not_h2c_connections", "resets")
+    # Every connection and every one of its 8 stream slots was served.
+    assert_equal [2, 2, 2, 0], result.service["connections"].values_at("slots", "active", "served", "unserved")
+    assert_equal [16, 16, 16, 0], result.service["streams"].values_at("slots", "active", "served", "unserved")
+    assert_operator result.service["streams"]["max_wait_us"], :>, 0
     timeline = result.data["timeline"]
     assert_equal result.requests, timeline.sum { |s| s["requests"] }
     assert_operator result.latency_us["p50"], :>, 0
@@ -154,7 +158,7 @@ describe "load engine over h2c" do
   it "refuses a request list with captures, which h2c does not support yet, and runs a plain one" do
     list = File.expand_path("../fixtures/requests/session_login.txt", __dir__)
     error = assert_raises(Rackbench::UsageError) { run_load(nghttpd_url("/hello"), requests_file: list, cookies: false) }
-    assert_match(/--protocol h2c does not support request lists with captures, variables or @follow yet/, error.message)
+    assert_match(/--protocol h2c does not support request lists with captures, variables, @users, @expect, probes or @follow yet/, error.message)
     Dir.mktmpdir do |dir|
       plain = File.join(dir, "plain.txt")
       File.write(plain, "--- name=hello weight=3\nGET /hello\n\n--- name=big weight=1\nGET /big\n")

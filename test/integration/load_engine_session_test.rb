@@ -119,6 +119,61 @@ describe "load engine sessions" do
     end
   end
 
+  probe = "--- probe name=whoami\n@expect status=200\n@expect body=Signed in as\nGET /home\n"
+
+  it "proves every slot's session at the window's edges, probes counted apart from the window" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, "#{login}\n#{probe}", warmup_s: 0.2)
+      assert_equal({ "entries" => [{ "index" => 4, "name" => "whoami" }], "slots" => 3 },
+                   result.probes.slice("entries", "slots"))
+      %w[start end].each do |point|
+        assert_equal [3, 0, 0, [], nil], result.probes[point].values_at("passed", "failed", "unchecked", "failed_slots",
+                                                                         "reason"), point
+      end
+      refute(result.entries.any? { |e| e["name"] == "whoami" }, "a probe is no entry of the mix")
+      # The server saw each slot's login hop, its home pages and its two probes.
+      home = entry(result, "home")
+      assert_equal 3 + 6, server.requests_by_path["GET /home"] - home["requests"] - home["warmup"]["requests"]
+      assert_entries_add_up(result)
+      assert_equal [3, 3, 3, 0], result.service["connections"].values_at("slots", "active", "served", "unserved")
+    end
+  end
+
+  it "fails the probes and counts @expect errors when the slots are not signed in" do
+    Rackbench::Test::SessionServer.open do |server|
+      no_token = login.sub("@capture token form=authenticity_token\n", "")
+                      .sub("authenticity_token={{token:url}}&", "authenticity_token=&")
+                      .sub("@capture who body regex=Signed in as ([a-z0-9]+)\n", "@expect body=Signed in as\n")
+                      .sub("GET /echo?who={{who}}", "GET /echo")
+      result = run_list(server, "#{no_token}\n#{probe}", warmup_s: 0.2)
+      %w[start end].each do |point|
+        assert_equal [0, 3, [0, 1, 2]], result.probes[point].values_at("passed", "failed", "failed_slots"), point
+        assert_equal "slot 0: whoami: status 200: the body does not contain 'Signed in as'", result.probes[point]["reason"]
+      end
+      home = entry(result, "home")
+      assert_empty home["status"], "a page without the user is no 200 success"
+      assert_operator home["errors"]["expect"], :>, 0
+      assert_equal home["errors"]["expect"], result.errors["expect"]
+      assert_operator entry(result, "echo")["status"].fetch("200", 0), :>, 0, "an entry without @expect: any 2xx"
+      assert_entries_add_up(result)
+      assert_match(/\A3 of 3 connection slots lost their session/, Rackbench::RequestList.lost_sessions(result.probes))
+    end
+  end
+
+  it "sends only the end probe in open loop, outside the schedule" do
+    Rackbench::Test::SessionServer.open do |server|
+      result = run_list(server, "#{login}\n#{probe}", connections: 2, duration_s: 0.5, rate: 100, warmup_s: 0.2)
+      assert_equal [0, 0, 2], result.probes["start"].values_at("passed", "failed", "unchecked")
+      # A slot the schedule never needed never logged in: unchecked, not lost.
+      passed, failed, unchecked = result.probes["end"].values_at("passed", "failed", "unchecked")
+      assert_equal [0, 2], [failed, passed + unchecked]
+      assert_operator passed, :>=, 1
+      assert_equal passed, entry(result, "login-form")["requests"] + entry(result, "login-form")["warmup"]["requests"]
+      hops = result.entries.sum { |e| e["hops"] }
+      assert_equal result.late["scheduled"], result.requests + result.error_count + result.unsent - hops
+    end
+  end
+
   it "accounts for every scheduled request in open loop, hops sent beyond the schedule" do
     Rackbench::Test::SessionServer.open do |server|
       result = run_list(server, "--- name=relative\n@follow\nGET /relative/a\n\n--- name=home\nGET /home\n",

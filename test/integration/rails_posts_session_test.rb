@@ -103,6 +103,33 @@ describe "rails-posts sessions (integration)" do
     end
   end
 
+  # mix-users: each connection its own author from users.csv, random posts,
+  # and a probe per slot at the window's edges that it is still its author.
+  it "logs each connection in as its own author (mix-users), every slot proving it at the window's edges" do
+    users = Rackbench::Apps.builtin("mix-users")
+    with_builtin_app("mix-users", dir: dir) do |server, work|
+      url = "http://127.0.0.1:#{server.port}#{users.load_path}"
+      check = Rackbench::ServerProcess::SessionCheck.verify!(url: url, requests_file: users.requests,
+                                                            expect_body: "Signed in as author1</p>")
+      assert_operator check.entries.last["requests"], :>, 0
+      result = run_mix(url, users.requests, connections: 4)
+      assert_equal 0, result.failed_count, "#{result.errors} #{result.status}"
+      assert_equal [4, 0, 0], result.probes["start"].values_at("passed", "failed", "unchecked")
+      assert_equal [4, 0, 0], result.probes["end"].values_at("passed", "failed", "unchecked")
+      assert_equal({ "count" => 50, "columns" => %w[login password], "slots_per_user_max" => 1 },
+                   result.users.slice("count", "columns", "slots_per_user_max"))
+      posts = result.entries.find { |e| e["name"] == "post" }
+      assert_operator posts["requests"], :>, 0
+      assert_equal [4, 4, 0], result.service["connections"].values_at("active", "served", "unserved")
+      # The replies in the database were written by the four slots' authors.
+      db = SQLite3::Database.new(File.join(work, PostsDb::FILE_NAME), readonly: true)
+      authors = db.execute("SELECT DISTINCT a.name FROM replies r JOIN authors a ON a.id = r.author_id " \
+                           "WHERE r.id > ?", PostsDb::REPLIES).flatten
+      db.close
+      assert_empty authors - %w[author1 author2 author3 author4], authors.inspect
+    end
+  end
+
   it "fails the session check when the page does not show the expected user" do
     with_rails_posts do |url, _work|
       error = assert_raises(Rackbench::SetupError) do

@@ -36,7 +36,7 @@ describe "rubies built from source (integration)" do
     file
   end
 
-  def run(file, results, env: {})
+  def run_experiment(file, results, env: {})
     Open3.capture3(env, RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
   end
 
@@ -55,7 +55,7 @@ describe "rubies built from source (integration)" do
                                 "{ name: slow, build: { source: #{tarball}, patches: [#{TestRubies::SLOW_PATCH}] } }"])
     results = File.join(dir, "results")
 
-    out, err, status = run(file, results)
+    out, err, status = run_experiment(file, results)
 
     assert status.success?, "run failed: #{err}\n#{out}"
     refute_match(/Building ruby/, out, "both builds come from the cache")
@@ -108,7 +108,7 @@ describe "rubies built from source (integration)" do
     }
     cases.each_with_index do |(ruby, message), i|
       results = File.join(dir, "results-#{i}")
-      out, err, status = run(experiment("broken-#{i}", ["ruby", ruby]), results)
+      out, err, status = run_experiment(experiment("broken-#{i}", ["ruby", ruby]), results)
 
       assert_equal 1, status.exitstatus, "#{ruby}: #{err}\n#{out}"
       assert_match message, err
@@ -136,7 +136,7 @@ describe "rubies built from source (integration)" do
     old_env = File.join(cache, "bundles", "old-app-0000000000000000")
     FileUtils.mkdir_p(old_env)
     File.write(File.join(old_env, "rackbench-env.json"),
-               JSON.generate("app_dir" => "/gone/app", "install_path" => File.join(cache, "bundles", "gems", "ruby-3.4.0"),
+               JSON.generate("app_dir" => "/gone/old-app", "install_path" => File.join(cache, "bundles", "gems", "ruby-3.4.0"),
                              "gemfile_extra" => ['gem "puma"']))
     File.write(File.join(old_env, "users"), "#{File.join(dir, "gone-results")}\n")
 
@@ -157,7 +157,8 @@ describe "rubies built from source (integration)" do
       assert status.success?, err
       assert_match(/^removed build ruby 'unused' 3\.4\.5 0123456789abcdef .*: no stored experiment uses it$/, out)
       assert_match(%r{^removed environment old-app \+ puma .*: no stored experiment uses it$}, out)
-      assert_match(/^kept build ruby 'held' 3\.4\.5 #{key} .*: in use by a running process$/, out)
+      # A build keeps the name it was first built under; its key is what it is.
+      assert_match(/^kept build ruby '[^']+' 3\.4\.5 #{key} .*: in use by a running process$/, out)
       assert_match(/^kept environment rack-hello \+ puma .*: in use by a running process$/, out)
       refute File.exist?(unused)
       refute File.exist?(old_env)

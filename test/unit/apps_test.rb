@@ -9,7 +9,7 @@ describe Rackbench::Apps do
   let(:apps) { Rackbench::Apps.all }
 
   it "lists every app directory and every variant" do
-    assert_equal %w[cpu download errors io-wait long-list mix rack-hello rails-hello rails-posts], Rackbench::Apps.names
+    assert_equal %w[cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts], Rackbench::Apps.names
     assert_equal Rackbench::Apps.names, Rackbench::Experiment.builtin_apps
   end
 
@@ -52,9 +52,22 @@ describe Rackbench::Apps do
     assert_equal File.join(Rackbench::Apps.builtin("io-wait").dir, "setup.rb"), Rackbench::Apps.builtin("io-wait").setup
   end
 
-  it "checks the mix's session and no other app's" do
+  it "checks the mixes' sessions and no other app's" do
     assert_equal "Signed in as author7", Rackbench::Apps.builtin("mix").expect_session_body
-    assert_equal ["mix"], apps.select(&:expect_session_body).map(&:name)
+    assert_equal "Signed in as author", Rackbench::Apps.builtin("mix-users").expect_session_body
+    assert_equal %w[mix mix-users], apps.select(&:expect_session_body).map(&:name)
+  end
+
+  it "ships a mix with many users: one author per connection from users.csv, random posts, a probe per slot" do
+    users = Rackbench::Apps.builtin("mix-users")
+    text = File.read(users.requests)
+    assert_match(/\A(#.*\n)*@users users\.csv\n/, text)
+    csv = File.readlines(File.join(users.dir, "users.csv"), chomp: true)
+    assert_equal "login,password", csv.first
+    assert_equal (1..50).map { |i| "author#{i},secret" }, csv.drop(1)
+    assert_includes text, "&user={{user.login:url}}&password={{user.password:url}}"
+    assert_includes text, "GET /posts/{{random 1..1000}}"
+    assert_match(%r{^--- probe name=whoami\n@expect status=200\n@expect body=Signed in as \{\{user\.login\}\}</p>\n}, text)
   end
 
   it "refuses an expect_session_body that is not one line of text" do
@@ -73,7 +86,7 @@ describe Rackbench::Apps do
 
   it "declares the apps that need CRuby and says why a JRuby trial cannot run them" do
     ruby_only = apps.select(&:engines).map(&:name)
-    assert_equal %w[io-wait long-list mix rails-hello rails-posts], ruby_only
+    assert_equal %w[io-wait long-list mix mix-users rails-hello rails-posts], ruby_only
     assert_nil Rackbench::Apps.builtin("rails-posts").unsupported_reason("ruby")
     assert_equal "app rails-posts runs on ruby only (not jruby)",
                  Rackbench::Apps.builtin("rails-posts").unsupported_reason("jruby")

@@ -330,14 +330,20 @@ describe Rackbench::Experiment do
     it "is Rack hello world on Puma and WEBrick with a small sweep" do
       assert_equal %w[puma webrick], experiment.servers.map(&:name)
       assert_equal ["rack-hello"], experiment.apps.map(&:name)
-      assert_equal 6, experiment.configurations.size
-      assert_equal [1], experiment.configurations.select { |c| c.server.name == "webrick" }.map(&:processes).uniq
+      assert_equal 5, experiment.configurations.size
+      webrick = experiment.configurations.select { |c| c.server.name == "webrick" }
+      assert_equal [[1, 4]], webrick.map { |c| [c.processes, c.threads] }
+    end
+
+    it "gives WEBrick a load it can serve: no more connections than its threads" do
+      webrick = experiment.configurations.select { |c| c.server.name == "webrick" }
+      assert(webrick.all? { |c| c.load[:connections] <= c.threads }, webrick.map(&:to_s).inspect)
     end
 
     it "fits in three minutes by its own estimate" do
       plan = Rackbench::Experiment::Plan.new(experiment)
       assert_operator plan.estimated_s, :<=, 180
-      assert_equal 30, plan.size
+      assert_equal 25, plan.size
     end
 
     it "loads with the real server list and built-in apps" do

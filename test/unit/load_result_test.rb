@@ -146,6 +146,16 @@ describe Rackbench::LoadSummary do
     refute_match(/WARNING/, text)
   end
 
+  it "says when connections went unserved and when slots lost their session" do
+    listed = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(listed)).to_s
+    refute_match(/Unserved:/, text)
+    assert_match(/^  Sessions:    1 of 2 connection slots lost their session \(failed probes: 0 at the window's start, 1 after its end; slots 1\): slot 1: session-probe: status 302 to \/login, expected 200$/, text)
+    listed["service"]["connections"].merge!("served" => 1, "unserved" => 1, "unserved_slots" => [1], "max_wait_us" => 2_500_000.0)
+    text = Rackbench::LoadSummary.new(Rackbench::LoadResult.new(listed)).to_s
+    assert_match(/^  Unserved:    only 1 of 2 connections got a response in the window \(the longest wait 2\.5s\); the figures are those of the connections served$/, text)
+  end
+
   it "prints a row per request-list entry, and none for a single URL" do
     listed = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
     listed["entries"][1]["warmup"]["errors"]["capture"] = 2

@@ -34,7 +34,8 @@ describe Rackbench::Servers::Passenger do
     assert_includes Rackbench::Servers.names, "passenger"
     assert_includes Rackbench::Experiment::KNOWN_SERVERS, "passenger"
     assert_equal "passenger", adapter.server_gem
-    assert_equal ['gem "passenger"'], adapter.gem_lines("ruby")
+    # base64: Passenger's helper scripts require it, and Ruby 3.4 no longer has it as a default gem.
+    assert_equal ['gem "passenger"', 'gem "base64"'], adapter.gem_lines("ruby")
   end
 
   it "forbids Passenger to compile or download its native support inside a trial (prepare_bundle built it)" do

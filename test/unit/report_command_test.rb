@@ -84,6 +84,28 @@ describe "rackbench report and compare" do
     refute_equal "faster", pairs[0]["verdict"]
   end
 
+  it "refuses two results directories made on different machines, unless --different-machines, then says so" do
+    machine = { "hostname" => "bench1", "cpu_model" => "Intel(R) Xeon(R) Platinum 8375C", "cpu_count" => 2,
+                "kernel" => "6.1.0-26-cloud-amd64", "governor" => "performance" }
+    dirs = [["before", machine], ["after", machine.merge("cpu_count" => 8, "governor" => "powersave")]].map do |name, env|
+      results(name, { ReportStore.dims(ruby: "ruby") => [100, 101, 99, 100, 102] }).tap do |dir|
+        Rackbench::Store.open(dir) { |store| store.db[:experiments].update(environment: JSON.generate(env)) }
+      end
+    end
+    code, out, err = run_cli("compare", *dirs)
+    assert_equal [2, ""], [code, out]
+    assert_equal "rackbench: A and B ran on different machines (cpu_count: 2 (A) vs 8 (B); governor: performance (A) " \
+                 "vs powersave (B)): their ratio would measure the machines too; pass --different-machines to " \
+                 "compare them anyway\n", err
+    code, out, = run_cli("compare", *dirs, "--different-machines")
+    assert_equal 0, code
+    assert_match(/\AMACHINES DIFFER: A and B ran on different machines \(cpu_count: 2 \(A\) vs 8 \(B\); governor: /, out)
+    code, out, = run_cli("compare", *dirs, "--different-machines", "--json")
+    assert_equal 0, code
+    assert_equal [{ "key" => "cpu_count", "a" => 2, "b" => 8 }, { "key" => "governor", "a" => "performance", "b" => "powersave" }],
+                 JSON.parse(out).first["machines_differ"]
+  end
+
   it "pairs an experiment that adds a one-valued dimension with the one without it" do
     before = results("plain", { ReportStore.dims(ruby: "ruby") => [100, 101, 99, 100, 102] })
     after = results("arena", { ReportStore.dims(ruby: "ruby").merge("env.MALLOC_ARENA_MAX" => "2") =>

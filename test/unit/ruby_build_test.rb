@@ -115,6 +115,33 @@ describe Rackbench::Rubies::Build do
     end
   end
 
+  describe "Rubies.resolve_all" do
+    it "builds the build: entries first, named after their label, which another entry names for a variant" do
+      cache_was = ENV["RACKBENCH_CACHE"]
+      ENV["RACKBENCH_CACHE"] = File.join(@tmp, "root")
+      system_install = Rackbench::Rubies::Install.new(name: "ruby", path: RbConfig.ruby, source: :path, engine: "ruby",
+                                                      version: RUBY_VERSION, description: RUBY_DESCRIPTION, jit: ["yjit"])
+      specs = [{ name: "ruby", ruby: "ruby" }, { name: "fake", ruby: "fake", build: recipe },
+               { name: "fake-yjit", ruby: "fake", options: ["--yjit"] }]
+
+      variants = Rackbench::Rubies.resolve_all(specs, installs: [system_install], out: @out)
+
+      assert_equal %w[ruby fake fake-yjit], variants.keys
+      assert_equal [:build, :build], [variants["fake"].install.source, variants["fake-yjit"].install.source]
+      assert_equal variants["fake"].install.path, variants["fake-yjit"].command.first
+      assert_equal ["--yjit"], variants["fake-yjit"].options
+      assert_equal recipe.key, variants["fake"].install.recipe["key"]
+      clash = Build::Recipe.new(name: "ruby", source: SOURCE, env: env)
+      error = assert_raises(Rackbench::ConfigError) do
+        Rackbench::Rubies.resolve_all([{ name: "ruby", ruby: "ruby", build: clash }], installs: [system_install], out: @out)
+      end
+      assert_match(/ruby 'ruby' is built from source, but an installed ruby has that name .*give the build another name/,
+                   error.message)
+    ensure
+      ENV["RACKBENCH_CACHE"] = cache_was
+    end
+  end
+
   describe "building" do
     it "runs every step with its own log, records the recipe and describes the built ruby" do
       install = build(recipe(patches: [File.join(PATCHES, "count-from-one.patch")], configure: ["--with-x"]))
@@ -211,7 +238,7 @@ describe Rackbench::Rubies::Build do
       progress.step(1, "make")
       progress.update(120, 412)
       assert_equal ["Building ruby '3.4' from x.tar.xz, about 5m00s (logs: /l)", "  [1/1] make (about 5m00s)",
-                    "  [1/1] make: 412 of about 1000 lines, 2m00s, about 3m00s left"], out.string.lines.map(&:chomp)
+                    "  [1/1] make: 412 of about 1000 lines, 2m00s, about 2m51s left"], out.string.lines.map(&:chomp)
     end
 
     it "fetches the bundled gems a source lacks, named with their versions" do

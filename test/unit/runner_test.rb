@@ -343,10 +343,19 @@ describe Rackbench::Runner do
       assert_empty run.plan.trials
     end
 
-    it "loads a variant with its request list and a cookie jar per connection" do
+    it "loads a variant with its request list and a cookie jar per connection, a session probe added" do
       runner(apps_experiment("mix, rails-posts")).run
       by_file = engine.settings.group_by(&:requests_file)
-      assert by_file.fetch(Rackbench::Apps.builtin("mix").requests).first.cookies
+      app = Rackbench::Apps.builtin("mix")
+      # The trial's copy in its directory: the app's list, then the probe
+      # every slot sends at the window's edges (its expect_session_body).
+      copy = by_file.keys.compact.find { |path| File.basename(path) == Rackbench::RequestList::FILE_NAME }
+      assert copy, by_file.keys.inspect
+      assert by_file.fetch(copy).first.cookies
+      text = File.read(copy)
+      assert text.start_with?(File.read(app.requests))
+      assert text.end_with?("--- probe name=session-probe\n@expect status=2xx\n" \
+                            "@expect body=#{app.expect_session_body}\nGET #{app.load_path}\n"), text
       refute by_file.fetch(nil).first.cookies
     end
 

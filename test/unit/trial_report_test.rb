@@ -78,7 +78,7 @@ describe "rackbench run/report/servers commands" do
     with_only_a_fake_ruby do |tmp|
       code, out, = run_cli("run", "--dry-run", "--results", File.join(tmp, "results"))
       assert_equal 0, code
-      assert_match(/Plan for quick .*30 trials/, out)
+      assert_match(/Plan for quick .*25 trials/, out)
       assert_match(/server=webrick/, out)
     end
   end

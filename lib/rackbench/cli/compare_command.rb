@@ -21,6 +21,8 @@ module Rackbench
                       "(a name, an id, or a results directory)."
           results_options(p, options)
           p.on("--json", "print the comparison as JSON") { options[:json] = true }
+          p.on("--different-machines", "compare experiments that ran on different machines (refused otherwise); " \
+                                       "the output says how they differ") { options[:different_machines] = true }
           statistics_options(p, options[:report])
         end
         return CLI::EXIT_OK unless rest
@@ -41,7 +43,8 @@ module Rackbench
       end
 
       def compare_experiments(options, ref_a, ref_b)
-        Report::Compare.experiments(experiment_report(ref_a, options), experiment_report(ref_b, options))
+        Report::Compare.experiments(experiment_report(ref_a, options), experiment_report(ref_b, options),
+                                    different_machines: options[:different_machines])
       end
 
       # The report of an experiment name, an id (digits), or a results

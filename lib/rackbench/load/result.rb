@@ -22,7 +22,9 @@ module Rackbench
     # came with request-list sessions (doc/requests.md): a document from an
     # engine before them lacks both and is still valid.
     # stream_reset, goaway, not_h2c and h2_protocol came with HTTP/2 (h2c).
-    ERROR_KINDS = %w[connect read write timeout parse capture redirect stream_reset goaway not_h2c h2_protocol].freeze
+    # expect came with @expect (doc/requests.md).
+    ERROR_KINDS = %w[connect read write timeout parse capture redirect stream_reset goaway not_h2c h2_protocol
+                     expect].freeze
     REQUIRED_ERROR_KINDS = %w[connect read write timeout parse].freeze
     # entries[] (a request list's per-entry results) => the classes its
     # values may have; entries is absent from results stored before it.
@@ -45,6 +47,18 @@ module Rackbench
       "not_h2c_connections" => [Integer], "protocol_errors" => [Integer], "reason" => [String, NilClass],
       "goaways" => [Integer], "goaway_codes" => [Hash], "resets" => [Hash],
       "server_max_concurrent_streams" => [Integer, NilClass]
+    }.freeze
+
+    # service.connections / service.streams (which slots the server served
+    # in the window; absent before it was counted) => the classes its values may have
+    SERVICE = {
+      "slots" => [Integer], "active" => [Integer], "served" => [Integer], "unserved" => [Integer],
+      "unserved_slots" => [Array], "max_wait_us" => [Numeric]
+    }.freeze
+    # probes.start / probes.end (every slot's session probe at the window's edges)
+    PROBE_POINT = {
+      "passed" => [Integer], "failed" => [Integer], "unchecked" => [Integer], "failed_slots" => [Array],
+      "reason" => [String, NilClass]
     }.freeze
 
     attr_reader :data, :warning
@@ -86,6 +100,18 @@ module Rackbench
     def unsent = late && late["unsent"]
 
     def interrupted? = data["interrupted"]
+
+    # Which connection slots (and h2c stream slots) the server served in the
+    # window, and the longest wait (doc/output.md, "service"): {"connections"
+    # => {...}, "streams" => {...} or nil}; nil from engines before it.
+    def service = data["service"]
+
+    # Every slot's session probes (doc/requests.md, "Session probes"):
+    # {"entries", "slots", "start", "end"}; nil without probe entries.
+    def probes = data["probes"]
+
+    # The @users file's count and columns; nil without @users.
+    def users = data["users"]
 
     # "http1" or "h2c" (results before HTTP/2 were all http1).
     def protocol = settings.fetch("protocol", "http1")
@@ -182,6 +208,34 @@ module Rackbench
       validate_open_loop!
       validate_entries!
       validate_h2!
+      validate_service!
+      validate_probes!
+    end
+
+    # service: optional (older engines); connections always, streams for h2c.
+    def validate_service!
+      return if service.nil?
+      raise EngineError, "load engine result: service is not an object" unless service.is_a?(Hash)
+
+      unless service["connections"].is_a?(Hash)
+        raise EngineError, "load engine result: service.connections is not an object"
+      end
+
+      check_types(service["connections"], SERVICE, "service.connections.")
+      check_types(service["streams"], SERVICE, "service.streams.") if service["streams"]
+    end
+
+    # probes: optional, null without probe entries.
+    def validate_probes!
+      return if probes.nil?
+      raise EngineError, "load engine result: probes is not an object" unless probes.is_a?(Hash)
+
+      %w[start end].each do |point|
+        value = probes[point]
+        raise EngineError, "load engine result: probes.#{point} is not an object" unless value.is_a?(Hash)
+
+        check_types(value, PROBE_POINT, "probes.#{point}.")
+      end
     end
 
     # h2: optional (older engines), null for http1, else its counts.

@@ -108,8 +108,31 @@ module Rackbench
                  "before the window ended (the server held them all); they are in no latency figure"
       end
       lines.concat(h2_lines)
+      lines.concat(service_lines)
+      lines.concat(probe_lines)
       lines << "  Warning:     #{@result.warning}" if @result.warning
       lines
+    end
+
+    # Slots the server never answered in the window: the figures above are
+    # those of the slots it served.
+    def service_lines
+      service = @result.service || {}
+      %w[connections streams].filter_map do |kind|
+        counts = service[kind]
+        next unless counts.is_a?(Hash) && counts["unserved"].positive?
+
+        what = kind == "streams" ? "stream slots" : "connections"
+        "  Unserved:    only #{counts["served"]} of #{counts["active"]} #{what} got a response in the window (the " \
+          "longest wait #{Units.seconds(counts["max_wait_us"] / 1e6, digits: 1)}); the figures are those of the " \
+          "#{what} served"
+      end
+    end
+
+    # Slots whose session probe failed (doc/requests.md, "Session probes").
+    def probe_lines
+      lost = RequestList.lost_sessions(@result.probes)
+      lost ? ["  Sessions:    #{lost}"] : []
     end
 
     # h2c: why streams or connections ended badly, when any did.

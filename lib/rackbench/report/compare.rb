@@ -37,6 +37,10 @@ module Rackbench
       attr_reader :a_name, :b_name
       # The Report::Options that judged the pairs.
       attr_reader :options
+      # How the machines of two experiments differ (MachineCheck.differences),
+      # when they were compared anyway; nil when they ran on the same machine,
+      # or for configurations of one experiment.
+      attr_reader :machine_differences
 
       # Every configuration of +report+ matching +spec_a+ ("server=puma",
       # dimension=value pairs) against the one with +spec_b+'s values and
@@ -51,8 +55,15 @@ module Rackbench
       # +report_b+'s with the same dimensions, but for those that changed
       # between the experiments (Compare.changed_dimensions). Judged by
       # +report_a+'s options. Raises UsageError when no configuration is in
-      # both.
-      def self.experiments(report_a, report_b)
+      # both, and when the two ran on different machines (MachineCheck)
+      # unless +different_machines+ says to compare them anyway: the result
+      # then says how the machines differ.
+      def self.experiments(report_a, report_b, different_machines: false)
+        machines = MachineCheck.differences(report_a, report_b)
+        if !machines.empty? && !different_machines
+          raise UsageError, "A and B ran on different machines (#{MachineCheck.text(machines)}): their ratio would " \
+                            "measure the machines too; pass --different-machines to compare them anyway"
+        end
         changed = changed_dimensions(report_a, report_b)
         key = ->(c) { formatted(c.dims).reject { |name, _| changed.include?(name) } }
         shown = (report_a.dimensions | report_b.dimensions) - changed
@@ -66,7 +77,8 @@ module Rackbench
                             "#{report_b.experiment[:name]}: #{report_b.configs.first&.id})"
         end
         new(pairs, shown_dims: shown, a_name: experiment_name(report_a, changed),
-                   b_name: experiment_name(report_b, changed), options: report_a.options)
+                   b_name: experiment_name(report_b, changed), options: report_a.options,
+                   machine_differences: machines.empty? ? nil : machines)
       end
 
       # The dimensions that changed between two experiments: one value in
@@ -106,8 +118,10 @@ module Rackbench
       # :shown_dims :: the dimensions each pair's label names
       # :a_name, :b_name :: what A and B are, in words
       # :options :: the Report::Options judging the pairs
-      def initialize(pairs, shown_dims:, a_name:, b_name:, options:)
+      # :machine_differences :: how the two sides' machines differ, when compared anyway (default: nil)
+      def initialize(pairs, shown_dims:, a_name:, b_name:, options:, machine_differences: nil)
         @options = options
+        @machine_differences = machine_differences
         @a_name = a_name
         @b_name = b_name
         @pairs = pairs.map do |a, b|
@@ -143,6 +157,7 @@ module Rackbench
           { "label" => pair.label, "a" => side(pair.a), "b" => side(pair.b), "ratio" => c.ratio,
             "ratio_ci95" => c.ratio_ci, "verdict" => c.verdict, "verdict_explanation" => c.explanation,
             "batches_needed" => c.batches_needed, "entries" => pair.entries&.to_h, "inside" => pair.inside&.to_h,
+            "machines_differ" => @machine_differences,
             "gems_differ" => pair.gems.map { |name, a, b| { "gem" => name, "a" => a, "b" => b } },
             "flags" => pair.flags }
         end
@@ -157,7 +172,7 @@ module Rackbench
 
       def side(config)
         { "id" => config.id, "dims" => config.dims, "batches" => config.batches, "rps_median" => config.rps_median,
-          "rps_ci95" => config.rps_ci, "rps_per_batch" => config.rps_values }
+          "rps_ci95" => config.rps_ci, "rps_per_batch" => config.rps_values, "flags" => config.flags }
       end
 
       # The pairing of two configuration specs within one report.
@@ -210,3 +225,4 @@ end
 require_relative "entry_compare"
 require_relative "gem_differences"
 require_relative "compare_terminal"
+require_relative "machine_check"

@@ -23,7 +23,8 @@ module Rackbench
         (1..4).each { |i| table.align_column(i, :right) }
         pages = @compare.pairs.filter_map { |pair| pages(pair, unit) }
         inside = @compare.pairs.filter_map { |pair| inside(pair) }
-        [table.to_s, *pages, *inside, *gems, "A: #{@compare.a_name}", "B: #{@compare.b_name}"].join("\n") + "\n"
+        [*machines, table.to_s, *pages, *inside, *gems, *flags, "A: #{@compare.a_name}",
+         "B: #{@compare.b_name}"].join("\n") + "\n"
       end
 
       private
@@ -84,6 +85,27 @@ module Rackbench
           "  #{pair.label}: #{GemDifferences.text(pair.gems, a_name: "A", b_name: "B")}#{flag}"
         end
         lines.empty? ? [] : ["Gems that differ (as the servers loaded them):", *lines]
+      end
+
+      # The machines differ (compared with --different-machines): said
+      # first, since it colours every ratio below.
+      def machines
+        differences = @compare.machine_differences
+        return [] unless differences
+
+        ["MACHINES DIFFER: A and B ran on different machines (#{MachineCheck.text(differences)}); " \
+         "every ratio below measures the machines too."]
+      end
+
+      # What a reader should doubt about either side of a pair (Flags): a
+      # ratio of figures that did not measure what they name is no verdict.
+      def flags
+        lines = @compare.pairs.flat_map do |pair|
+          { "A" => pair.a, "B" => pair.b }.flat_map do |side, config|
+            config.flags.map { |f| "  #{side} (#{pair.label}): #{f["message"]}" }
+          end
+        end
+        lines.empty? ? [] : ["Flags (doubt these sides' figures):", *lines.uniq]
       end
 
       def row(pair)

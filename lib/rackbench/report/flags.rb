@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "trial_causes"
+
 module Rackbench
   class Report
     # What a reader should doubt about one configuration. Flag, never drop:
@@ -29,6 +31,10 @@ module Rackbench
     #                warmups (a login answering 422): the whole mix can stay
     #                under the limit while one page is broken. Carries
     #                "entry", the entry's label
+    # unserved_connections :: connection slots (or h2c stream slots) that
+    #                         got no response in a batch's window: the figures
+    #                         are those of the slots the server served, not of
+    #                         the load named (with the likely cause)
     # gems_differ :: the configuration's servers loaded other versions of
     #                gems than its baseline's, and no dimension that
     #                chooses gems (app, server, gem.NAME) tells them apart,
@@ -41,8 +47,8 @@ module Rackbench
     class Flags
       # Each kind's one-letter mark in the terminal table's flags column.
       MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
-                "warmup_too_short" => "w", "engine_saturated" => "s", "warmup_errors" => "e",
-                "unsent_requests" => "u", "busy_machine" => "b", "page_errors" => "p",
+                "warmup_too_short" => "w", "engine_saturated" => "s", "unserved_connections" => "c",
+                "warmup_errors" => "e", "unsent_requests" => "u", "busy_machine" => "b", "page_errors" => "p",
                 "gems_differ" => "g" }.freeze
 
       # config :: the ConfigSummary flagged
@@ -57,8 +63,8 @@ module Rackbench
       # Every flag of the configuration: [{"kind", "message"(, "batch" or
       # "entry")}].
       def to_a
-        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *warmup_errors, *unsent, *busy_machine,
-         *page_errors, *gems_differ]
+        [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *unserved, *warmup_errors, *unsent,
+         *busy_machine, *page_errors, *gems_differ]
       end
 
       private
@@ -121,12 +127,31 @@ module Rackbench
           warmup = trial.warmup
           next unless warmup && warmup["failed"].positive?
 
-          kinds = warmup["status"].reject { |code, _| code.to_i.between?(200, 399) }.merge(warmup["errors"])
+          kinds = warmup["status"].reject { |code, _| code.to_i.between?(200, 399) }
+                                  .merge(warmup["errors"].select { |_, n| n.to_i.positive? })
           { "kind" => "warmup_errors", "batch" => trial.batch,
-            "message" => format("batch %d: %d of %d warmup requests failed (%s); the window may not measure " \
-                                "what you meant (a login that failed?)", trial.batch, warmup["failed"],
+            "message" => format("batch %d: %d of %d warmup requests failed (%s): %s; the window may not measure " \
+                                "what you meant", trial.batch, warmup["failed"],
                                 warmup["requests"] + warmup["errors"].values.sum,
-                                kinds.map { |k, n| "#{k}: #{n}" }.join(", ")) }
+                                kinds.map { |k, n| "#{k}: #{n}" }.join(", "),
+                                TrialCauses.warmup_errors_cause(trial, warmup)) }
+        end
+      end
+
+      # Slots the server never answered in the window: only some of the
+      # connections named were measured.
+      def unserved
+        @config.ok_trials.filter_map do |trial|
+          counts = TrialCauses.unserved(trial)
+          next unless counts
+
+          what = counts["kind"] == "streams" ? "stream slots" : "connections"
+          served = counts["served"].to_i
+          { "kind" => "unserved_connections", "batch" => trial.batch,
+            "message" => format("batch %d: only %d of %d %s %s served in the window (the longest wait %s): %s",
+                                trial.batch, served, counts["active"].to_i, what, served == 1 ? "was" : "were",
+                                Units.seconds(counts["max_wait_us"].to_f / 1e6, digits: 1),
+                                TrialCauses.unserved_cause(trial, counts)) }
         end
       end
 

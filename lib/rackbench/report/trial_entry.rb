@@ -67,6 +67,13 @@ module Rackbench
         list.is_a?(Array) ? list : nil
       end
 
+      # Which connection slots the server served in the window (the
+      # engine's "service"), or nil for a result stored before it was counted.
+      def service
+        value = engine["service"]
+        value.is_a?(Hash) ? value : nil
+      end
+
       # The configuration's text id: "ruby=ruby server=puma app=rack-hello
       # processes=1 threads=4" (dims in the experiment's order).
       def config_id
@@ -96,7 +103,7 @@ module Rackbench
           "warmup_s" => r.warmup_s, "measure_s" => r.measure_s, "warmup" => warmup,
           "offered_rps" => r.offered_rps, "load" => r.load_settings, "identity" => identity, "machine" => machine,
           "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline),
-          "inside" => inside_figures, "proxy" => r.proxy
+          "inside" => inside_figures, "proxy" => r.proxy, "service" => service, "probes" => engine["probes"]
         }
       end
 

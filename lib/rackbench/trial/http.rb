@@ -142,7 +142,7 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy).run(facts)
+                                 proxy: proxy, work_dir: work_dir(trial)).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure

@@ -31,7 +31,8 @@ module Rackbench
         path = URI(url).request_uri
         Dir.mktmpdir("rackbench-session-check") do |dir|
           file = File.join(dir, "session-check.requests")
-          File.write(file, check_list(File.read(requests_file), path, expect_body))
+          text = RequestList.absolute_users(File.read(requests_file), File.dirname(File.expand_path(requests_file)))
+          File.write(file, check_list(text, path, expect_body))
           settings = LoadSettings.build(url: url, connections: 1, threads: 1, duration_s: DURATION_S,
                                         timeout_s: TIMEOUT_S, requests_file: file, cookies: true,
                                         headers: headers, cookie_presets: cookie_presets)
@@ -43,12 +44,16 @@ module Rackbench
         end
       end
 
-      # The list's first entries, verbatim and in order, then one entry
-      # that requests path and captures expect_body from its body.
+      # The list's @users line, its first entries, verbatim and in order,
+      # then one entry that requests path and captures expect_body from its
+      # body.
       def check_list(text, path, expect_body)
-        entries = text.split(/^(?=---(?:[ \t]|\r?$))/).select { |chunk| chunk.start_with?("---") }
+        chunks = text.split(/^(?=---(?:[ \t]|\r?$))/)
+        users = chunks.first.start_with?("---") ? [] : chunks.first.lines.grep(RequestList::USERS_LINE)
+        entries = chunks.select { |chunk| chunk.start_with?("---") }
         first = entries.select { |chunk| chunk.lines.first.split.drop(1).include?("first") }
-        [*first.map { |chunk| chunk.end_with?("\n") ? chunk : "#{chunk}\n" },
+        [*users.map { |line| line.end_with?("\n") ? line : "#{line}\n" },
+         *first.map { |chunk| chunk.end_with?("\n") ? chunk : "#{chunk}\n" },
          "--- name=#{ENTRY_NAME}\n@capture session_check body regex=(#{ere_escape(expect_body)})\nGET #{path}\n"].join
       end
 

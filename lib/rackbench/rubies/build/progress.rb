@@ -48,9 +48,9 @@ module Rackbench
         # The current step has run elapsed_s and logged lines lines so far.
         def update(elapsed_s, lines)
           expected_lines = @timings.lines(@name)
-          expected_s = @timings.duration_s(@name)
           count = expected_lines ? "#{lines} of about #{expected_lines} lines" : "#{lines} lines"
-          left = expected_s && expected_s > elapsed_s ? ", about #{duration(expected_s - elapsed_s)} left" : ""
+          left_s = left_s(elapsed_s, lines, expected_lines, @timings.duration_s(@name))
+          left = left_s&.positive? ? ", about #{duration(left_s)} left" : ""
           text = "  [#{@index}/#{@steps.size}] #{@name}: #{count}, #{duration(elapsed_s)}#{left}"
           @tty ? redraw(text) : say(text)
         end
@@ -63,6 +63,17 @@ module Rackbench
         attr_reader :interval_s
 
         private
+
+        # What is left of a step: once a tenth of its lines are logged, at
+        # the pace this build keeps (a loaded machine compiles slower than
+        # the last build did); before that, the last build's duration.
+        def left_s(elapsed_s, lines, expected_lines, expected_s)
+          if expected_lines && lines.positive? && lines >= expected_lines / 10.0
+            elapsed_s * (expected_lines - lines) / lines
+          elsif expected_s
+            expected_s - elapsed_s
+          end
+        end
 
         def duration(seconds)
           BundleEnv::Progress.duration(seconds)

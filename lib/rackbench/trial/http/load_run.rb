@@ -21,8 +21,10 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :work_dir :: the trial's directory, where the request list with its session probe goes
+        #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil)
+                       calibrations:, window: nil, proxy: nil, work_dir: nil)
           @trial = trial
           @app = app
           @server = server
@@ -36,6 +38,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @work_dir = work_dir
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -44,11 +47,18 @@ module Rackbench
         # The engine's settings for trial (an Experiment::Plan::Trial) of
         # app against a server on port: the configuration's load (a timeout
         # left to calibration keeps the engine's default here), its request
-        # list and cookie jar, the engine's CPUs, the batch's seed.
-        def self.settings(trial:, app:, port:, layout:, seed:)
+        # list and cookie jar, the engine's CPUs, the batch's seed. With a
+        # work_dir, a list whose app names its logged-in text gets the
+        # session probe every slot sends (RequestList.for_trial).
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil)
           config = trial.config
+          list = requests(config, app)
+          if work_dir && list[:requests_file]
+            list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
+                                                                               probe_body: app.expect_session_body)
+          end
           LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies), **requests(config, app),
+                             **config.load.except(:cookies), **list,
                              cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
@@ -103,7 +113,8 @@ module Rackbench
         end
 
         def settings
-          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed)
+          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
+                              work_dir: @work_dir)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -170,6 +181,11 @@ module Rackbench
           # nothing of what it names, whatever else was counted.
           if (not_h2c = result.not_h2c_reason)
             return { status: "failed", reason: "server did not speak HTTP/2 (h2c prior knowledge): #{not_h2c}" }
+          end
+          # A slot that lost its session browsed anonymously: the window
+          # measured other pages than the ones named.
+          if (lost = RequestList.lost_sessions(result.probes))
+            return { status: "failed", reason: lost }
           end
           if result.requests.zero?
             return { status: "failed",

@@ -140,6 +140,9 @@ module Rackbench
           description.to_s.split(" (").first
         end
 
+        # A server's app may turn YJIT on itself (RubyVM::YJIT.enable, Ruby 3.3+).
+        APP_YJIT_HINT = " (the app may turn it on itself: Rails 7.2+ does on Ruby 3.3+ unless config.yjit = false)"
+
         def jit_difference(report)
           got = report["jit"]
           want = @expected.jit
@@ -147,7 +150,8 @@ module Rackbench
 
           asks = @expected.options.empty? ? "" : " (#{@expected.options.join(" ")})"
           if want.nil?
-            "#{got.upcase} on, the variant '#{@expected.label}' does not ask for a JIT#{asks}"
+            "#{got.upcase} on, the variant '#{@expected.label}' does not ask for a JIT#{asks}" \
+              "#{APP_YJIT_HINT if got == "yjit" && @expected.server_gem}"
           elsif got.nil?
             "#{want.upcase} off, the variant '#{@expected.label}' asks for it#{asks}"
           else
