@@ -233,7 +233,7 @@ module Rackbench
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
                    profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze,
-                   capacity: nil, gems: nil)
+                   capacity: nil, gems: nil, gem_set_configurations: nil)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -242,6 +242,7 @@ module Rackbench
       @tune = tune
       @capacity = capacity
       @gems = gems
+      @gem_set_configurations = gem_set_configurations
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -353,6 +354,21 @@ module Rackbench
       data
     end
 
+    # The configurations whose rubies share the apps' gem sets
+    # (Trial::Http::GemSets): this experiment's own, or those of the
+    # experiment a step was derived from (#derive), so that a capacity or
+    # tune step narrowed to one ruby runs the gems the whole experiment
+    # resolved on its oldest ruby, not a set of its own.
+    def gem_set_configurations
+      @gem_set_configurations || configurations
+    end
+
+    # A copy whose gem sets are +other+'s (an Experiment it was derived
+    # from); the fingerprint stays this experiment's.
+    def sharing_gem_sets_with(other)
+      self.class.new(**parts, gem_set_configurations: other.gem_set_configurations)
+    end
+
     # Whether each ruby resolves the apps' gems on its own (`gems:
     # per_ruby`) rather than all installing one set per app and server.
     def gems_per_ruby?
@@ -367,7 +383,8 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity, gems: gems }
+        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity, gems: gems,
+        gem_set_configurations: @gem_set_configurations }
     end
 
     def sort(values)

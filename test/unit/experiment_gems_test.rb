@@ -86,6 +86,9 @@ describe "Rackbench::Experiment gems:" do
     step = experiment.derive(name: "step", only: config)
     assert_equal [{ "rails" => "~> 8.0.0" }], step.configurations.map(&:gems)
     refute step.dimensions.key?("gem.rails")
+    assert_equal experiment.configurations, step.gem_set_configurations, "the whole experiment's gem sets"
+    assert_equal step.fingerprint, step.with(seed: step.seed).fingerprint
+    assert_equal experiment.configurations, step.with(seed: 9).gem_set_configurations
   end
 
   it "tells whether a version satisfies a normalized requirement" do

@@ -50,6 +50,15 @@ describe Rackbench::Trial::Http::GemSets do
                  sets.describe(exp.configurations).grep(/rails-hello \+ puma/)
   end
 
+  it "keeps the whole experiment's sets in a step derived for one ruby (capacity, tune)" do
+    exp = experiment("[new, old]")
+    only_new = exp.configurations.find { |c| c.ruby.label == "new" && c.app.name == "rails-hello" && c.server.name == "puma" }
+    step = exp.derive(name: "step", only: only_new, known_servers: %w[puma unicorn], known_apps: nil)
+    assert_equal ["new"], step.configurations.map { |c| c.ruby.label }
+    sets = GemSets.new(configs: step.gem_set_configurations, variants: variants(new, old))
+    assert_equal "old", sets.base(step.configurations.first).name
+  end
+
   it "shares one environment between the variants of one install, and breaks a tie by the experiment's order" do
     twin = install("twin", "3.4.5", path: "/rubies/twin/bin/ruby")
     exp = experiment("[twin, new, { name: new-yjit, ruby: new }]")

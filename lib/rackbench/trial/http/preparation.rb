@@ -35,11 +35,12 @@ module Rackbench
 
       # The experiment's gem sets, made from every configuration that can
       # run (whatever is left to run: a resumed run keeps the sets of the
-      # first).
+      # first), those of the experiment a step was derived from included.
       def gem_sets
         @gem_sets ||= begin
           variants = @context.variants
-          configs = source.configurations_for(variants).select do |config|
+          all = source.respond_to?(:gem_set_configurations) ? source.gem_set_configurations : source.configurations_for(variants)
+          configs = all.select do |config|
             variant = variants[config.ruby.label]
             variant && unsupported_reason(config, variant).nil?
           end
