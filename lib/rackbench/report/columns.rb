@@ -214,7 +214,15 @@ module Rackbench
         # The TLS figures in CSV, after every column written before them.
         Column.new("tls_csv", csv: %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share].map do |name|
           cell(name, format: ->(_, e, _) { e[name] })
-        end)
+        end),
+        # The bundle's gems its servers loaded, and those whose versions
+        # differ from another configuration of its app (CSV: "rails 7.2.4;
+        # railties 7.2.4"), after every column written before them.
+        Column.new("gems", value: :gems),
+        Column.new("differing_gems", value: :differing_gems,
+                   csv: cell("differing_gems", format: lambda { |gems, _, _|
+                     Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
+                   }))
       ].freeze
 
       module_function
