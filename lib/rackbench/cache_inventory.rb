@@ -6,6 +6,7 @@ require "json"
 require "time"
 require_relative "cache_root"
 require_relative "cache_use"
+require_relative "process/pid_alive"
 
 module Rackbench
   # What the cache holds (`rackbench cache`): the rubies built from source,
@@ -159,14 +160,7 @@ module Rackbench
     end
 
     def alive?(pid)
-      return false unless pid
-
-      Process.kill(0, pid.to_i)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true
+      PidAlive.call(pid)
     end
   end
 end
