@@ -65,6 +65,9 @@ module Rackbench
       @history = History.new(store.earlier_attempts(@experiment[:id], result: false))
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
+      differing = Hash.new { |hash, id| hash[id] = [] }
+      gem_differences.each { |entry| entry["versions"].each { |v| v["configs"].each { |id| differing[id].concat(entry["gems"]) } } }
+      @configs.each { |c| c.differing_gem_names = differing[c.id] }
       Baseline.new(@configs, @options).apply
       @configs.each(&:to_h) # computes every statistic now (ConfigSummary keeps them), so bad data fails here
       @detect = detect_outcome(store, through_batch)
@@ -117,6 +120,12 @@ module Rackbench
       end
     end
 
+    # What differs between the configurations of each app in the gems
+    # their servers loaded (Report::GemDifferences.of): [] when nothing does.
+    def gem_differences
+      @gem_differences ||= GemDifferences.of(@configs)
+    end
+
     # What throughput counts: the unit of its trials' kind ("req/s", or
     # "msg/s" for a micro-benchmark).
     def rate_unit
@@ -157,6 +166,7 @@ module Rackbench
         "settings" => @options.to_h.merge("baseline" => @configs.find(&:baseline?)&.id),
         "dimensions" => dimensions, "rate_unit" => rate_unit,
         "configs" => @configs.map(&:to_h),
+        "gem_differences" => gem_differences,
         "inside_noise" => inside_noise,
         "trials" => @trials.map { |t| trial_hash(t) }
       }.tap do |document|

@@ -170,7 +170,9 @@ module Rackbench
       ResultsDir.lock(@results_dir) do
         kind.check!
         with_watchdog do
-          examined_trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
+          trials = examined_trials
+          kind.prepare(trials)
+          trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
         end
       end
     end
@@ -271,6 +273,9 @@ module Rackbench
       remaining = remaining.select { |trial| trial.batch == @batch } if @batch
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
       announce(done, remaining, retries, estimate.remaining(remaining))
+      # What every remaining trial needs (their gems) is made ready first:
+      # a problem with it stops the run here, before any trial.
+      kind.prepare(remaining)
       stopping = @detect && Detect::Stopping.new(settings: @detect, store: store, experiment_id: experiment_id,
                                                  plan: plan, out: @out)
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,

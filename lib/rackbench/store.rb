@@ -4,6 +4,7 @@ require "etc"
 require "json"
 require "set"
 require_relative "errors"
+require_relative "process/pid_alive"
 require_relative "version"
 # Declared before its parts load: they reopen it, and must not trigger the
 # autoload of this very file.
@@ -297,14 +298,7 @@ module Rackbench
     end
 
     def process_alive?(pid)
-      return false unless pid
-
-      Process.kill(0, pid)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true # exists, owned by someone else
+      PidAlive.call(pid)
     end
   end
 end

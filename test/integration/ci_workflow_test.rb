@@ -123,13 +123,13 @@ describe "the example CI workflow (integration)" do
         context = { "github.event_name" => event, "github.event.pull_request.number" => pr, "github.head_ref" => ref,
                     "github.run_id" => i + 1, "github.token" => "not-a-token", "runner.temp" => temp }
         job = runner.run(context: context, workspace: app, env: env,
-                         overrides: { "RACKBENCH_STORE" => store, "FAIL_ON" => FAIL_ON })
+                         overrides: { "BENCH_HISTORY_DIR" => store, "FAIL_ON" => FAIL_ON })
         jobs[key] = { job: job, summary: File.read(summary), bodies: Dir[File.join(gh_log, "body-*.md")].sort.map { |f| File.read(f) },
                       calls: Dir[File.join(gh_log, "call-*")].sort.map { |f| File.read(f).strip } }
       end
 
     history, history_status = rackbench("history", "--results", File.join(store, "main"), "--results",
-                                        File.join(temp, "rackbench-pr"), "--json", dir: dir)
+                                        File.join(temp, "rackbench-pr"), "--figure", "cpu", "--json", dir: dir)
     few = File.join(dir, "few")
     _, few_run = rackbench("run", File.join(app, "bench/rackbench.yml"), "--batches", "2", "--results", few, dir: dir)
     few_gate, few_gate_status = rackbench("gate", File.join(store, "main"), few, "--fail-on", FAIL_ON, dir: dir)
@@ -151,7 +151,7 @@ describe "the example CI workflow (integration)" do
     labels = Rackbench::Labels.from_h(experiments.last[:labels])
     assert_equal({ "branch" => "main", "run" => "1" }, labels.given)
     assert_equal [outcome[:shas][:first], "First version"], labels.revision("app", "app").values_at("commit", "subject")
-    assert_match(/History of app-ci: requests\/s per configuration over 1 run/, push.step("History of main").output)
+    assert_match(/History of app-ci: server CPU per request per configuration over 1 run/, push.step("History of main").output)
     assert_match(/```\nHistory of app-ci/, job(:push)[:summary])
     assert_equal 0, push.steps.last.exit_code, "the history page exists to upload"
   end
@@ -177,7 +177,9 @@ describe "the example CI workflow (integration)" do
     body = burn[:bodies].last
     assert body.start_with?("## rackbench gate: ❌ regressed\n"), body
     assert_match(/^\| ❌ \| ruby=ruby server=puma app=app processes=1 threads=1 \| server CPU per request \| [\d.]+us \| [\d.]+us \| \+\d+\.\d% \| \d\.\d{3} \(/, body)
-    assert_match(/^\| ❌ \| ruby=ruby server=puma app=app processes=1 threads=1 \| requests\/s \| \d+ \| \d+ \| −\d+\.\d% \| 0\.\d{3} \(/, body)
+    # requests/s is judged too, but on a loaded machine its interval may be
+    # too wide to rule either way: its row is there, whatever its verdict.
+    assert_match(/^\| (❌)? \| ruby=ruby server=puma app=app processes=1 threads=1 \| requests\/s \| \d+ \| \d+ \| −\d+\.\d% \| \d\.\d{3} \(/, body)
     assert_includes body, "**Candidate:** experiment app-ci (id 1) · branch=burn pr=8; app app #{outcome[:shas][:burn][0, 10]}"
     assert_includes body, "**Baseline:** experiment app-ci (id 1) · branch=main run=1; app app #{outcome[:shas][:first][0, 10]}"
   end
@@ -188,7 +190,7 @@ describe "the example CI workflow (integration)" do
     assert_equal 2, doc["runs"].size
     change = doc["configs"].first["change_points"]
     assert_equal [1], change.map { |c| c["run"] }
-    assert_equal "down", change.first["direction"]
+    assert_equal "up", change.first["direction"], "server CPU per request went up"
     burn = outcome[:shas][:burn]
     assert_equal ["app app #{outcome[:shas][:first][0, 10]} → #{burn[0, 10]} \"Burn #{BURN_US} us per request\"",
                   "branch=burn", "pr=8", "run=(none)"], change.first["changes"]

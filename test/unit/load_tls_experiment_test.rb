@@ -238,8 +238,9 @@ describe "load.tls" do
       assert_match(/\| TLS hs +\| paid hs \|/, terminal)
       assert_match(/\| +2\.00ms \| +10\.0% \|/, terminal)
       csv = CSV.parse(Rackbench::Report::Csv.new(report).render)
+      # The TLS columns, then differing_gems (written after them).
       at = csv.first.index("tls_handshake_us")
-      assert_equal %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share], csv.first[at, 3]
+      assert_equal %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share differing_gems], csv.first[at, 4]
       assert_equal ["2000.0", "500.0", "0.1"], csv[2][at, 3]
 
       Rackbench::Store.open(File.join(dir, "plain")) do |store|

@@ -7,8 +7,9 @@ module Rackbench
     #
     # Dimensions, in this order: ruby, server, app, processes, threads
     # (always, even with one value, because every result is tagged with
-    # them), proxy (when the file names a proxy other than none), then each +load+ key and each +env+ variable that has more than
-    # one value. A list of one value is the same as the value.
+    # them), proxy (when the file names a proxy other than none), then each
+    # +load+ key, each +env+ variable and each gem of +gems+ that has more
+    # than one value. A list of one value is the same as the value.
     class Matrix
       # More configurations than this is almost certainly a mistake (a
       # forgotten exclude, a list where a value was meant), and would take
@@ -53,13 +54,15 @@ module Rackbench
         dims["proxy"] = @parts[:proxy] unless @parts.fetch(:proxy, [Proxy::NONE]) == [Proxy::NONE]
         @parts[:load].each { |name, values| dims["load.#{name}"] = values if values.size > 1 }
         @parts[:env].each { |name, values| dims["env.#{name}"] = values if values.size > 1 }
+        dims.merge!(@parts[:gems].dimensions) if @parts[:gems]
         dims.transform_values(&:freeze)
       end
 
       # Every name that could be a dimension, to tell "not a dimension here"
       # apart from a typo.
       def possible_dimensions
-        @dimensions.keys | @parts[:load].keys.map { |n| "load.#{n}" } | @parts[:env].keys.map { |n| "env.#{n}" }
+        gems = @parts[:gems] ? @parts[:gems].pins.keys.map { |n| "#{Gems::DIMENSION_PREFIX}#{n}" } : []
+        @dimensions.keys | @parts[:load].keys.map { |n| "load.#{n}" } | @parts[:env].keys.map { |n| "env.#{n}" } | gems
       end
 
       def parse_exclude(value)
@@ -92,6 +95,7 @@ module Rackbench
                      when "ruby", "server", "app", "proxy" then @checker.string!(value, key)
                      when "processes", "threads" then @checker.integer!(value, key, min: 1)
                      when /\Aload\.(.+)\z/ then @settings.load_value(Regexp.last_match(1), value, key)
+                     when /\Agem\./ then Gems.requirement(value, key, @checker)
                      else @checker.env_value!(value, key)
                      end
         allowed = @dimensions.fetch(name)
@@ -130,7 +134,8 @@ module Rackbench
           server: @parts[:servers].find { |s| s.label == dims["server"] },
           app: @parts[:apps].find { |a| a.name == dims["app"] },
           processes: dims["processes"], threads: dims["threads"], proxy: dims.fetch("proxy", Proxy::NONE),
-          load: load.freeze, env: env.freeze, dims: dims
+          load: load.freeze, env: env.freeze, dims: dims,
+          gems: (@parts[:gems] ? @parts[:gems].pins_for(dims) : {}).freeze
         )
       end
 

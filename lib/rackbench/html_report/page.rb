@@ -211,12 +211,23 @@ module Rackbench
           <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
           ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>
           #{@tables.what_ran}
-          </section>
+          #{gem_differences}</section>
           <section id="failed">
           <h2>Failed trials</h2>
           #{failed.empty? ? '<p class="empty">No trial failed.</p>' : failed}
           </section>
         HTML
+      end
+
+      # The gems that differ between configurations, under what ran; empty
+      # when nothing differs.
+      def gem_differences
+        table = @tables.gem_differences
+        return "" if table.empty?
+
+        %(<h3>Gems that differ between configurations</h3>\n<p class="how">As their servers loaded them. ) +
+          %(A difference no dimension that chooses gems (app, server, gem.NAME) explains means the comparison ) +
+          %(measures the gems too.</p>\n#{table}\n)
       end
 
       # The Pages section, when a configuration ran a request list: the

@@ -231,6 +231,14 @@ module Rackbench
         Column.new("tls_csv", csv: %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share].map do |name|
           cell(name, format: ->(_, e, _) { e[name] })
         end),
+        # The bundle's gems its servers loaded, and those whose versions
+        # differ from another configuration of its app (CSV: "rails 7.2.4;
+        # railties 7.2.4"), after every column written before them.
+        Column.new("gems", value: :gems),
+        Column.new("differing_gems", value: :differing_gems,
+                   csv: cell("differing_gems", format: lambda { |gems, _, _|
+                     Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
+                   })),
         # Instructions per request (`measure: instructions`,
         # InstructionsSummary#to_h): the views show it in a section of its
         # own (a row per configuration, the time figures beside when both

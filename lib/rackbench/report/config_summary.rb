@@ -5,6 +5,7 @@ require_relative "entry_summary"
 require_relative "entry_text"
 require_relative "inside_summary"
 require_relative "proxy_figures"
+require_relative "gem_differences"
 require_relative "instructions_summary"
 require_relative "instructions_flags"
 
@@ -205,6 +206,31 @@ module Rackbench
 
       def flags
         @flags ||= Flags.new(self, @options, unit: Report.rate_unit(@trials)).to_a
+      end
+
+      # The bundle's gems this configuration's servers loaded (name =>
+      # version): its first ok trial's (TrialEntry#gems), else any trial's;
+      # {} when none has any.
+      def gems
+        @gems ||= (@ok_trials + @trials).lazy.filter_map(&:gems).first || {}
+      end
+
+      # The batches whose servers loaded other versions than #gems:
+      # [[batch, GemDifferences.between(gems, the batch's)]].
+      def batches_with_other_gems
+        @trials.filter_map do |trial|
+          differences = trial.gems ? GemDifferences.between(gems, trial.gems) : []
+          [trial.batch, differences] unless differences.empty?
+        end
+      end
+
+      # The gems whose versions differ between this configuration and
+      # another of its app (set by the report from GemDifferences.of):
+      # name => this configuration's version; {} when none differs.
+      attr_writer :differing_gem_names
+
+      def differing_gems
+        gems.slice(*Array(@differing_gem_names))
       end
 
       # What the servers of this configuration really ran, as their identity

@@ -47,13 +47,12 @@ module Rackbench
         # instructions table is the report's.
         unless configs.any?(&:time?)
           return [warning_lines, labels_line, title, instructions(configs), @report.history.summary_line, detect_lines,
-                  flag_lines(configs), ran_lines(configs), profile_lines].compact.join("\n") + "\n"
+                  host_lines, flag_lines(configs), ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
         end
 
         [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
          pages(configs), inside(configs), instructions(configs), detect_lines, host_lines, flag_lines(configs),
-         ran_lines(configs),
-         profile_lines].compact.join("\n") + "\n"
+         ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
       end
 
       private
@@ -187,6 +186,8 @@ module Rackbench
         # page_errors means nothing without a request list: its mark is
         # in the legend only when a configuration ran one.
         marks = configs.any?(&:entries) ? Flags::MARKS : Flags::MARKS.except("page_errors")
+        # gems_differ: in the legend when a configuration has it.
+        marks = marks.except("gems_differ") unless configs.any? { |c| c.flags.any? { |f| f["kind"] == "gems_differ" } }
         legend = marks.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
       end
@@ -219,6 +220,20 @@ module Rackbench
           end
         end
         ["What ran (as every process of each trial reported it):", *lines].join("\n")
+      end
+
+      # Beside what ran: the gems whose versions differ between
+      # configurations (Report#gem_differences), those no gem-choosing
+      # dimension explains marked; nil when none differs.
+      def gem_lines
+        entries = @report.gem_differences
+        return nil if entries.empty?
+
+        lines = entries.map do |entry|
+          mark = entry["explained"] ? "" : " [g: not a dimension of the experiment]"
+          "  #{entry["app"]}: #{GemDifferences.line(entry)}#{mark}"
+        end
+        ["Gems that differ between configurations (as their servers loaded them):", *lines].join("\n")
       end
     end
   end

@@ -168,7 +168,7 @@ module Rackbench
         reason = app.unsupported_reason(variant.install.engine)
         raise SetupError, reason if reason
 
-        bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
+        bundle = bundle_for(config, app, variant, adapter)
         facts[:gem_versions] = bundle.gem_versions
         facts[:network] = @load_hosts.network(config) # the round trip, before the server boots
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile,
@@ -280,7 +280,8 @@ module Rackbench
                                       server_gem: adapter.server_gem,
                                       server_version: bundle.gem_versions[adapter.server_gem],
                                       threads: trial.config.threads, bundle_without: bundle.groups&.without,
-                                      gc_compact_before_fork: trial.config.server.options["gc_compact_before_fork"] == true)
+                                      gc_compact_before_fork: trial.config.server.options["gc_compact_before_fork"] == true,
+                                      gems: bundle.gem_versions, gem_pins: trial.config.gems || {})
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
@@ -388,6 +389,8 @@ require_relative "http/reading"
 require_relative "http/lock_notice"
 require_relative "http/pool_check"
 require_relative "http/bundle_cache"
+require_relative "http/gem_sets"
+require_relative "http/preparation"
 require_relative "identity"
 require_relative "http/app_hooks"
 require_relative "http/app_logs"
