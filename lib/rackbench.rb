@@ -41,4 +41,5 @@ module Rackbench
   autoload :Sampler, File.expand_path("rackbench/observe/sampler", __dir__)
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
   autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
+  autoload :Services, File.expand_path("rackbench/services", __dir__)
 end
