@@ -41,7 +41,7 @@ describe "migrating a results database from schema 5" do
   it "reads stored trials and earlier attempts back with no proxy, and stores a new trial's" do
     experiment = schema5
     Rackbench::Store.open(dir) do |store|
-      assert_equal 6, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
+      assert_equal Rackbench::Store::Schema::VERSION, store.db[Rackbench::Store::Schema::VERSION_TABLE].get(:version)
       trials = store.trials
       assert_equal [["kept", 800.0, PROXY_MIGRATION_INSIDE, nil], ["retried", 800.0, PROXY_MIGRATION_INSIDE, nil]],
                    trials.map { |t| [t.key, t.rate, t.inside, t.proxy] }.sort_by(&:first)

@@ -27,6 +27,9 @@ module Rackbench
     #             one with a missing binary)
     # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
     #                    returns a Proxy::Running (default: Proxy::Launch.new)
+    # :services :: called with the run's apps that have services and the context, returns what
+    #              Services::Started.start returns (#for(app name) => Services::Group, #stop)
+    #              (default: Services::Started.start)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -41,8 +44,11 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
-                     proxy_launcher: Proxy::Launch.method(:new))
+                     proxy_launcher: Proxy::Launch.method(:new),
+                     services: ->(apps, context) { Services::Started.start(apps, context: context) })
         super(context)
+        @services_starter = services
+        @services = nil
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
@@ -78,6 +84,7 @@ module Rackbench
       # anything but the cause.
       def check!
         check_profiler!
+        check_services!
         missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
         return if missing.empty?
 
@@ -93,9 +100,28 @@ module Rackbench
         lines = PoolCheck.warnings(source.apps, source.threads.max)
         return lines unless layout.pinned?
 
-        proxy = source.respond_to?(:proxy) && source.proxy != [Proxy::NONE] ? " (with the proxy)" : ""
+        beside = [(source.respond_to?(:proxy) && source.proxy != [Proxy::NONE] ? "the proxy" : nil),
+                  (service_apps.empty? ? nil : "the services")].compact
+        proxy = beside.empty? ? "" : " (with #{beside.join(" and ")})"
         ["server on CPU #{layout.server_cpus.join(",")}#{proxy}, load engine on CPU #{layout.engine_cpus.join(",")}",
          *lines]
+      end
+
+      # The services of the run's apps (`services:`, Services::Started),
+      # started before the block (the run's trials) and stopped after it,
+      # however it ends. A service that cannot start raises SetupError in
+      # one line before any trial.
+      def around_run
+        return yield if service_apps.empty?
+
+        @services = @services_starter.call(service_apps, @context)
+        begin
+          yield
+        ensure
+          started = @services
+          @services = nil
+          started.stop
+        end
       end
 
       # Runs trial (an Experiment::Plan::Trial); returns its Record.
@@ -117,14 +143,24 @@ module Rackbench
       # What the trial learns, in order; facts keeps what is known before
       # a failure (the gem versions, what the server ran).
       def measure(trial, variant, facts)
-        config = trial.config
-        adapter = Servers.fetch(config.server.name)
-        app = App.resolve(config.app)
+        app = App.resolve(trial.config.app)
         # Normally left out of the plan already; a clear failure otherwise,
         # before minutes of a gem install that cannot work.
         reason = app.unsupported_reason(variant.install.engine)
         raise SetupError, reason if reason
 
+        services = services_for(app)
+        services&.begin_trial # the documents are this trial's restore and window only
+        measure_app(trial, variant, facts, app, services)
+      ensure
+        facts[:services] = services.documents if services
+      end
+
+      # The trial of app (with its Services::Group, or nil) from its bundle
+      # to its server's stop.
+      def measure_app(trial, variant, facts, app, services)
+        config = trial.config
+        adapter = Servers.fetch(config.server.name)
         bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
         facts[:gem_versions] = bundle.gem_versions
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile)
@@ -142,7 +178,7 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, work_dir: work_dir(trial)).run(facts)
+                                 proxy: proxy, services: services, work_dir: work_dir(trial)).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
@@ -221,7 +257,35 @@ module Rackbench
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
-                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window)
+                       stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
+                       services: services_for(app))
+      end
+
+      # The started services of app (a Services::Group), or nil for an app
+      # without services.
+      def services_for(app)
+        @services&.for(app.name)
+      end
+
+      # The run's apps that have services (resolved Apps), once.
+      def service_apps
+        @service_apps ||= source.respond_to?(:apps) ? source.apps.map { |spec| App.resolve(spec) }.reject { |app| app.services.empty? } : []
+      end
+
+      # A service whose program is not installed, or (as root) whose
+      # account does not exist, stops the run before anything is stored.
+      def check_services!
+        service_apps.each do |app|
+          app.services.each do |spec|
+            kind = Services.fetch(spec.name)
+            reason = kind.missing_reason
+            raise ConfigError, "app #{app.name}: #{reason}" if reason
+
+            Services::Account.for(kind.account_name, title: kind.title)
+          rescue SetupError => e
+            raise ConfigError, "app #{app.name}: service #{spec.name}: #{e.message}"
+          end
+        end
       end
 
       # The user's app's setup runs once per run and Bundler environment.
@@ -239,7 +303,8 @@ module Rackbench
         # The profiler listens to the window too, whether or not the
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
-        ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
+        ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env,
+                      service_env: services_for(app)&.env || {}, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: trial_env,
                       also_check: watched_env, threads: config.threads, processes: config.processes)
@@ -254,6 +319,9 @@ module Rackbench
           apps = source.apps.flat_map do |spec|
             (spec.builtin ? Apps.builtin(spec.name).env.keys : []) + spec.env.to_h.keys
           end
+          # A service's variable: the apps without the service prove they
+          # run without it (rails-posts on SQLite has no DATABASE_URL).
+          apps += service_apps.flat_map { |app| app.services.map(&:env_name) }
           # A variant's malloc sets (or unsets) LD_PRELOAD.
           rubies = source.rubies.flat_map { |r| r.env.keys + (r.malloc ? ["LD_PRELOAD"] : []) }
           (rubies + source.env.keys + apps).uniq

@@ -40,6 +40,13 @@ module Rackbench
       # ConfigError); nothing by default.
       def check!; end
 
+      # Runs the block (the run's trials) with what the kind keeps for the
+      # whole run started before it and stopped after it, however it ends
+      # (the HTTP kind's services); only the block by default.
+      def around_run
+        yield
+      end
+
       private
 
       # Runs the block, which returns the outcome's fields (status, reason,

@@ -27,6 +27,10 @@ module Rackbench
     # Proxy :: proxy (the proxy in front of the server, Proxy::Running#to_h: name, version, its
     #          process tree's sample and its cache's counts over the window; nil without a proxy
     #          and for trials stored before schema 6)
+    # Services :: services (the app's services, Services::Running#to_h each: name, version, where it
+    #             answered, the restore of its template and the state it left, its process tree's
+    #             sample over the window; nil for an app without services and trials stored before
+    #             schema 7)
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -34,10 +38,11 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt inside proxy].freeze
+                  load_settings layout log_path attempt inside proxy services].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
-      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy].freeze
+      DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy
+                     services].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)

@@ -21,10 +21,12 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :services :: the app's services (a Services::Group): their #start / #stop follow the window's
+        #              edges with the server's sampler, and a service that ended fails the trial (default: nil)
         # :work_dir :: the trial's directory, where the request list with its session probe goes
         #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, work_dir: nil)
+                       calibrations:, window: nil, proxy: nil, services: nil, work_dir: nil)
           @trial = trial
           @app = app
           @server = server
@@ -38,6 +40,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @services = services
           @work_dir = work_dir
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
@@ -147,20 +150,23 @@ module Rackbench
             @machine.start
             @sampler.start
             @proxy&.start
+            @services&.start
             @sampling = true
           end
         rescue Error, SystemCallError
           nil # a sample that cannot be taken is left out, never the measurement
         end
 
-        # The sampler's summary, the machine's and the proxy's window, once;
-        # nil for a run that ended before its window started.
+        # The sampler's summary, the machine's and the proxy's window, once
+        # (the services keep theirs: Services::Running); nil for a run that
+        # ended before its window started.
         def stop_sampling
           @sampling_lock.synchronize do
             @stopped ||= if @sampling
-                           [stopped { @sampler.stop }, stopped { @machine.stop }, @proxy && stopped { @proxy.stop }]
+                           [stopped { @sampler.stop }, stopped { @machine.stop }, @proxy && stopped { @proxy.stop },
+                            @services && stopped { @services.stop }]
                          else
-                           [nil, nil, nil]
+                           [nil, nil, nil, nil]
                          end
           end
         end
@@ -177,6 +183,9 @@ module Rackbench
         def verdict(result)
           return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
           return { status: "failed", reason: @proxy.failure("during the measurement") } if @proxy && !@proxy.alive?
+          if (service_failure = @services&.failure("during the measurement"))
+            return { status: "failed", reason: service_failure }
+          end
           # A server that answers, but not in HTTP/2: the trial measured
           # nothing of what it names, whatever else was counted.
           if (not_h2c = result.not_h2c_reason)

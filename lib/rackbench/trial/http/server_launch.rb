@@ -37,9 +37,11 @@ module Rackbench
         # :hooks :: the run's AppHooks (the user's app's setup and reset) (default: a fresh one)
         # :window :: the WindowMarks of the server's measured window, whose edges' pipes the server
         #            inherits when the window channel is on (default: a fresh one, never marked)
+        # :services :: the app's started services (a Services::Group), put back to their template once
+        #              the app's hooks and setup ran, before the server boots; nil without (default: nil)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
                        ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
-                       window: nil)
+                       window: nil, services: nil)
           @trial = trial
           @app = app
           @variant = variant
@@ -56,6 +58,7 @@ module Rackbench
           @guard = guard
           @hooks = hooks || AppHooks.new(logs_dir: File.dirname(log_path))
           @window = window || WindowMarks.new(work_dir)
+          @services = services
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
@@ -70,7 +73,10 @@ module Rackbench
           File.write(@log_path, "")
           hooks = @hooks.before_trial(app: @app, bundle: @bundle, variant: @variant, adapter: @adapter, env: @env,
                                       work_dir: @work_dir)
-          run_setup if @app.setup
+          # A built-in app's setup seeds its services once: their template
+          # holds what it wrote from then on.
+          run_setup if @app.setup && !@services&.templated?
+          @services&.prepare_trial!
           app_logs = AppLogs.new(@app.dir)
           port = Ports.free_port
           argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
