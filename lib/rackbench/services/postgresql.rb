@@ -12,7 +12,7 @@ module Rackbench
     # socket in that directory only (or on 127.0.0.1:port with `port:`).
     # The app gets the role and database "rackbench":
     #
-    #   DATABASE_URL=postgresql://rackbench@/rackbench?host=/tmp/rackbench-services-.../rails-posts-pg-postgresql
+    #   DATABASE_URL=postgresql:///rackbench?host=/tmp/rackbench-services-.../rails-posts-pg-postgresql&user=rackbench
     #
     # The template is a database of its own, copied from the app's
     # (CREATE DATABASE rackbench_template TEMPLATE rackbench) once the
@@ -109,7 +109,9 @@ module Rackbench
       def url(endpoint)
         return "postgresql://#{ROLE}@#{Ports::LOCALHOST}:#{endpoint.port}/#{DATABASE}" if endpoint.tcp?
 
-        "postgresql://#{ROLE}@/#{DATABASE}?host=#{endpoint.socket}"
+        # No authority at all: Ruby's URI (Rails parses DATABASE_URL with
+        # it) refuses a user without a host; libpq takes both from the query.
+        "postgresql:///#{DATABASE}?host=#{endpoint.socket}&user=#{ROLE}"
       end
 
       # Copies the app's database into the template (its connections, the
