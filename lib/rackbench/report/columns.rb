@@ -39,7 +39,9 @@ module Rackbench
         # requests a day go beside the others.
         proxied: ->(entries) { entries.any? { |e| e["proxy_memory_peak_bytes"] || e["cache_hit_ratio"] } },
         # A proxy with a cache ran.
-        cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } }
+        cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } },
+        # An app had services (services:).
+        served: ->(entries) { entries.any? { |e| e["services"]&.any? } }
       }.freeze
 
       RATE_UNIT = ->(layout) { layout.rate_unit }
@@ -73,7 +75,15 @@ module Rackbench
            cell("#{name}_ci95_high", pick: ->(inside) { figure.call(inside)&.fetch("ci95")&.last })]
         end
       end
-      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells
+      # The CSV cells of configs.services: each service's figures
+      # (postgresql_cpu_cores, ..., memcached_memory_peak_bytes), empty for
+      # a configuration without it.
+      def self.service_cells
+        Services::NAMES.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
+          cell("#{service}_#{figure}", pick: ->(list) { list&.find { |e| e["name"] == service }&.fetch(figure) })
+        end
+      end
+      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :service_cells
 
       ALL = [
         Column.new("id", value: :id, csv: cell("config_id")),
@@ -197,7 +207,14 @@ module Rackbench
                      cell("mb_per_s", format: ->(_, e, _) { e["mb_per_s"] }),
                      cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
                      cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
-                   ])
+                   ]),
+        # The app's services (ServiceFigures): CPU and memory over the
+        # window per service; the terminal writes them in a section of their
+        # own; CSV at the end, so every column before keeps its place.
+        Column.new("services", value: :services, csv: service_cells,
+                   html: cell("services", align: :left, only: :served, format: lambda { |list, _, _|
+                     Array(list).map { |e| ServiceFigures.text(e) }.join("; ")
+                   }))
       ].freeze
 
       module_function

@@ -43,8 +43,8 @@ module Rackbench
         end
 
         [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), detect_lines, flag_lines(configs), ran_lines(configs),
-         profile_lines].compact.join("\n") + "\n"
+         pages(configs), inside(configs), service_lines(configs), detect_lines, flag_lines(configs),
+         ran_lines(configs), profile_lines].compact.join("\n") + "\n"
       end
 
       private
@@ -164,6 +164,17 @@ module Rackbench
 
         ["Machine warnings (the figures below are less trustworthy):",
          *warnings.map { |w| w["at"] == "experiment" ? "  #{w["message"]}" : "  #{w["at"]}: #{w["message"]}" }].join("\n")
+      end
+
+      # What each configuration's services cost over the windows
+      # (ServiceFigures), or nil when no app had services.
+      def service_lines(configs)
+        lines = configs.flat_map do |c|
+          Array(c.services).map { |entry| "  #{c.label}: #{ServiceFigures.text(entry)}" }
+        end
+        return nil if lines.empty?
+
+        ["Services (CPU over each measured window, median over the ok batches; memory peak):", *lines].join("\n")
       end
 
       # What every configuration really ran, as each process of its trials

@@ -91,7 +91,8 @@ module Rackbench
           "warmup_s" => r.warmup_s, "measure_s" => r.measure_s, "warmup" => warmup,
           "offered_rps" => r.offered_rps, "load" => r.load_settings, "identity" => identity, "machine" => machine,
           "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline),
-          "inside" => inside_figures, "proxy" => r.proxy, "service" => service, "probes" => engine["probes"]
+          "inside" => inside_figures, "proxy" => r.proxy, "service" => service, "probes" => engine["probes"],
+          "services" => r.services
         }
       end
 
