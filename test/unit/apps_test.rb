@@ -9,7 +9,8 @@ describe Rackbench::Apps do
   let(:apps) { Rackbench::Apps.all }
 
   it "lists every app directory and every variant" do
-    assert_equal %w[cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts], Rackbench::Apps.names
+    assert_equal %w[cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts rails-posts-pg],
+                 Rackbench::Apps.names
     assert_equal Rackbench::Apps.names, Rackbench::Experiment.builtin_apps
   end
 
@@ -86,7 +87,7 @@ describe Rackbench::Apps do
 
   it "declares the apps that need CRuby and says why a JRuby trial cannot run them" do
     ruby_only = apps.select(&:engines).map(&:name)
-    assert_equal %w[io-wait long-list mix mix-users rails-hello rails-posts], ruby_only
+    assert_equal %w[io-wait long-list mix mix-users rails-hello rails-posts rails-posts-pg], ruby_only
     assert_nil Rackbench::Apps.builtin("rails-posts").unsupported_reason("ruby")
     assert_equal "app rails-posts runs on ruby only (not jruby)",
                  Rackbench::Apps.builtin("rails-posts").unsupported_reason("jruby")

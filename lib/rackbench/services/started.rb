@@ -13,6 +13,25 @@ module Rackbench
     # buffers, Redis's allocator) is what a deployed app meets too, and
     # each trial's warmup comes before its window (doc/services.md).
     class Started
+      # Checks, before anything runs, that every service of apps can start
+      # here: its programs installed and, when rackbench runs as root, its
+      # account there. Raises ConfigError naming the app and the service.
+      #
+      # :euid :: this process's effective uid (default: Process.euid)
+      def self.check!(apps, euid: Process.euid)
+        apps.each do |app|
+          Array(app.services).each do |spec|
+            kind = Services.fetch(spec.name)
+            reason = kind.missing_reason
+            raise ConfigError, "app #{app.name}: #{reason}" if reason
+
+            Account.for(kind.account_name, euid: euid, title: kind.title)
+          rescue SetupError => e
+            raise ConfigError, "app #{app.name}: service #{spec.name}: #{e.message}"
+          end
+        end
+      end
+
       # Starts the services of every app in apps (Apps with services;
       # others are left out), in order; returns the Started. On a failure,
       # stops what was started and raises SetupError (one line).

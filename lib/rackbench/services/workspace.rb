@@ -23,6 +23,9 @@ module Rackbench
       # A unix socket path is at most 107 bytes on Linux; PostgreSQL's file
       # adds "/.s.PGSQL.5432".
       MAX_SOCKET_DIR_BYTES = 90
+      # A service directory's own name at most (the rest is the tmp
+      # directory's path and the workspace's, about 45 bytes under /tmp).
+      NAME_BYTES = 32
 
       attr_reader :dir
 
@@ -72,11 +75,13 @@ module Rackbench
         File.join(@dir, GUARD)
       end
 
-      # A new directory for one service (name, e.g. "rails-posts-pg-postgresql"),
-      # given to account (nil: this user). Raises SetupError when its path is
-      # too long for a socket.
+      # A new directory for one service (name, e.g. "rails-posts-pg-postgresql",
+      # numbered in the order asked, and cut to NAME_BYTES: an app's label
+      # may be long), given to account (nil: this user). Raises SetupError
+      # when its path is too long for a socket.
       def service_dir(name, account)
-        path = File.join(@dir, name.gsub(/[^A-Za-z0-9._-]/, "_"))
+        @count = (@count || 0) + 1
+        path = File.join(@dir, "#{@count}-#{name.gsub(/[^A-Za-z0-9._-]/, "_")}"[0, NAME_BYTES])
         if path.bytesize > MAX_SOCKET_DIR_BYTES
           raise SetupError, "the services' directory #{path} is too long for a unix socket (over " \
                             "#{MAX_SOCKET_DIR_BYTES} bytes): set TMPDIR to a shorter directory"

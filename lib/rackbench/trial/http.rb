@@ -27,9 +27,9 @@ module Rackbench
     #             one with a missing binary)
     # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
     #                    returns a Proxy::Running (default: Proxy::Launch.new)
-    # :services :: called with the run's apps that have services and the context, returns what
-    #              Services::Started.start returns (#for(app name) => Services::Group, #stop)
-    #              (default: Services::Started.start)
+    # :services :: what starts the apps' services: #check!(apps) (raises ConfigError) and
+    #              #start(apps, context:) returning what Services::Started.start returns (#for(app name)
+    #              => Services::Group, #stop) (default: Services::Started)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -44,10 +44,9 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
-                     proxy_launcher: Proxy::Launch.method(:new),
-                     services: ->(apps, context) { Services::Started.start(apps, context: context) })
+                     proxy_launcher: Proxy::Launch.method(:new), services: Services::Started)
         super(context)
-        @services_starter = services
+        @services_source = services
         @services = nil
         @proxies = proxies
         @proxy_launcher = proxy_launcher
@@ -114,7 +113,7 @@ module Rackbench
       def around_run
         return yield if service_apps.empty?
 
-        @services = @services_starter.call(service_apps, @context)
+        @services = @services_source.start(service_apps, context: @context)
         begin
           yield
         ensure
@@ -275,17 +274,7 @@ module Rackbench
       # A service whose program is not installed, or (as root) whose
       # account does not exist, stops the run before anything is stored.
       def check_services!
-        service_apps.each do |app|
-          app.services.each do |spec|
-            kind = Services.fetch(spec.name)
-            reason = kind.missing_reason
-            raise ConfigError, "app #{app.name}: #{reason}" if reason
-
-            Services::Account.for(kind.account_name, title: kind.title)
-          rescue SetupError => e
-            raise ConfigError, "app #{app.name}: service #{spec.name}: #{e.message}"
-          end
-        end
+        @services_source.check!(service_apps) unless service_apps.empty?
       end
 
       # The user's app's setup runs once per run and Bundler environment.
