@@ -11,6 +11,8 @@ require_relative "../fixtures/fakes"
 # run left of it, PostgreSQL's state and its comparison, a Running's
 # restore check and documents, a Group's order, and what the report makes
 # of the documents.
+ServiceFiguresRecord = Struct.new(:services, :requests)
+
 describe Rackbench::Services do
   def parse(apps)
     Rackbench::Experiment.parse(<<~YAML, source: "exp.yml")
@@ -268,15 +270,14 @@ describe Rackbench::Services do
   end
 
   describe Rackbench::Report::ServiceFigures do
-    Record = Struct.new(:services, :requests)
 
     it "gives each service's CPU in cores and per request (medians) and its peak memory" do
       doc = lambda do |cpu_s, pss|
         [{ "name" => "postgresql", "version" => "15.18",
            "sample" => { "cpu_user_s" => cpu_s, "cpu_system_s" => 0.0, "duration_s" => 10.0, "pss_peak_bytes" => pss } }]
       end
-      records = [Record.new(doc.call(3.8, 40_000_000), 34_000), Record.new(doc.call(4.0, 45_000_000), 40_000),
-                 Record.new(doc.call(3.0, 42_000_000), 20_000)]
+      records = [ServiceFiguresRecord.new(doc.call(3.8, 40_000_000), 34_000), ServiceFiguresRecord.new(doc.call(4.0, 45_000_000), 40_000),
+                 ServiceFiguresRecord.new(doc.call(3.0, 42_000_000), 20_000)]
       entry = Rackbench::Report::ServiceFigures.of(records).first
       assert_equal 3, entry["batches"]
       assert_in_delta 0.38, entry["cpu_cores"]
@@ -284,7 +285,7 @@ describe Rackbench::Services do
       assert_equal 45_000_000, entry["memory_peak_bytes"]
       assert_equal "PostgreSQL 15.18: 38% of a CPU, 111.8us per request, 45.0 MB peak",
                    Rackbench::Report::ServiceFigures.text(entry)
-      assert_nil Rackbench::Report::ServiceFigures.of([Record.new(nil, 5)])
+      assert_nil Rackbench::Report::ServiceFigures.of([ServiceFiguresRecord.new(nil, 5)])
     end
   end
 end
