@@ -106,6 +106,8 @@ describe Rackbench::Services do
       tcp = pg.endpoint(dir: "/t/pg", port: 5499)
       assert_includes pg.argv(dir: "/t/pg", endpoint: tcp, settings: {}), "listen_addresses=127.0.0.1"
       assert_equal "postgresql://rackbench@127.0.0.1:5499/rackbench", pg.url(tcp)
+      assert_equal({ "PGHOST" => "/t/pg" }, pg.client_env(socket))
+      assert_empty pg.client_env(tcp)
       assert_equal "on", pg.setting_value(true)
       assert_nil pg.setting_problem("work_mem", "4MB")
       assert_equal "must be a string, number or true/false", pg.setting_problem("work_mem", [1])
@@ -247,7 +249,8 @@ describe Rackbench::Services do
       assert_equal({ "tables" => 1, "rows" => 10 }, doc["state"])
       assert_equal({ "cpu_user_s" => 0.2, "duration_s" => 1.0 }, doc["sample"])
       assert_equal %w[postgresql postgres 15.0 DATABASE_URL postgres], doc.values_at("name", "program", "version", "env", "account")
-      assert_equal({ "DATABASE_URL" => "postgresql:///rackbench?host=/t&user=rackbench" }, running.env)
+      assert_equal({ "DATABASE_URL" => "postgresql:///rackbench?host=/t&user=rackbench", "PGHOST" => "/t" }, running.env,
+                   "PGHOST for a client that drops the URL's host (Rails 6.1)")
       running.begin_trial
       refute running.to_h.key?("sample"), "a new trial forgets the last one's window"
     end

@@ -17,6 +17,7 @@ module Rackbench
     # ready?(endpoint) :: whether it answers yet
     # after_ready(endpoint) :: what it needs once it answers (the app's role and database)
     # url(endpoint) :: what the app gets in its variable
+    # client_env(endpoint) :: more variables its clients read ({} unless the kind says)
     # keep_template(endpoint) :: keeps its state as the template; returns the state
     # restore(endpoint) :: puts the template back; returns the state
     class Kind
@@ -45,6 +46,11 @@ module Rackbench
         @version = out[version_pattern, 1]
       rescue SystemCallError, KeyError, NoMethodError
         @version = nil
+      end
+
+      # More variables for the app's clients of the service: none.
+      def client_env(_endpoint)
+        {}
       end
 
       # The program the document names (postgres, redis-server, memcached).

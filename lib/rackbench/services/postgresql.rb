@@ -10,7 +10,8 @@ module Rackbench
     # for the connections of this machine's users who reach its socket,
     # which only the service's account and root can), listening on a unix
     # socket in that directory only (or on 127.0.0.1:port with `port:`).
-    # The app gets the role and database "rackbench":
+    # The app gets the role and database "rackbench" (and, on the socket,
+    # PGHOST: client_env):
     #
     #   DATABASE_URL=postgresql:///rackbench?host=/tmp/rackbench-services-.../rails-posts-pg-postgresql&user=rackbench
     #
@@ -112,6 +113,13 @@ module Rackbench
         # No authority at all: Ruby's URI (Rails parses DATABASE_URL with
         # it) refuses a user without a host; libpq takes both from the query.
         "postgresql:///#{DATABASE}?host=#{endpoint.socket}&user=#{ROLE}"
+      end
+
+      # On the socket, PGHOST names its directory too: libpq reads it when
+      # a client leaves the URL's host out, as Rails 6.1 does (it drops the
+      # query's host when the URL has none of its own).
+      def client_env(endpoint)
+        endpoint.tcp? ? {} : { "PGHOST" => endpoint.socket }
       end
 
       # Copies the app's database into the template (its connections, the

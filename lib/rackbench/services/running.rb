@@ -30,9 +30,10 @@ module Rackbench
         @trial = {}
       end
 
-      # { "DATABASE_URL" => "postgresql://..." }: what the app's processes get.
+      # { "DATABASE_URL" => "postgresql://..." }: what the app's processes
+      # get, with what the kind adds for its clients (Kind#client_env).
       def env
-        { spec.env_name => kind.url(endpoint) }
+        { spec.env_name => kind.url(endpoint), **kind.client_env(endpoint) }
       end
 
       def alive?
