@@ -127,6 +127,7 @@ describe "rackbench apps" do
     assert_match(/\| app +\| measures +\| load +\| check/, out)
     assert_match(%r{\| rails-posts +\| .*\| GET /posts +\| 200, text/html, "Post 1000}, out)
     assert_match(/\| mix +\| .*\| mix\.requests \(request list\)/, out)
+    assert_match(%r{\| rails-posts-pg +\| .*\| GET /posts on postgresql +\|}, out)
   end
 
   it "prints every app as JSON" do
@@ -140,6 +141,7 @@ describe "rackbench apps" do
     posts = doc.find { |app| app["name"] == "rails-posts" }
     assert_equal ["setup.rb", ["ruby"], "/up"], posts.values_at("setup", "engines", "health")
     assert_equal 0.1, doc.find { |app| app["name"] == "errors" }["max_error_rate"]
+    assert_equal [[], ["postgresql"]], %w[rails-posts rails-posts-pg].map { |name| doc.find { |app| app["name"] == name }["services"] }
   end
 
   it "rejects an argument" do
