@@ -108,6 +108,8 @@ describe Rackbench::Services do
       assert_equal "postgresql://rackbench@127.0.0.1:5499/rackbench", pg.url(tcp)
       assert_equal({ "PGHOST" => "/t/pg" }, pg.client_env(socket))
       assert_empty pg.client_env(tcp)
+      assert_equal %w[DATABASE_URL PGHOST], specs("postgresql").first.env_names
+      assert_equal %w[DATABASE_URL], specs([{ "name" => "postgresql", "port" => 5499 }]).first.env_names
       assert_equal "on", pg.setting_value(true)
       assert_nil pg.setting_problem("work_mem", "4MB")
       assert_equal "must be a string, number or true/false", pg.setting_problem("work_mem", [1])

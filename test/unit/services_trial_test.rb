@@ -78,6 +78,7 @@ describe "trials of an app with services" do
     assert_nil envs["rack-hello"]["DATABASE_URL"]
     assert envs["rack-hello"].checked.key?("CACHE_URL"), "the app without services proves it runs without them"
     assert_nil envs["rack-hello"].checked["CACHE_URL"]
+    assert envs["rack-hello"].checked.key?("PGHOST"), "PostgreSQL's client variable too"
     assert_match(/service postgresql of cpu: PostgreSQL .* as DATABASE_URL/, out.string)
     assert_match(/server on CPU 0 \(with the services\)/, out.string)
   end

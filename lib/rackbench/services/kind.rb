@@ -53,6 +53,11 @@ module Rackbench
         {}
       end
 
+      # The names client_env sets for a service on TCP (tcp: true) or not.
+      def client_env_names(tcp:)
+        client_env(Endpoint.new(socket: "/", port: 1, tcp: tcp)).keys
+      end
+
       # The program the document names (postgres, redis-server, memcached).
       def program
         programs.fetch(:server)

@@ -15,6 +15,12 @@ module Rackbench
         env || Services.fetch(name).default_env
       end
 
+      # Every variable the app gets from the service: env_name and what
+      # the kind adds for its clients (PostgreSQL on its socket: PGHOST).
+      def env_names
+        [env_name, *Services.fetch(name).client_env_names(tcp: !port.nil?)]
+      end
+
       # What the fingerprint and the stored experiment keep: the name
       # alone when nothing else is set, so `services: [postgresql]` reads
       # back as written.

@@ -310,7 +310,7 @@ module Rackbench
           end
           # A service's variable: the apps without the service prove they
           # run without it (rails-posts on SQLite has no DATABASE_URL).
-          apps += service_apps.flat_map { |app| app.services.map(&:env_name) }
+          apps += service_apps.flat_map { |app| app.services.flat_map(&:env_names) }
           # A variant's malloc sets (or unsets) LD_PRELOAD.
           rubies = source.rubies.flat_map { |r| r.env.keys + (r.malloc ? ["LD_PRELOAD"] : []) }
           (rubies + source.env.keys + apps).uniq
