@@ -268,7 +268,11 @@ module Rackbench
 
       # The run's apps that have services (resolved Apps), once.
       def service_apps
-        @service_apps ||= source.respond_to?(:apps) ? source.apps.map { |spec| App.resolve(spec) }.reject { |app| app.services.empty? } : []
+        @service_apps ||= if source.respond_to?(:apps)
+                            source.apps.map { |spec| App.resolve(spec) }.reject { |app| app.services.empty? }
+                          else
+                            []
+                          end
       end
 
       # A service whose program is not installed, or (as root) whose
