@@ -24,6 +24,8 @@ Gem::Specification.new do |spec|
   spec.metadata["rubygems_mfa_required"] = "true"
 
   spec.add_dependency "sequel", "~> 5.0"
+  # The PostgreSQL store and the fleet's queue (--store postgres://..., rackbench worker).
+  spec.add_dependency "pg", ">= 1.2"
   spec.add_dependency "sqlite3", ">= 1.4"
   spec.add_dependency "terminal-table", ">= 3.0"
   # Vega, Vega-Lite and vega-embed JavaScript, inlined into the HTML report

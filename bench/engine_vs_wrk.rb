@@ -17,6 +17,7 @@ require "optparse"
 require "open3"
 require "socket"
 require "tmpdir"
+require_relative "../test/support/nginx_server"
 
 ROOT = File.expand_path("..", __dir__)
 ENGINE = File.join(ROOT, "lib/rackbench-engine")
@@ -43,41 +44,12 @@ def free_port
 end
 
 def start_nginx(dir, port, cpu)
-  conf = File.join(dir, "nginx.conf")
-  File.write(conf, <<~CONF)
-    daemon off;
-    worker_processes 1;
-    pid #{dir}/nginx.pid;
-    error_log #{dir}/error.log warn;
-    events { worker_connections 4096; }
-    http {
-      access_log off;
-      client_body_temp_path #{dir}/body;
-      proxy_temp_path #{dir}/proxy;
-      fastcgi_temp_path #{dir}/fastcgi;
-      uwsgi_temp_path #{dir}/uwsgi;
-      scgi_temp_path #{dir}/scgi;
-      # nginx closes a kept-alive connection after 1000 requests by default,
-      # which would turn a keep-alive benchmark into a reconnect benchmark.
-      keepalive_requests 100000000;
-      keepalive_timeout 120s;
-      server {
-        listen 127.0.0.1:#{port};
-        location / { return 200 "hello world\\n"; }
-      }
+  NginxServer.start(dir, <<~HTTP, ports: [port], cpu: cpu)
+    server {
+      listen 127.0.0.1:#{port};
+      location / { return 200 "hello world\\n"; }
     }
-  CONF
-  pid = Process.spawn("taskset", "-c", cpu.to_s, "nginx", "-c", conf, "-e", "#{dir}/error.log",
-                      out: File::NULL, err: File::NULL, pgroup: true)
-  deadline = Time.now + 10
-  begin
-    TCPSocket.new("127.0.0.1", port).close
-  rescue SystemCallError
-    abort "nginx did not start: #{File.read("#{dir}/error.log")}" if Time.now > deadline
-    sleep 0.05
-    retry
-  end
-  pid
+  HTTP
 end
 
 # Runs argv pinned to the client CPU under GNU time; returns [stdout, cpu_s, max_rss_bytes].
@@ -206,7 +178,6 @@ Dir.mktmpdir("rackbench-bench") do |dir|
       puts format("Memory run: %d requests in %ds, peak RSS %.1f MB", r[:requests], seconds, r[:rss_bytes] / 1e6)
     end
   ensure
-    Process.kill(:TERM, -nginx)
-    Process.wait(nginx)
+    NginxServer.stop(nginx)
   end
 end

@@ -13,7 +13,8 @@
 
 static const char usage_text[] =
     "Usage: rackbench-engine [options] URL\n"
-    "Drives HTTP/1.1 or HTTP/2 (h2c) load at URL and prints one JSON document on stdout.\n"
+    "Drives HTTP/1.1 or HTTP/2 load at URL (http:// or https://) and prints one JSON\n"
+    "document on stdout.\n"
     "  -c, --connections N   concurrent connections (default 10)\n"
     "  -t, --threads N       engine threads, each with its own event loop (default 1)\n"
     "  -d, --duration D      measured window: 10s, 500ms, 2m (default 10s)\n"
@@ -21,9 +22,16 @@ static const char usage_text[] =
     "  -R, --rate R          open loop: R requests/s overall, latency from the\n"
     "                        scheduled send time (default: closed loop)\n"
     "  -k, --no-keepalive    close on the client side after every response\n"
-    "      --protocol P      http1 (default) or h2c (HTTP/2 over cleartext,\n"
-    "                        prior knowledge)\n"
-    "      --streams N       h2c: concurrent streams per connection (default 1)\n"
+    "      --protocol P      http1 (default); h2c (HTTP/2 over cleartext, prior\n"
+    "                        knowledge, http:// URL); h2 (HTTP/2 over TLS by\n"
+    "                        ALPN, https:// URL)\n"
+    "      --streams N       HTTP/2: concurrent streams per connection (default 1)\n"
+    "      --cacert FILE     https: trust the certificates in FILE (PEM) instead\n"
+    "                        of the system's\n"
+    "      --insecure        https: do not check the server's certificate (a\n"
+    "                        self-signed one in local benchmarking)\n"
+    "      --no-tls-resume   https: a full handshake on every new connection (by\n"
+    "                        default a reconnecting slot resumes its session)\n"
     "  -H, --header 'K: V'   add a request header (repeatable)\n"
     "  -m, --method M        request method (default GET)\n"
     "      --body TEXT       request body\n"
@@ -119,7 +127,8 @@ static int valid_header(const char *h) {
 }
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
-       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS };
+       OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_CACERT, OPT_INSECURE,
+       OPT_NO_TLS_RESUME };
 
 /* name=value with a non-empty token name and a value without ; or
  * control bytes (RFC 6265 cookie-pair, leniently). */
@@ -156,6 +165,9 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"phase-fd", required_argument, NULL, OPT_PHASE_FD},
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"streams", required_argument, NULL, OPT_STREAMS},
+        {"cacert", required_argument, NULL, OPT_CACERT},
+        {"insecure", no_argument, NULL, OPT_INSECURE},
+        {"no-tls-resume", no_argument, NULL, OPT_NO_TLS_RESUME},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -171,6 +183,9 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     cfg->phase_fd = -1;
     cfg->protocol = PROTOCOL_HTTP1;
     cfg->streams = 1;
+    cfg->tls_verify = 1;
+    cfg->tls_resume = 1;
+    int tls_flags = 0; /* --cacert, --insecure, --no-tls-resume given */
 
     opterr = 0;
     optind = 0;
@@ -250,12 +265,20 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         case OPT_PROTOCOL:
             if (strcmp(optarg, "http1") == 0) cfg->protocol = PROTOCOL_HTTP1;
             else if (strcmp(optarg, "h2c") == 0) cfg->protocol = PROTOCOL_H2C;
-            else return usage_error("invalid --protocol '%s' (expected http1 or h2c)", optarg);
+            else if (strcmp(optarg, "h2") == 0) cfg->protocol = PROTOCOL_H2;
+            else return usage_error("invalid --protocol '%s' (expected http1, h2c or h2)", optarg);
             break;
         case OPT_STREAMS:
             if (parse_int(optarg, 1, 10000, &cfg->streams))
                 return usage_error("invalid --streams '%s' (expected an integer 1-10000)", optarg);
             break;
+        case OPT_CACERT:
+            if (!*optarg) return usage_error("empty --cacert");
+            cfg->ca_file = optarg;
+            tls_flags++;
+            break;
+        case OPT_INSECURE: cfg->tls_verify = 0; tls_flags++; break;
+        case OPT_NO_TLS_RESUME: cfg->tls_resume = 0; tls_flags++; break;
         case 'V': printf("rackbench-engine %s\n", ENGINE_VERSION); return -1;
         case 'h': fputs(usage_text, stdout); return -1;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
@@ -271,11 +294,22 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     if (cfg->requests_file && (cfg->body || strcmp(cfg->method, "GET") != 0))
         return usage_error("--requests cannot be combined with --method or --body (put them in the file)");
     if (cfg->protocol == PROTOCOL_HTTP1 && cfg->streams != 1)
-        return usage_error("--streams %d needs --protocol h2c (HTTP/1.1 carries one request at a time)", cfg->streams);
-    if (cfg->protocol == PROTOCOL_H2C && !cfg->keepalive)
-        return usage_error("--no-keepalive cannot be combined with --protocol h2c (streams share the connection)");
-    if (cfg->protocol == PROTOCOL_H2C && cfg->cookies)
-        return usage_error("--cookies and --cookie are not supported with --protocol h2c yet");
+        return usage_error("--streams %d needs --protocol h2c or h2 (HTTP/1.1 carries one request at a time)",
+                           cfg->streams);
+    const char *h2_name = cfg->protocol == PROTOCOL_H2 ? "h2" : "h2c";
+    if (protocol_is_h2(cfg->protocol) && !cfg->keepalive)
+        return usage_error("--no-keepalive cannot be combined with --protocol %s (streams share the connection)",
+                           h2_name);
+    if (protocol_is_h2(cfg->protocol) && cfg->cookies)
+        return usage_error("--cookies and --cookie are not supported with --protocol %s yet", h2_name);
+    if (cfg->protocol == PROTOCOL_H2C && cfg->tls)
+        return usage_error("--protocol h2c is HTTP/2 over cleartext: use --protocol h2 for an https:// URL");
+    if (cfg->protocol == PROTOCOL_H2 && !cfg->tls)
+        return usage_error("--protocol h2 is HTTP/2 over TLS: it needs an https:// URL (h2c is the cleartext one)");
+    if (tls_flags && !cfg->tls)
+        return usage_error("--cacert, --insecure and --no-tls-resume apply to https:// URLs only");
+    if (cfg->ca_file && !cfg->tls_verify)
+        return usage_error("--cacert and --insecure contradict each other: trust a certificate, or check none");
     /* Every requested connection is used: threads never outnumber them
      * (wrk silently drops connections that do not divide evenly). */
     if (cfg->threads > cfg->connections)

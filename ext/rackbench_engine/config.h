@@ -15,10 +15,14 @@
 #define MAX_CPUS 256
 #define MAX_URL_BYTES 2048
 
-/* --protocol: HTTP/1.1, or HTTP/2 over cleartext TCP with prior
- * knowledge (RFC 9113 section 3.3: the client starts with the preface, no
- * Upgrade dance). */
-enum { PROTOCOL_HTTP1 = 0, PROTOCOL_H2C = 1 };
+/* --protocol: HTTP/1.1; HTTP/2 over cleartext TCP with prior knowledge
+ * (h2c, RFC 9113 section 3.3: the client starts with the preface, no
+ * Upgrade dance); or HTTP/2 over TLS, chosen by ALPN (h2, an https://
+ * URL). Both HTTP/2 protocols run the same connection code. */
+enum { PROTOCOL_HTTP1 = 0, PROTOCOL_H2C = 1, PROTOCOL_H2 = 2 };
+
+/* Whether a protocol is HTTP/2 (h2c or h2). */
+static inline int protocol_is_h2(int protocol) { return protocol == PROTOCOL_H2C || protocol == PROTOCOL_H2; }
 
 typedef struct {
     /* target */
@@ -30,6 +34,10 @@ typedef struct {
     socklen_t addr_len;
     char addr_text[64];      /* resolved address, for the JSON settings */
     int allow_remote;
+    int tls;                 /* an https:// URL */
+    int tls_verify;          /* check the server's certificate (--insecure: 0) */
+    const char *ca_file;     /* --cacert: trust these certificates instead of the system's */
+    int tls_resume;          /* offer a slot's last session when it reconnects (--no-tls-resume: 0) */
 
     /* load shape */
     int connections;
@@ -39,8 +47,8 @@ typedef struct {
     uint64_t timeout_ns;
     double rate_per_s;       /* 0: closed loop */
     int keepalive;           /* 0: the client closes after every response */
-    int protocol;            /* PROTOCOL_HTTP1 or PROTOCOL_H2C */
-    int streams;             /* h2c: concurrent streams per connection (1 for http1) */
+    int protocol;            /* PROTOCOL_HTTP1, PROTOCOL_H2C or PROTOCOL_H2 */
+    int streams;             /* HTTP/2: concurrent streams per connection (1 for http1) */
 
     /* requests (single request from flags, or a request list file) */
     const char *method;

@@ -24,6 +24,15 @@ unless IO.popen([cc, "-x", "c", "-", "-lnghttp2", "-o", File::NULL], "w", err: F
         "(bin/setup does), then build again"
 end
 
+# TLS (https:// URLs, HTTP/2 over TLS) is OpenSSL's (Debian: libssl-dev),
+# 1.1.1 or later (TLS 1.3); the same reasoning as for libnghttp2.
+probe = "#include <openssl/ssl.h>\nint main(void) { return SSL_CTX_new(TLS_client_method()) == 0; }\n"
+unless IO.popen([cc, "-x", "c", "-", "-lssl", "-lcrypto", "-o", File::NULL], "w", err: File::NULL) { |io| io.write(probe) } &&
+       $?.success?
+  abort "rackbench: the load engine needs OpenSSL (TLS): install the Debian package libssl-dev " \
+        "(bin/setup does), then build again"
+end
+
 sources = Dir.glob(File.join(src_dir, "*.c")).map { |f| File.basename(f) }.sort
 objects = sources.map { |s| s.sub(/\.c\z/, ".o") }
 # The guard's objects go to guard/ in the build directory: both programs
@@ -38,7 +47,7 @@ File.write("Makefile", <<~MAKE)
   CC = #{cc}
   CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -pthread -D_GNU_SOURCE
   LDFLAGS = -pthread
-  LIBS = -lnghttp2 -lm
+  LIBS = -lnghttp2 -lssl -lcrypto -lm
   OBJS = #{objects.join(" ")}
   GUARD_OBJS = #{guard_objects.join(" ")}
   BIN = rackbench-engine

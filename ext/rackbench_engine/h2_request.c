@@ -105,6 +105,11 @@ const char *h2_requests_build(h2_request **out, const request_set *set, const en
             snprintf(err, err_len, "request %zu cannot be sent over HTTP/2 (malformed request line)", t->index + 1);
             return err;
         }
+        /* The second field is :scheme, "http" as translated: https:// says https. */
+        if (cfg->tls) {
+            reqs[i].headers[1].value = (uint8_t *)"https";
+            reqs[i].headers[1].valuelen = 5;
+        }
     }
     *out = reqs;
     return NULL;

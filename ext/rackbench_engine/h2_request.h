@@ -3,7 +3,8 @@
  *
  * The request set (requests.h) renders every request to HTTP/1.1 wire
  * bytes once, before the run. For h2c each is translated once too, into
- * nghttp2 name/value pairs: :method, :scheme, :authority (from Host, else
+ * nghttp2 name/value pairs: :method, :scheme (https for an https:// URL),
+ * :authority (from Host, else
  * the URL's host:port), :path, then the other headers lowercased, less
  * the connection-specific ones HTTP/2 forbids (RFC 9113 section 8.2.2):
  * Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding, Upgrade,

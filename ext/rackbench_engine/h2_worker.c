@@ -1,5 +1,8 @@
 /*
- * h2_worker.c - the h2c event loop. See h2_worker.h.
+ * h2_worker.c - the h2c protocol's slots: which request each starts, when,
+ * and on which connection; timeouts; and the end of each turn of the
+ * worker's loop. See h2_worker.h. One connection's socket and session are
+ * h2_conn.c's.
  *
  * Each socket is registered once, edge triggered, for input and output,
  * as for HTTP/1.1. nghttp2 works on memory (h2_client.h): what a read
@@ -13,43 +16,16 @@
  */
 #include "h2_worker.h"
 
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "h2_worker_state.h"
-#include "open_loop.h"
 
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n, size);
-    if (!p) {
-        perror("rackbench-engine: out of memory");
-        exit(1);
-    }
-    return p;
-}
-
-static int is_open_loop(const worker *w) { return w->interval_ns > 0; }
-
-/* Slot s is to be looked at on the loop's next turn (restart_ready). */
-void h2_push_ready(h2_slot *s) {
-    struct h2_worker *h = s->hc->w->h2;
-    if (s->ready) return;
-    s->ready = 1;
-    s->next_ready = h->ready_head;
-    h->ready_head = s;
-}
-
-/* hc has output to write on the loop's next turn. */
+/* hc has output to write at the end of this turn (restart_ready). */
 static void mark_dirty(h2_conn *hc) {
-    struct h2_worker *h = hc->w->h2;
+    struct h2_worker *h = h2_of(hc->w);
     if (hc->dirty) return;
     hc->dirty = 1;
     hc->next_dirty = h->dirty_head;
@@ -58,14 +34,14 @@ static void mark_dirty(h2_conn *hc) {
 
 static void start_request(h2_slot *s, uint64_t start_ns, uint64_t now_ns);
 
-struct h2_worker *h2_worker_new(worker *w) {
+static void *h2_create(worker *w) {
     const engine_config *cfg = w->cfg;
-    struct h2_worker *h = xcalloc(1, sizeof(*h));
+    struct h2_worker *h = worker_xcalloc(1, sizeof(*h));
     h->streams = cfg->streams;
     h->conn_count = w->conn_count;
     h->request_count = w->requests->count;
-    h->conns = xcalloc((size_t)w->conn_count, sizeof(h2_conn));
-    h->slots = xcalloc((size_t)w->conn_count * (size_t)h->streams, sizeof(h2_slot));
+    h->conns = worker_xcalloc((size_t)w->conn_count, sizeof(h2_conn));
+    h->slots = worker_xcalloc((size_t)w->conn_count * (size_t)h->streams, sizeof(h2_slot));
     char err[256];
     if (h2_requests_build(&h->requests, w->requests, cfg, err, sizeof(err))) {
         fprintf(stderr, "rackbench-engine: %s\n", err);
@@ -77,7 +53,11 @@ struct h2_worker *h2_worker_new(worker *w) {
         hc->fd = -1;
         hc->number = (uint32_t)(w->first_slot + i);
         hc->slots = &h->slots[(size_t)i * (size_t)h->streams];
-        hc->out = xcalloc(1, OUT_BUFFER_BYTES);
+        hc->out = worker_xcalloc(1, OUT_BUFFER_BYTES);
+        if (w->tls_ctx) {
+            hc->tls = worker_xcalloc(1, sizeof(tls_conn));
+            tls_conn_init(hc->tls);
+        }
         for (int k = 0; k < h->streams; k++) {
             h2_slot *s = &hc->slots[k];
             s->hc = hc;
@@ -90,13 +70,15 @@ struct h2_worker *h2_worker_new(worker *w) {
     return h;
 }
 
-void h2_worker_free(struct h2_worker *h) {
-    if (!h) return;
+static void h2_destroy(worker *w) {
+    struct h2_worker *h = h2_of(w);
     for (int i = 0; i < h->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
         if (hc->has_client) h2_client_free(&hc->client);
         if (hc->fd >= 0) close(hc->fd);
         free(hc->out);
+        if (hc->tls) tls_conn_free(hc->tls);
+        free(hc->tls);
     }
     h2_requests_free(h->requests, h->request_count);
     free(h->conns);
@@ -127,7 +109,7 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
             return;
         }
     }
-    const h2_request *hr = &w->h2->requests[s->req - w->requests->items];
+    const h2_request *hr = &h2_of(w)->requests[s->req - w->requests->items];
     s->deadline_ns = now_ns + w->cfg->timeout_ns;
     s->stream.body = hr->body;
     s->stream.body_len = hr->body_len;
@@ -137,8 +119,10 @@ static void send_request(h2_slot *s, uint64_t now_ns) {
     hc->busy++;
     slot_service_sent(&s->service, now_ns, w->clock->measure_start_ns);
     slot_service_sent(&hc->service, now_ns, w->clock->measure_start_ns);
+    /* Over TLS, a request sent before the handshake's end waits for it. */
+    s->paid_handshake = hc->tls && !hc->connected;
     /* A failed open counts this request as a connect error (conn_close). */
-    if (hc->state == H2CONN_CLOSED && h2_conn_open(hc, now_ns) < 0) return;
+    if (hc->state == H2CONN_CLOSED && h2_conn_open(hc, s->phase, now_ns) < 0) return;
     if (h2_client_submit(&hc->client, hr->headers, hr->header_count, &s->stream) < 0) {
         /* Stream ids exhausted or the session closing: the connection is
          * done; this request fails with it and the slot starts afresh. */
@@ -154,29 +138,19 @@ static void start_request(h2_slot *s, uint64_t start_ns, uint64_t now_ns) {
     worker *w = s->hc->w;
     s->req = requests_next(w->requests, &s->rng, &s->first_done);
     s->start_ns = start_ns;
-    s->phase = start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
+    s->phase = worker_phase_of(w, start_ns);
     w->in_flight++;
     send_request(s, now_ns);
 }
 
-static uint64_t next_due_ns(const worker *w) {
-    return open_loop_due_ns(w->sched_origin_ns, w->interval_ns, w->next_index);
-}
+static int h2_has_free_slot(const worker *w) { return h2_of(w)->free_stack != NULL; }
 
-/* Open loop: sends every request due by now_ns (and inside the schedule)
- * while a stream slot is free, as worker.c does with connections. */
-static void open_loop_dispatch(worker *w, uint64_t now_ns) {
-    struct h2_worker *h = w->h2;
-    while (h->free_stack) {
-        uint64_t due_ns = next_due_ns(w);
-        if (due_ns > now_ns || due_ns >= w->clock->measure_end_ns) return;
-        h2_slot *s = h->free_stack;
-        h->free_stack = s->next_free;
-        w->next_index++;
-        /* Latency counts from the scheduled time (no coordinated omission). */
-        start_request(s, due_ns, now_ns);
-        phase_stats_lateness(&w->phases[s->phase], now_ns - due_ns);
-    }
+/* Open loop: the request due at due_ns goes on the free stack's top slot. */
+static void h2_start_scheduled(worker *w, uint64_t due_ns, uint64_t now_ns) {
+    struct h2_worker *h = h2_of(w);
+    h2_slot *s = h->free_stack;
+    h->free_stack = s->next_free;
+    start_request(s, due_ns, now_ns);
 }
 
 /* Gives the slots of the ready list their next request: closed loop at
@@ -185,7 +159,7 @@ static void open_loop_dispatch(worker *w, uint64_t now_ns) {
  * it (housekeeping puts them back when it ends). Then every connection
  * with new requests writes them, one send for all of a turn's streams. */
 static void restart_ready(worker *w, uint64_t now_ns) {
-    struct h2_worker *h = w->h2;
+    struct h2_worker *h = h2_of(w);
     h2_slot *list = h->ready_head;
     h->ready_head = NULL;
     while (list) {
@@ -198,14 +172,14 @@ static void restart_ready(worker *w, uint64_t now_ns) {
             send_request(s, now_ns);
         } else if (w->stopping) {
             continue;
-        } else if (is_open_loop(w)) {
+        } else if (worker_open_loop(w)) {
             s->next_free = h->free_stack;
             h->free_stack = s;
         } else if (now_ns < w->clock->measure_end_ns) {
             start_request(s, now_ns, now_ns);
         }
     }
-    if (is_open_loop(w) && !w->stopping) open_loop_dispatch(w, now_ns);
+    if (worker_open_loop(w) && !w->stopping) worker_dispatch_due(w, now_ns);
     while (h->dirty_head) {
         h2_conn *hc = h->dirty_head;
         h->dirty_head = hc->next_dirty;
@@ -214,8 +188,8 @@ static void restart_ready(worker *w, uint64_t now_ns) {
     }
 }
 
-static void housekeeping(worker *w, uint64_t now_ns) {
-    struct h2_worker *h = w->h2;
+static void h2_housekeeping(worker *w, uint64_t now_ns) {
+    struct h2_worker *h = h2_of(w);
     for (int i = 0; i < w->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
         if (hc->state == H2CONN_BACKOFF) {
@@ -231,7 +205,9 @@ static void housekeeping(worker *w, uint64_t now_ns) {
             h2_slot *s = &hc->slots[k];
             if (s->state != SLOT_SENT || now_ns < s->deadline_ns) continue;
             if (!hc->connected) {
-                h2_conn_close(hc, ERR_CONNECT, 1, now_ns);
+                /* Not connected in time; over TLS, a handshake the server
+                 * is slow to answer counts in the timeout, as for http1. */
+                h2_conn_close(hc, hc->handshaking ? ERR_TIMEOUT : ERR_CONNECT, 1, now_ns);
                 break;
             }
             /* No answer in time: give the stream up (RST_STREAM CANCEL),
@@ -245,76 +221,52 @@ static void housekeeping(worker *w, uint64_t now_ns) {
     }
 }
 
-/* As worker.c's stop_dispatching: the open-loop window's schedule is
- * counted once, when the thread stops sending. */
-static void stop_dispatching(worker *w, uint64_t until_ns, int interrupted) {
-    const run_clock *clock = w->clock;
-    if (is_open_loop(w)) {
-        if (!interrupted) open_loop_dispatch(w, until_ns);
-        uint64_t window_end_ns = until_ns < clock->measure_end_ns ? until_ns : clock->measure_end_ns;
-        phase_stats_schedule(&w->phases[PHASE_MEASURE],
-                             open_loop_slots(w->sched_origin_ns, w->interval_ns, clock->measure_start_ns, window_end_ns),
-                             open_loop_unsent(w->sched_origin_ns, w->interval_ns, w->next_index,
-                                              clock->measure_start_ns, window_end_ns));
-    }
-    w->stopping = 1;
-    w->stop_ns = until_ns;
-}
-
-void h2_worker_loop(worker *w) {
-    const run_clock *clock = w->clock;
-    struct h2_worker *h = w->h2;
-    uint64_t now_ns = clock_now_ns();
+static void h2_start(worker *w, uint64_t now_ns) {
+    struct h2_worker *h = h2_of(w);
     /* In slot order: the first streams of every connection first. */
     for (int i = w->conn_count - 1; i >= 0; i--)
         for (int k = h->streams - 1; k >= 0; k--) h2_push_ready(&h->conns[i].slots[k]);
     restart_ready(w, now_ns);
-    struct epoll_event events[WORKER_MAX_EVENTS];
-    uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
-    for (;;) {
-        now_ns = clock_now_ns();
-        if (engine_interrupted) {
-            if (!w->stopping) stop_dispatching(w, now_ns, 1);
-            w->abandoned += (uint64_t)w->in_flight;
-            break;
-        }
-        if (!w->stopping && now_ns >= clock->measure_end_ns) stop_dispatching(w, now_ns, 0);
-        if (now_ns >= next_housekeeping_ns || w->stopping) {
-            housekeeping(w, now_ns);
-            next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
-        }
-        restart_ready(w, now_ns);
-        if (w->stopping && w->in_flight == 0) break;
-        uint64_t until_ns = next_housekeeping_ns;
-        if (!w->stopping && clock->measure_end_ns < until_ns) until_ns = clock->measure_end_ns;
-        if (is_open_loop(w) && !w->stopping && h->free_stack) {
-            uint64_t due_ns = next_due_ns(w);
-            if (due_ns < until_ns) until_ns = due_ns;
-        }
-        int n = worker_wait_events(w, events, now_ns, until_ns);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("rackbench-engine: epoll_wait");
-            exit(1);
-        }
-        if (n > 0) now_ns = clock_now_ns();
-        for (int i = 0; i < n; i++) h2_conn_on_event(events[i].data.ptr, events[i].events, now_ns);
-    }
-    /* What is still open at the end (drained, or interrupted) closes here;
-     * every wait ends now, and the slots are totalled in slot order. */
-    now_ns = clock_now_ns();
+}
+
+/* What is still open at the end (drained, or interrupted) closes here;
+ * every wait ends now, and the slots are totalled in slot order. */
+static void h2_finish(worker *w) {
+    struct h2_worker *h = h2_of(w);
+    uint64_t now_ns = clock_now_ns();
+    uint64_t measure_start_ns = w->clock->measure_start_ns;
     for (int i = 0; i < w->conn_count; i++) {
         h2_conn *hc = &h->conns[i];
-        slot_service_finish(&hc->service, now_ns, clock->measure_start_ns);
+        slot_service_finish(&hc->service, now_ns, measure_start_ns);
         service_totals_add(&w->conn_service, &hc->service, hc->number);
         for (int k = 0; k < h->streams; k++) {
             h2_slot *s = &hc->slots[k];
-            slot_service_finish(&s->service, now_ns, clock->measure_start_ns);
+            slot_service_finish(&s->service, now_ns, measure_start_ns);
             service_totals_add(&w->stream_service, &s->service, s->id);
         }
         if (hc->has_client) h2_client_free(&hc->client);
         hc->has_client = 0;
+        if (hc->tls && hc->fd >= 0 && !hc->handshaking) {
+            /* A client's TLS end: close_notify, best effort. */
+            tls_conn_shutdown(hc->tls);
+            tls_conn_send(hc->tls, hc->fd);
+        }
+        if (hc->tls) tls_conn_close(hc->tls);
         if (hc->fd >= 0) close(hc->fd);
         hc->fd = -1;
     }
 }
+
+static void h2_on_event(void *ptr, uint32_t events, uint64_t now_ns) { h2_conn_on_event(ptr, events, now_ns); }
+
+const worker_protocol h2_protocol = {
+    .create = h2_create,
+    .destroy = h2_destroy,
+    .start = h2_start,
+    .on_event = h2_on_event,
+    .housekeeping = h2_housekeeping,
+    .end_turn = restart_ready,
+    .has_free_slot = h2_has_free_slot,
+    .start_scheduled = h2_start_scheduled,
+    .finish = h2_finish,
+};

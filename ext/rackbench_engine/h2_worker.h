@@ -1,7 +1,7 @@
 /*
- * h2_worker.h - one engine thread's HTTP/2 (h2c) load: its connections,
- * each carrying --streams concurrent streams, driven by the same epoll
- * loop, clock, schedule and statistics as HTTP/1.1 (worker.h).
+ * h2_worker.h - HTTP/2 (h2c) as a protocol of the worker (worker.h): its
+ * connections, each carrying --streams concurrent streams, driven by the
+ * same epoll loop, clock, schedule and statistics as HTTP/1.1.
  *
  * A stream slot is to h2c what a connection is to HTTP/1.1: it carries
  * one request at a time. Closed loop: every slot of every connection
@@ -15,15 +15,9 @@
 
 #include "worker.h"
 
-/* Prepares w's h2c state: its connections, stream slots and translated
- * requests (allocations happen here, before the run). Exits on
- * out-of-memory. */
-struct h2_worker *h2_worker_new(worker *w);
-
-void h2_worker_free(struct h2_worker *h);
-
-/* Runs w's load from the run's start to its end (called on w's thread
- * after the start instant); returns when every stream has ended. */
-void h2_worker_loop(worker *w);
+/* The protocol table main.c gives the workers for --protocol h2c. Its
+ * create() exits with status 2 when a request cannot be translated into
+ * HTTP/2 header fields. */
+extern const worker_protocol h2_protocol;
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * h2_worker_state.h - what the h2c worker's two files share (private to
+ * h2_worker_state.h - what the h2c protocol's two files share (private to
  * h2_worker.c and h2_conn.c): stream slots, connections and the worker's
- * lists, and the functions each file offers the other.
+ * lists, and what h2_conn.c offers h2_worker.c. Calls go one way:
+ * h2_worker.c (the schedule) uses h2_conn.c (a connection), never back.
  */
 #ifndef RB_H2_WORKER_STATE_H
 #define RB_H2_WORKER_STATE_H
@@ -11,10 +12,9 @@
 
 #include "h2_client.h"
 #include "h2_request.h"
+#include "tls.h"
 #include "worker.h"
 
-#define READ_BUFFER_BYTES (256 * 1024)
-#define HOUSEKEEPING_INTERVAL_NS (5 * NS_PER_MS)
 /* After a failed connection (refused, not h2c, protocol error) its slots
  * wait before the next attempt, so a wrong server costs a bounded number
  * of attempts instead of a busy loop. */
@@ -39,6 +39,7 @@ typedef struct h2_slot {
     uint32_t id;                /* stream slot number across all threads */
     rng rng;
     size_t first_done;
+    int paid_handshake;         /* https://: sent before its connection's handshake ended */
     int ready;                  /* in the worker's ready list */
     struct h2_slot *next_ready;
     int pending;                /* chosen and counted in flight, waiting for its
@@ -71,6 +72,13 @@ typedef struct h2_conn {
     h2_slot *slots;             /* cfg->streams of them */
     slot_service service;       /* the connection: served when any stream was */
     uint32_t number;            /* connection number across all threads */
+    /* https:// (--protocol h2): the connection's TLS (its session outlives
+     * connections), NULL otherwise. While handshaking, only the handshake's
+     * flights go out; the session's frames wait in nghttp2. */
+    tls_conn *tls;
+    int handshaking;
+    uint64_t handshake_start_ns; /* the ClientHello went out (0: not yet) */
+    phase_id open_phase;        /* the phase of the request that opened it */
 } h2_conn;
 
 struct h2_worker {
@@ -88,7 +96,11 @@ struct h2_worker {
     h2_request *requests;       /* translated set->items, same order */
 };
 
-/* h2_worker.c: slot s is to be looked at on the loop's next turn. */
+/* The protocol's state in worker.protocol_state. */
+static inline struct h2_worker *h2_of(const worker *w) { return w->protocol_state; }
+
+/* h2_conn.c: slot s is to be looked at at the end of this turn (the
+ * worker's ready list); a slot already in the list stays once. */
 void h2_push_ready(h2_slot *s);
 
 /* h2_conn.c: the request on slot s ended (answered or failed): its slot is
@@ -105,8 +117,9 @@ void h2_conn_close(h2_conn *hc, error_kind kind, int backoff, uint64_t now_ns);
 /* h2_conn.c: writes what hc's session has to send. 0, or -1 after closing hc. */
 int h2_conn_flush(h2_conn *hc, uint64_t now_ns);
 
-/* h2_conn.c: opens hc's socket and session. 0, or -1 after closing it. */
-int h2_conn_open(h2_conn *hc, uint64_t now_ns);
+/* h2_conn.c: opens hc's socket and session (and its TLS) for a request of
+ * phase. 0, or -1 after closing it. */
+int h2_conn_open(h2_conn *hc, phase_id phase, uint64_t now_ns);
 
 /* h2_conn.c: what epoll reported for hc. */
 void h2_conn_on_event(h2_conn *hc, uint32_t events, uint64_t now_ns);

@@ -19,8 +19,11 @@
 
 #include "clock.h"
 #include "config.h"
+#include "h2_worker.h"
+#include "http1_conn.h"
 #include "report.h"
 #include "requests.h"
+#include "tls.h"
 #include "worker.h"
 
 /* The threads start this long after setup, together, on the same t0. */
@@ -86,13 +89,28 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rackbench-engine: %s\n", err);
         return 2;
     }
-    if (cfg.protocol == PROTOCOL_H2C &&
+    if (protocol_is_h2(cfg.protocol) &&
         (requests.templated || requests.body_captures || requests.header_work || requests.expects ||
          requests.probe_count || requests.users.row_count)) {
-        fprintf(stderr, "rackbench-engine: --protocol h2c does not support request lists with "
-                        "captures, variables, @users, @expect, probes or @follow yet\n");
+        fprintf(stderr, "rackbench-engine: --protocol %s does not support request lists with "
+                        "captures, variables, @users, @expect, probes or @follow yet\n",
+                cfg.protocol == PROTOCOL_H2 ? "h2" : "h2c");
         requests_free(&requests);
         return 2;
+    }
+    /* One TLS context for the run, shared by the threads: its CA file is
+     * read here, so a missing one is a usage error before any load. */
+    tls_context *tls_ctx = NULL;
+    if (cfg.tls) {
+        tls_options opts = {.verify = cfg.tls_verify, .ca_file = cfg.ca_file,
+                            .alpn = cfg.protocol == PROTOCOL_H2 ? "h2" : "http/1.1",
+                            .require_alpn = cfg.protocol == PROTOCOL_H2, .resume = cfg.tls_resume, .host = cfg.host};
+        tls_ctx = tls_context_new(&opts, err, sizeof(err));
+        if (!tls_ctx) {
+            fprintf(stderr, "rackbench-engine: %s\n", err);
+            requests_free(&requests);
+            return 2;
+        }
     }
     int raw_fd = -1;
     if (cfg.raw_file) {
@@ -127,11 +145,12 @@ int main(int argc, char **argv) {
     /* Connections are spread so that every one is used: the first
      * (connections % threads) threads take one more. The open-loop rate is
      * split in proportion to each thread's connections. */
+    const worker_protocol *protocol = protocol_is_h2(cfg.protocol) ? &h2_protocol : &http1_protocol;
     int slot = 0;
     for (int i = 0; i < cfg.threads; i++) {
         int count = cfg.connections / cfg.threads + (i < cfg.connections % cfg.threads ? 1 : 0);
         double rate = cfg.rate_per_s * count / cfg.connections;
-        worker_init(&workers[i], i, &cfg, &requests, &clock, slot, count, rate, raw_fd);
+        worker_init(&workers[i], i, &cfg, &requests, &clock, protocol, tls_ctx, slot, count, rate, raw_fd);
         slot += count;
     }
     for (int i = 0; i < cfg.threads; i++) {
@@ -179,6 +198,7 @@ int main(int argc, char **argv) {
         worker_free(&workers[i]);
     }
     free(workers);
+    tls_context_free(tls_ctx);
     requests_free(&requests);
     if (raw_fd >= 0 && close(raw_fd) != 0) raw_failed = 1;
     if (raw_failed) {

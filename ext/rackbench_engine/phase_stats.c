@@ -9,7 +9,7 @@
 
 const char *const error_kind_names[ERR_KINDS] = {"connect", "read", "write", "timeout", "parse", "capture", "redirect",
                                                    "stream_reset", "goaway", "not_h2c", "h2_protocol",
-                                                   "expect"};
+                                                   "expect", "tls"};
 
 static void *checked_realloc(void *p, size_t bytes) {
     void *q = realloc(p, bytes);

@@ -33,9 +33,12 @@ typedef enum { PHASE_WARMUP = 0, PHASE_MEASURE = 1, PHASE_COUNT = 2 } phase_id;
  * no SETTINGS first); ERR_H2_PROTOCOL, any other HTTP/2 connection error. */
 /* ERR_EXPECT: a response that does not meet its entry's @expect (a
  * status, or a text its body must contain; doc/requests.md). */
+/* https:// only: ERR_TLS, the TLS handshake failed (the certificate did not
+ * check out, ALPN refused h2, the peer is not TLS, an alert) or a record
+ * could not be read; the "tls" object of the result says which. */
 typedef enum {
     ERR_CONNECT = 0, ERR_READ, ERR_WRITE, ERR_TIMEOUT, ERR_PARSE, ERR_CAPTURE, ERR_REDIRECT,
-    ERR_STREAM_RESET, ERR_GOAWAY, ERR_NOT_H2C, ERR_H2_PROTOCOL, ERR_EXPECT, ERR_KINDS
+    ERR_STREAM_RESET, ERR_GOAWAY, ERR_NOT_H2C, ERR_H2_PROTOCOL, ERR_EXPECT, ERR_TLS, ERR_KINDS
 } error_kind;
 
 extern const char *const error_kind_names[ERR_KINDS];

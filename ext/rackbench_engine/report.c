@@ -158,8 +158,19 @@ static void write_settings(json_writer *j, const run_result *r) {
     else json_null(j);
     json_kv_string(j, "mode", cfg->rate_per_s > 0 ? "open" : "closed");
     json_kv_bool(j, "keepalive", cfg->keepalive);
-    json_kv_string(j, "protocol", cfg->protocol == PROTOCOL_H2C ? "h2c" : "http1");
+    static const char *const protocols[] = {"http1", "h2c", "h2"};
+    json_kv_string(j, "protocol", protocols[cfg->protocol]);
     json_kv_u64(j, "streams", (uint64_t)cfg->streams);
+    json_key(j, "tls");
+    if (cfg->tls) {
+        json_object_begin(j);
+        json_kv_bool(j, "verify", cfg->tls_verify);
+        json_kv_string(j, "ca_file", cfg->ca_file);
+        json_kv_bool(j, "resume", cfg->tls_resume);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
     json_kv_string(j, "method", cfg->requests_file ? NULL : cfg->method);
     json_key(j, "headers");
     json_array_begin(j);
@@ -231,7 +242,7 @@ static void write_codes(json_writer *j, const char *key, const uint64_t *counts)
 /* "h2": how h2c connections and streams ended (null for http1). */
 static void write_h2(json_writer *j, const run_result *r) {
     json_key(j, "h2");
-    if (r->cfg->protocol != PROTOCOL_H2C) {
+    if (!protocol_is_h2(r->cfg->protocol)) {
         json_null(j);
         return;
     }
@@ -359,7 +370,7 @@ static void write_users(json_writer *j, const run_result *r) {
 }
 
 /* "service": which slots the server answered in the window and the
- * longest wait (slot_service.h); "streams" is h2c's stream slots. */
+ * longest wait (slot_service.h); "streams" is HTTP/2's stream slots. */
 static void write_service(json_writer *j, const run_result *r) {
     service_totals conns, streams;
     memset(&conns, 0, sizeof(conns));
@@ -371,12 +382,82 @@ static void write_service(json_writer *j, const run_result *r) {
     json_key(j, "service");
     json_object_begin(j);
     write_service_totals(j, "connections", &conns);
-    if (r->cfg->protocol == PROTOCOL_H2C) {
+    if (protocol_is_h2(r->cfg->protocol)) {
         write_service_totals(j, "streams", &streams);
     } else {
         json_key(j, "streams");
         json_null(j);
     }
+    json_object_end(j);
+}
+
+/* One phase's TLS counts, summed over the threads (histograms merged into
+ * full and resumed, which the caller initialised). */
+static void merge_tls(const run_result *r, phase_id phase, tls_counters *sum, histogram *full, histogram *resumed) {
+    memset(sum, 0, sizeof(*sum));
+    for (int i = 0; i < r->worker_count; i++) {
+        const tls_counters *c = &r->workers[i].tls[phase];
+        sum->handshakes += c->handshakes;
+        sum->resumed += c->resumed;
+        sum->paid_responses += c->paid_responses;
+        for (int k = 0; k < TLS_FAIL_KINDS; k++) sum->failures[k] += c->failures[k];
+        if (c->full_ns) hist_merge(full, c->full_ns);
+        if (c->resumed_ns) hist_merge(resumed, c->resumed_ns);
+    }
+}
+
+static void write_tls_counts(json_writer *j, const tls_counters *t, uint64_t responses) {
+    json_kv_u64(j, "handshakes", t->handshakes);
+    json_kv_u64(j, "resumed", t->resumed);
+    json_kv_u64(j, "handshake_responses", t->paid_responses);
+    json_kv_double(j, "handshake_response_fraction", responses ? (double)t->paid_responses / (double)responses : 0.0,
+                   6);
+    json_key(j, "failures");
+    json_object_begin(j);
+    for (int k = TLS_FAIL_NONE + 1; k < TLS_FAIL_KINDS; k++) json_kv_u64(j, tls_failure_names[k], t->failures[k]);
+    json_object_end(j);
+}
+
+/* One phase's TLS counts and handshake times, over its responses. */
+static void write_tls_phase(json_writer *j, const run_result *r, phase_id phase, uint64_t responses) {
+    histogram *full = malloc(sizeof(histogram)), *resumed = malloc(sizeof(histogram));
+    if (!full || !resumed) { perror("rackbench-engine: out of memory"); exit(1); }
+    hist_init(full);
+    hist_init(resumed);
+    tls_counters t;
+    merge_tls(r, phase, &t, full, resumed);
+    write_tls_counts(j, &t, responses);
+    write_latency(j, "full_handshake_us", full);
+    write_latency(j, "resumed_handshake_us", resumed);
+    free(full);
+    free(resumed);
+}
+
+/* "tls": an https:// run's handshakes, what paid for them and how TLS
+ * failed (null for http://). Counted in the phase of the request that
+ * opened the connection. */
+static void write_tls(json_writer *j, const run_result *r, const phase_stats *m, const phase_stats *wu) {
+    json_key(j, "tls");
+    if (!r->cfg->tls) {
+        json_null(j);
+        return;
+    }
+    const tls_info *info = NULL;
+    const char *reason = NULL;
+    for (int i = 0; i < r->worker_count; i++) {
+        if (!info && r->workers[i].tls_info.version) info = &r->workers[i].tls_info;
+        if (!reason && r->workers[i].tls_reason[0]) reason = r->workers[i].tls_reason;
+    }
+    json_object_begin(j);
+    json_kv_string(j, "version", info ? info->version : NULL);
+    json_kv_string(j, "cipher", info ? info->cipher : NULL);
+    json_kv_string(j, "alpn", info ? info->alpn : NULL);
+    write_tls_phase(j, r, PHASE_MEASURE, m->requests);
+    json_kv_string(j, "reason", reason);
+    json_key(j, "warmup");
+    json_object_begin(j);
+    write_tls_phase(j, r, PHASE_WARMUP, wu->requests);
+    json_object_end(j);
     json_object_end(j);
 }
 
@@ -438,6 +519,7 @@ void report_json(FILE *out, const run_result *r) {
     write_service(j, r);
     write_probes(j, r);
     write_users(j, r);
+    write_tls(j, r, m, wu);
 
     json_key(j, "connections");
     json_object_begin(j);

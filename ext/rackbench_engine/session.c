@@ -321,8 +321,9 @@ int session_is_redirect(int status) {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-/* Compares "host[:port]" (authority, brackets for IPv6) with the run's. */
-static int same_authority(const char *a, size_t n, const char *host, const char *port) {
+/* Compares "host[:port]" (authority, brackets for IPv6) with the run's;
+ * a port left out is the scheme's default, default_port. */
+static int same_authority(const char *a, size_t n, const char *host, const char *port, const char *default_port) {
     const char *h = a, *p = NULL;
     size_t hn, pn = 0;
     if (n > 0 && a[0] == '[') {
@@ -343,11 +344,13 @@ static int same_authority(const char *a, size_t n, const char *host, const char 
     }
     if (hn != strlen(host) || strncasecmp(h, host, hn) != 0) return 0;
     if (p && pn > 0) return pn == strlen(port) && memcmp(p, port, pn) == 0;
-    return strcmp(port, "80") == 0;
+    return strcmp(port, default_port) == 0;
 }
 
-int session_location_target(const char *loc, size_t len, const char *host, const char *port, const char *base_target,
-                            size_t base_len, char *out, size_t cap, size_t *out_len) {
+int session_location_target(const char *loc, size_t len, const char *host, const char *port, int tls,
+                            const char *base_target, size_t base_len, char *out, size_t cap, size_t *out_len) {
+    const char *scheme = tls ? "https" : "http";
+    size_t scheme_len = tls ? 5 : 4;
     if (len == 0) return -1;
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)loc[i] <= ' ' || loc[i] == 0x7f) return -1;
@@ -362,7 +365,8 @@ int session_location_target(const char *loc, size_t len, const char *host, const
         k++;
     const char *authority = NULL;
     if (k > 0 && k < len && loc[k] == ':') {
-        if (k != 4 || strncasecmp(loc, "http", 4) != 0) return 0; /* https, mailto...: another origin */
+        /* Another scheme (mailto, or http from an https:// run and back) is another origin. */
+        if (k != scheme_len || strncasecmp(loc, scheme, scheme_len) != 0) return 0;
         if (len < k + 3 || loc[k + 1] != '/' || loc[k + 2] != '/') return -1;
         authority = loc + k + 3;
     } else if (len >= 2 && loc[0] == '/' && loc[1] == '/') {
@@ -371,7 +375,7 @@ int session_location_target(const char *loc, size_t len, const char *host, const
     if (authority) {
         const char *stop = authority;
         while (stop < loc + len && *stop != '/' && *stop != '?') stop++;
-        if (!same_authority(authority, (size_t)(stop - authority), host, port)) return 0;
+        if (!same_authority(authority, (size_t)(stop - authority), host, port, tls ? "443" : "80")) return 0;
         path = stop;
         path_len = (size_t)(loc + len - stop);
         size_t n = 0;

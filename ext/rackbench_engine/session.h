@@ -102,13 +102,15 @@ int session_is_redirect(int status);
 /* Where a redirect's Location points, if on the run's origin: a path
  * ("/x"), a relative reference ("x", "../x", "?q": resolved against
  * base_target's directory), scheme-relative "//host:port/x" or absolute
- * "http://host:port/x" naming host and port (port 80 may be omitted;
- * host compared case-insensitively; IPv6 in brackets). Fragments are
- * dropped. Writes the request target into out. Returns 1 on the same
- * origin, 0 for another origin or scheme (not followed), -1 if
- * empty, malformed (spaces, control bytes) or longer than cap. */
-int session_location_target(const char *loc, size_t len, const char *host, const char *port, const char *base_target,
-                            size_t base_len, char *out, size_t cap, size_t *out_len);
+ * "http://host:port/x" (tls: "https://host:port/x") naming host and port
+ * (the scheme's default port, 80 or 443, may be omitted; host compared
+ * case-insensitively; IPv6 in brackets). Fragments are dropped. Writes
+ * the request target into out. Returns 1 on the same origin, 0 for
+ * another origin or scheme (not followed: https from an http:// run,
+ * http from an https:// one), -1 if empty, malformed (spaces, control
+ * bytes) or longer than cap. */
+int session_location_target(const char *loc, size_t len, const char *host, const char *port, int tls,
+                            const char *base_target, size_t base_len, char *out, size_t cap, size_t *out_len);
 
 /* The request a followed redirect sends, built from the chain's first
  * request (wire: request line, headers up to head_len, CRLF, body):

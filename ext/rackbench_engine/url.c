@@ -17,9 +17,9 @@ static int copy_bounded(char *dst, size_t dst_len, const char *src, size_t n) {
 const char *url_parse(engine_config *cfg, const char *url) {
     if (strlen(url) >= sizeof(cfg->url)) return "URL too long";
     strcpy(cfg->url, url);
-    if (strncmp(url, "https://", 8) == 0) return "https is not supported (plain http:// only)";
-    if (strncmp(url, "http://", 7) != 0) return "URL must start with http://";
-    const char *p = url + 7;
+    cfg->tls = strncmp(url, "https://", 8) == 0;
+    if (!cfg->tls && strncmp(url, "http://", 7) != 0) return "URL must start with http:// or https://";
+    const char *p = url + (cfg->tls ? 8 : 7);
     const char *host_end;
     const char *after_host;
     if (*p == '[') {
@@ -46,7 +46,7 @@ const char *url_parse(engine_config *cfg, const char *url) {
         snprintf(cfg->port, sizeof(cfg->port), "%ld", port);
         path = digits + n;
     } else {
-        strcpy(cfg->port, "80");
+        strcpy(cfg->port, cfg->tls ? "443" : "80");
     }
     if (*path != '\0' && *path != '/' && *path != '?' && *path != '#') return "malformed URL after host";
     size_t fragment = strcspn(path, "#");

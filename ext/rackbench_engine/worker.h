@@ -1,6 +1,12 @@
 /*
- * worker.h - one engine thread: an epoll event loop driving its share of
- * the connections, closed or open loop, and counting what happens.
+ * worker.h - one engine thread: its clock, statistics and schedule, and the
+ * epoll event loop that every protocol shares.
+ *
+ * A protocol (http1_conn.h, h2_worker.h) owns its connections and says how
+ * they start, react to events and time out, through a worker_protocol
+ * table; the loop here owns the time: the window's start and end, the
+ * open-loop schedule, housekeeping and waiting. The loop knows no
+ * protocol, and the protocols call into it, never the other way round.
  *
  * Each thread owns everything it touches (connections, buffers, stats), so
  * the request path takes no lock; the main thread merges the stats after
@@ -14,18 +20,25 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "cookie_jar.h"
 #include "entry_stats.h"
-#include "http_response.h"
+#include "open_loop.h"
 #include "phase_stats.h"
 #include "probes.h"
 #include "raw_log.h"
 #include "requests.h"
-#include "rng.h"
 #include "slot_service.h"
+#include "tls.h"
 
 /* Set by the SIGINT/SIGTERM handler: every worker stops at once. */
 extern volatile sig_atomic_t engine_interrupted;
+
+/* The size of a worker's read buffer, shared by its connections: one
+ * recv takes what a response brings in one call (a read shorter than it
+ * means the socket is drained). */
+#define WORKER_READ_BUFFER_BYTES (256 * 1024)
+/* https://: what one read decrypts to. Less than the read itself, plus at
+ * most one record begun by the read before (16 KiB of plaintext). */
+#define WORKER_PLAIN_BUFFER_BYTES (WORKER_READ_BUFFER_BYTES + 32 * 1024)
 
 /* The shared clock marks of one run, fixed before the threads start. */
 typedef struct {
@@ -49,72 +62,59 @@ typedef struct {
     char reason[160];               /* the first not-h2c or protocol error, verbatim */
 } h2_counters;
 
-struct h2_worker;
-
-typedef enum {
-    CONN_IDLE = 0,      /* no request in progress; fd open (kept alive) or -1 */
-    CONN_CONNECTING,    /* connecting for req */
-    CONN_WRITING,       /* req partly written */
-    CONN_READING,       /* waiting for / reading the response */
-    CONN_CLOSING,       /* response done; waiting for the server's close */
-    CONN_BACKOFF        /* a connect failed; retry after backoff_until_ns */
-} conn_state;
-
-/* What a connection slot keeps for a session with captures, variables or
- * redirects (doc/requests.md); allocated before the run, only when the
- * request list uses them. */
+/* What an https:// run counts per phase (the phase of the request that
+ * opened the connection), for the result's "tls" object (doc/output.md).
+ * A handshake's time runs from the ClientHello's send to the handshake's
+ * end, as the client saw it. */
 typedef struct {
-    session_vars vars;
-    char *render_buf;           /* templated entry, rendered per request */
-    size_t render_cap;
-    char *hop_buf;              /* the request of a followed redirect */
-    size_t hop_cap;
-    char *body;                 /* body kept for captures (+1 for a NUL) */
-    size_t body_len;
-    char location[SESSION_LOCATION_MAX_BYTES];
-    size_t location_len;
-    int location_state;         /* 0 none, 1 seen, -1 too long */
-    char target[SESSION_LOCATION_MAX_BYTES]; /* the chain's current target */
-    size_t target_len;
-    const char *first_wire;     /* the chain's first request: model of its hops */
-    size_t first_len, first_head_len;
-    uint32_t captured;          /* captures of the entry set in this chain */
-    int hops;                   /* redirects followed in this chain */
-    int as_get;                 /* a 301/302/303 turned the chain into GET */
-    int hop_pending;            /* the slot's next request is that hop */
-    uint64_t chain_start_ns;    /* the entry's first request: its latency origin */
-} slot_session;
+    uint64_t handshakes;            /* completed */
+    uint64_t resumed;               /* of them, on a resumed session */
+    uint64_t paid_responses;        /* responses whose latency included a handshake */
+    uint64_t failures[TLS_FAIL_KINDS]; /* connections that failed, by kind */
+    histogram *full_ns;             /* full handshakes' times (NULL unless https) */
+    histogram *resumed_ns;          /* resumed ones' */
+} tls_counters;
 
-typedef struct conn {
-    worker *w;
-    int fd;
-    conn_state state;
-    uint32_t slot;              /* connection number across all threads */
-    const request_template *req;
-    const char *wire;           /* bytes of the request being sent: the
-                                   entry's prebuilt wire, or a rendering */
-    size_t wire_len, head_len;
-    int is_head;
-    int deferred;               /* idle until housekeeping: a request was not
-                                   sent for want of a variable */
-    slot_session *sess;         /* NULL unless the list needs it */
-    size_t written;
-    uint64_t start_ns;          /* latency origin: scheduled time (open loop)
-                                   or when the slot became free (closed loop) */
-    uint64_t deadline_ns;
-    uint64_t backoff_until_ns;
-    uint64_t resp_bytes;
-    phase_id phase;
-    int established_once;
-    uint32_t requests_on_fd;
-    rng rng;
-    size_t first_done;
-    cookie_jar *jar;            /* NULL unless --cookies */
-    slot_service service;       /* was it served in the window (slot_service.h) */
-    slot_probe probe;           /* its session probes (probes.h) */
-    struct conn *next_free;     /* open loop: stack of idle slots */
-    http_response resp;
-} conn;
+/*
+ * A protocol as the loop drives it. Every function runs on the worker's
+ * thread; now_ns is the loop's clock reading for this turn.
+ *
+ * A "slot" is what carries one request at a time: an HTTP/1.1 connection,
+ * an HTTP/2 stream slot. The protocol keeps w->in_flight true (requests
+ * started and not finished); the loop stops when the window is over and
+ * in_flight is back to 0.
+ */
+typedef struct {
+    /* Allocates w's connections and slots (before the run); exits on
+     * out-of-memory. Returns the state kept in w->protocol_state. */
+    void *(*create)(worker *w);
+    /* Frees what create made (after the run; w's fds may still be open). */
+    void (*destroy)(worker *w);
+    /* The run starts (its first instant): closed loop, every slot starts
+     * a request; open loop, every slot becomes free. */
+    void (*start)(worker *w, uint64_t now_ns);
+    /* epoll reported events for ptr, the data.ptr the protocol registered. */
+    void (*on_event)(void *ptr, uint32_t events, uint64_t now_ns);
+    /* Every few milliseconds, and on every turn once stopping: timeouts,
+     * backoffs ending, deferred slots. */
+    void (*housekeeping)(worker *w, uint64_t now_ns);
+    /* Optional (NULL): the end of each turn before the loop waits, for
+     * work gathered during the turn (h2: freed slots, output to flush). */
+    void (*end_turn)(worker *w, uint64_t now_ns);
+    /* Open loop: whether a slot is free for the next scheduled request. */
+    int (*has_free_slot)(const worker *w);
+    /* Open loop: starts the request due at due_ns (its latency origin) on
+     * a free slot; only called when has_free_slot said yes. */
+    void (*start_scheduled)(worker *w, uint64_t due_ns, uint64_t now_ns);
+    /* Optional (NULL): the thread stops starting requests at until_ns (the
+     * window's end, or an interrupt); w->stopping is set. The protocol's
+     * last word on its idle slots (HTTP/1.1: open-loop slots idle at the
+     * end send their end probes, probes.h). */
+    void (*stop)(worker *w, uint64_t until_ns);
+    /* Optional (NULL): the loop is over; every slot's wait ends and what
+     * is still open closes. */
+    void (*finish)(worker *w);
+} worker_protocol;
 
 struct worker {
     int id;
@@ -122,11 +122,12 @@ struct worker {
     const engine_config *cfg;
     const request_set *requests;
     const run_clock *clock;
+    const worker_protocol *protocol;
+    void *protocol_state;       /* the protocol's connections and slots */
     int epfd;
-    conn *conns;
-    int conn_count;
-    int first_slot;
-    char *read_buf;
+    int conn_count;             /* this thread's connections */
+    int first_slot;             /* the number of its first, across all threads */
+    char *read_buf;             /* WORKER_READ_BUFFER_BYTES */
     raw_log raw;
     phase_stats phases[PHASE_COUNT];
     entry_stats *entries[PHASE_COUNT]; /* per request-list entry; NULL for one URL */
@@ -136,7 +137,6 @@ struct worker {
     double interval_ns;
     uint64_t sched_origin_ns;
     uint64_t next_index;        /* the next slot to send */
-    conn *free_stack;
 
     int in_flight;              /* requests started and not finished */
     int stopping;
@@ -153,28 +153,61 @@ struct worker {
     int pin_failed;
 
     /* What the slots came to once the thread is done (slot_service.h):
-     * connections, and h2c's stream slots (unused for http1). */
+     * connections, and HTTP/2's stream slots (unused for http1). */
     service_totals conn_service;
     service_totals stream_service;
     probe_totals probes[PROBE_POINTS]; /* the slots' session probes (probes.h) */
 
-    struct h2_worker *h2;       /* --protocol h2c: its connections and streams */
-    h2_counters h2_stats;
+    h2_counters h2_stats;       /* --protocol h2c or h2 */
+
+    /* https:// only (tls_ctx NULL otherwise) */
+    const tls_context *tls_ctx; /* the run's, shared by every thread */
+    char *plain_buf;            /* WORKER_PLAIN_BUFFER_BYTES: what read_buf decrypts to */
+    tls_counters tls[PHASE_COUNT];
+    tls_info tls_info;          /* what the first handshake negotiated */
+    char tls_reason[TLS_REASON_BYTES]; /* the first failure, verbatim */
 };
 
-/* Prepares w (allocations happen here, before the run). */
-void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests,
-                 const run_clock *clock, int first_slot, int conn_count, double rate_per_s, int raw_fd);
+/* Prepares w to run protocol (its create() allocates here, before the
+ * run). rate_per_s > 0: this thread's share of an open-loop rate. tls_ctx:
+ * the run's TLS context for an https:// URL, else NULL. */
+void worker_init(worker *w, int id, const engine_config *cfg, const request_set *requests, const run_clock *clock,
+                 const worker_protocol *protocol, const tls_context *tls_ctx, int first_slot, int conn_count,
+                 double rate_per_s, int raw_fd);
 
-/* Thread entry: waits for clock->start_ns, runs, returns when done. */
+/* Thread entry: waits for clock->start_ns, runs the loop until the window
+ * is over and nothing is in flight (or until interrupted), returns NULL. */
 void *worker_run(void *arg);
 
+/* Frees what worker_init and the protocol allocated; closes w's epoll. */
 void worker_free(worker *w);
 
-/* Waits for events on w->epfd until until_ns (nanosecond precision where
- * the kernel has epoll_pwait2). Returns epoll's count, or -1 (errno). */
-struct epoll_event;
-int worker_wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, uint64_t until_ns);
-#define WORKER_MAX_EVENTS 256
+/* Whether w runs an open loop (a rate), rather than a closed one. */
+static inline int worker_open_loop(const worker *w) { return w->interval_ns > 0; }
+
+/* The phase a request belongs to: the one its latency origin falls in. */
+static inline phase_id worker_phase_of(const worker *w, uint64_t start_ns) {
+    return start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
+}
+
+/* Open loop: sends every request that is due by now_ns and inside the
+ * run's schedule (due before the measured window ends) while the protocol
+ * has a free slot. Protocols call it when a slot comes free; it may be
+ * re-entered from inside start_scheduled (a send that fails at once frees
+ * its slot), which is why the schedule advances before each start. */
+void worker_dispatch_due(worker *w, uint64_t now_ns);
+
+/* Counts a completed handshake of conn t, opened for a request of phase,
+ * whose ClientHello went out at start_ns, and keeps what the run's first
+ * handshake negotiated. */
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns);
+
+/* Counts a connection whose TLS failed (t->failure, t->reason: the first
+ * reason is kept). */
+void worker_tls_failure(worker *w, const tls_conn *t, phase_id phase);
+
+/* Exits the process with "rackbench-engine: out of memory" if calloc
+ * fails: allocations happen before the run, where there is no way on. */
+void *worker_xcalloc(size_t n, size_t size);
 
 #endif

@@ -58,6 +58,10 @@ module Rackbench
     end
 
     attr_reader :app_dir, :gemfile_extra, :install, :root, :groups
+    # The gems the experiment pins (name => requirement parts), and the
+    # lockfile text this environment starts from instead of the app's own
+    # (its gem set's, resolved by another ruby), or nil.
+    attr_reader :gem_pins, :lock_seed
 
     # :app_dir :: the app's directory (its Gemfile and Gemfile.lock, when present, are used)
     # :gemfile_extra :: Gemfile lines the server needs, e.g. ['gem "puma", ">= 6"'] (default: [])
@@ -66,10 +70,18 @@ module Rackbench
     # :parent_env :: environment bundler commands start from, minus leaks (default: ENV)
     # :install_timeout_s :: deadline for `bundle install` (default: 1800)
     # :groups :: the Gemfile groups to install and load, a Groups (default: Groups.all, every group)
+    # :gem_pins :: gem name => Array of requirement parts the Gemfile pins, replacing the app's own
+    #              requirement (Gemfile.render) (default: {})
+    # :lock_seed :: lockfile text the environment starts from, in place of the app's Gemfile.lock or a
+    #               sibling's: the lock of its gem set (Trial::Http::GemSets), whose versions Bundler
+    #               then keeps (default: nil)
     def initialize(app_dir:, install:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
-                   install_timeout_s: INSTALL_TIMEOUT_S, groups: Groups.all)
+                   install_timeout_s: INSTALL_TIMEOUT_S, groups: Groups.all, gem_pins: {}, lock_seed: nil)
       @app_dir = File.expand_path(app_dir)
       @groups = groups
+      @gem_pins = gem_pins.to_h { |name, parts| [name.to_s.dup.freeze, Array(parts).map { |p| p.to_s.dup.freeze }.freeze] }
+                          .freeze
+      @lock_seed = lock_seed&.dup&.freeze
       @gemfile_extra = gemfile_extra.map { |line| line.to_s.dup.freeze }.freeze
       @install = install
       @root = File.expand_path(root)
@@ -79,8 +91,9 @@ module Rackbench
     end
 
     # Short digest of what decides the environment's content: the app's
-    # location, Gemfile and Gemfile.lock, the extra lines, the ruby, and
-    # the groups (when any is left out or added).
+    # location, Gemfile and Gemfile.lock, the extra lines, the ruby, the
+    # groups (when any is left out or added), the pinned gems and the lock
+    # it is seeded with (when there are any).
     def digest
       @digest ||= Digest::SHA256.hexdigest(JSON.generate(digest_inputs))[0, 16]
     end
@@ -166,6 +179,14 @@ module Rackbench
       [*interpreter, *(lib ? ["-I", lib] : []), LAUNCHER]
     end
 
+    # The text of this environment's lockfile; raises SetupError when it is
+    # not installed.
+    def lockfile_text
+      File.read(lockfile_path)
+    rescue Errno::ENOENT
+      raise SetupError, "no Gemfile.lock in #{dir}: the bundle is not installed"
+    end
+
     # Hash of gem name => version from this environment's lockfile (see
     # Lockfile.gem_versions). Raises SetupError when it is not installed.
     def gem_versions
@@ -238,6 +259,8 @@ module Rackbench
       inputs = [LAYOUT_VERSION, app_dir, read_app_file("Gemfile"), read_app_file("Gemfile.lock"), gemfile_extra,
                 install.path, install.engine, install.version]
       inputs << { "without" => groups.without, "with" => groups.with } unless groups.none?
+      inputs << { "pins" => gem_pins } unless gem_pins.empty?
+      inputs << { "lock_seed" => Digest::SHA256.hexdigest(lock_seed) } if lock_seed
       inputs
     end
 
@@ -262,20 +285,22 @@ module Rackbench
     end
 
     # Writes the Gemfile when its content changed, and seeds a new
-    # lockfile from the app's own, so the app's locked versions are kept;
-    # for an app without one, from the lockfile of another environment of
-    # the same app and gem directory (Siblings), so that the environments
-    # of one ruby resolve the same versions and reuse the gems one of them
+    # lockfile: from the lock of its gem set when it has one (lock_seed);
+    # else from the app's own, so the app's locked versions are kept; for
+    # an app without one, from the lockfile of another environment of the
+    # same app and gem directory (Siblings), so that the environments of
+    # one ruby resolve the same versions and reuse the gems one of them
     # installed (and compiled) instead of each resolving the newest.
     def write_files
       app_gemfile = File.join(app_dir, "Gemfile")
-      content = Gemfile.render(app_gemfile: File.file?(app_gemfile) ? app_gemfile : nil, extra: gemfile_extra)
+      content = Gemfile.render(app_gemfile: File.file?(app_gemfile) ? app_gemfile : nil, extra: gemfile_extra,
+                               pins: gem_pins)
       write_atomically(gemfile_path, content) unless read_file(gemfile_path) == content
       write_config
       Siblings.mark(self)
       return if File.exist?(lockfile_path)
 
-      seed = read_app_file("Gemfile.lock") || Siblings.seed(self)
+      seed = lock_seed || read_app_file("Gemfile.lock") || Siblings.seed(self)
       write_atomically(lockfile_path, Gemfile.seed_lock(seed)) if seed
     end
 
@@ -322,7 +347,7 @@ module Rackbench
     # gems need Rack 3), Bundler refuses to resolve rather than unlock
     # them; the environment then resolves afresh, as without a sibling.
     def resolve_afresh?(result, log)
-      !result.timed_out && read_app_file("Gemfile.lock").nil? && File.exist?(lockfile_path) &&
+      !result.timed_out && lock_seed.nil? && read_app_file("Gemfile.lock").nil? && File.exist?(lockfile_path) &&
         tail(log).match?(RESOLUTION_CONFLICT)
     end
 

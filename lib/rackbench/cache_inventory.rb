@@ -6,6 +6,7 @@ require "json"
 require "time"
 require_relative "cache_root"
 require_relative "cache_use"
+require_relative "process/pid_alive"
 
 module Rackbench
   # What the cache holds (`rackbench cache`): the rubies built from source,
@@ -117,9 +118,15 @@ module Rackbench
       unfinished = Dir.glob(File.join(@root, "rubies", "*")).select do |dir|
         File.basename(dir).match?(/\A\h{16}\z/) && !File.file?(File.join(dir, Rubies::Build::Cache::RECORD))
       end
+      # The lock of a build that failed (its logs stay under logs/).
+      locks = Dir.glob(File.join(@root, "rubies", "*.lock")).select do |lock|
+        File.basename(lock, ".lock").match?(/\A\h{16}\z/) && !File.exist?(lock.delete_suffix(".lock"))
+      end
       (work + unfinished).sort.map do |dir|
         lock = File.basename(dir).match?(/\A\h{16}\z/) ? "#{dir}.lock" : nil
         item("leftover", "what a build that stopped left: #{dir}", [dir], lock: lock, users: nil)
+      end + locks.sort.map do |lock|
+        item("leftover", "the lock of a build that failed: #{lock}", [lock], lock: lock, users: nil)
       end
     end
 
@@ -153,14 +160,7 @@ module Rackbench
     end
 
     def alive?(pid)
-      return false unless pid
-
-      Process.kill(0, pid.to_i)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true
+      PidAlive.call(pid)
     end
   end
 end

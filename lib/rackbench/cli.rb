@@ -8,8 +8,15 @@ module Rackbench
     EXIT_OK = 0
     EXIT_FAILURE = 1
     EXIT_USAGE = 2
+    # `rackbench gate` (and `compare --fail-on`): a configuration regressed
+    # beyond a threshold; the results cannot say (doc/ci.md, "Exit codes").
+    EXIT_REGRESSED = 3
+    EXIT_CANNOT_SAY = 4
     EXIT_INTERRUPTED = 130
     DEFAULT_RESULTS_DIR = "rackbench-results"
+    # The results database of every command when --store is not given: a
+    # database URL (postgres://...), or a results directory.
+    STORE_ENV = "RACKBENCH_STORE"
 
     # name => [file under rackbench/cli, class name, one-line description]
     COMMANDS = {
@@ -20,6 +27,10 @@ module Rackbench
       "tune" => ["tune_command", "TuneCommand", "the best processes × threads within a memory budget and a latency target"],
       "capacity" => ["capacity_command", "CapacityCommand", "per configuration, the highest open-loop rate that holds a latency target"],
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
+      "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
+      "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
+      "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
+      "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
       "rubies" => ["rubies_command", "RubiesCommand", "list the Ruby installations rackbench finds; `rubies build` builds one from source"],
       "cache" => ["cache_command", "CacheCommand", "list what rackbench keeps between runs (built rubies, gem environments); prune it"],

@@ -13,6 +13,7 @@ require_relative "experiment/yaml_source"
 require_relative "experiment/canonical"
 require_relative "experiment/entries"
 require_relative "experiment/settings"
+require_relative "experiment/gems"
 require_relative "experiment/config"
 require_relative "experiment/matrix"
 require_relative "experiment/derive"
@@ -34,7 +35,7 @@ module Rackbench
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
     TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile
-                  tune proxy capacity].freeze
+                  tune proxy capacity gems].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -62,6 +63,10 @@ module Rackbench
     # server: Array of Proxy::NAMES, ["none"] without the key).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
                 :exclude, :inside, :proxy
+    # How the apps' gems are resolved across the rubies, and the gems it
+    # pins or varies (`gems:`, an Experiment::Gems), or nil: one gem set per
+    # app and server, nothing pinned.
+    attr_reader :gems
     # The profiler of its profiled trials (a Profile::Settings), or nil:
     # no trial is profiled.
     attr_reader :profile
@@ -194,7 +199,8 @@ module Rackbench
           inside: inside(data.fetch("inside", DEFAULT_INSIDE), checker),
           tune: Tune::Settings.parse(data["tune"], checker),
           proxy: proxy(data.fetch("proxy", Proxy::NONE), checker),
-          capacity: capacity(data, checker)
+          capacity: capacity(data, checker),
+          gems: Gems.parse(data["gems"], checker)
         }
       end
 
@@ -227,7 +233,7 @@ module Rackbench
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
                    profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze,
-                   capacity: nil)
+                   capacity: nil, gems: nil, gem_set_configurations: nil)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -235,6 +241,8 @@ module Rackbench
       @profile_only = profile_only
       @tune = tune
       @capacity = capacity
+      @gems = gems
+      @gem_set_configurations = gem_set_configurations
       @seed = seed
       @batches = batches
       @rubies = rubies
@@ -340,7 +348,31 @@ module Rackbench
       # Only in files that have them: every other file keeps its fingerprint.
       data["tune"] = tune.to_h if tune
       data["capacity"] = capacity.to_h if capacity
+      # Without gems: (or with its defaults) the fingerprint of a file
+      # written before the key.
+      data["gems"] = gems.canonical if gems&.canonical
       data
+    end
+
+    # The configurations whose rubies share the apps' gem sets
+    # (Trial::Http::GemSets): this experiment's own, or those of the
+    # experiment a step was derived from (#derive), so that a capacity or
+    # tune step narrowed to one ruby runs the gems the whole experiment
+    # resolved on its oldest ruby, not a set of its own.
+    def gem_set_configurations
+      @gem_set_configurations || configurations
+    end
+
+    # A copy whose gem sets are +other+'s (an Experiment it was derived
+    # from); the fingerprint stays this experiment's.
+    def sharing_gem_sets_with(other)
+      self.class.new(**parts, gem_set_configurations: other.gem_set_configurations)
+    end
+
+    # Whether each ruby resolves the apps' gems on its own (`gems:
+    # per_ruby`) rather than all installing one set per app and server.
+    def gems_per_ruby?
+      gems&.per_ruby? || false
     end
 
     private
@@ -351,7 +383,8 @@ module Rackbench
       { name: name, seed: seed, batches: batches, rubies: rubies, servers: servers, apps: apps, processes: processes,
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
-        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity }
+        profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity, gems: gems,
+        gem_set_configurations: @gem_set_configurations }
     end
 
     def sort(values)

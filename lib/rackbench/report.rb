@@ -11,6 +11,9 @@ require_relative "report/history"
 require_relative "report/inside_noise"
 require_relative "report/profiles"
 require_relative "report/concurrency_sweep"
+require_relative "report/batch_figures"
+require_relative "report/machine_match"
+require_relative "report/hosts"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -62,6 +65,9 @@ module Rackbench
       @history = History.new(store.earlier_attempts(@experiment[:id], result: false))
       @configs = build_configs
       @configs.each { |c| c.label_dimensions = dimensions }
+      differing = Hash.new { |hash, id| hash[id] = [] }
+      gem_differences.each { |entry| entry["versions"].each { |v| v["configs"].each { |id| differing[id].concat(entry["gems"]) } } }
+      @configs.each { |c| c.differing_gem_names = differing[c.id] }
       Baseline.new(@configs, @options).apply
       @configs.each(&:to_h) # computes every statistic now (ConfigSummary keeps them), so bad data fails here
       @detect = detect_outcome(store, through_batch)
@@ -90,6 +96,19 @@ module Rackbench
       end
     end
 
+    # What the run measured (Labels): the --label pairs and the git
+    # revisions stored with the experiment; empty for one stored without.
+    def labels
+      @labels ||= Labels.from_h(@experiment[:labels])
+    end
+
+    # The machine the experiment ran on, and each run of it (the stored
+    # environments, MachineEnv.capture and what the runner added), oldest
+    # first, without repeats: one entry unless a --resume ran elsewhere.
+    def machines
+      [@experiment[:environment], *@runs.map { |run| run[:environment] }].compact.uniq
+    end
+
     # The dimensions that vary across this experiment's configurations, in
     # the experiment's order (ruby, server, app, processes, threads, then
     # load.* and env.*).
@@ -99,6 +118,12 @@ module Rackbench
         varying = names.select { |name| @configs.map { |c| c.dims[name] }.uniq.size > 1 }
         varying.empty? ? names.first(1) : varying
       end
+    end
+
+    # What differs between the configurations of each app in the gems
+    # their servers loaded (Report::GemDifferences.of): [] when nothing does.
+    def gem_differences
+      @gem_differences ||= GemDifferences.of(@configs)
     end
 
     # What throughput counts: the unit of its trials' kind ("req/s", or
@@ -141,13 +166,21 @@ module Rackbench
         "settings" => @options.to_h.merge("baseline" => @configs.find(&:baseline?)&.id),
         "dimensions" => dimensions, "rate_unit" => rate_unit,
         "configs" => @configs.map(&:to_h),
+        "gem_differences" => gem_differences,
         "inside_noise" => inside_noise,
         "trials" => @trials.map { |t| trial_hash(t) }
       }.tap do |document|
         document["profiles"] = @profiles.to_a unless @profiles.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
         document["detect"] = @detect&.to_h
+        document["hosts"] = hosts.map(&:to_h)
       end
+    end
+
+    # Per-host figures when the trials ran on several hosts (a fleet), each
+    # flagged when it stands apart from the rest (Report::Hosts); [] else.
+    def hosts
+      @hosts ||= Hosts.of(@trials, @options)
     end
 
     # Latency and throughput against load.connections per configuration
@@ -228,7 +261,8 @@ module Rackbench
     # attempts (retried failures), oldest first.
     def trial_hash(trial)
       record = trial.record
-      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key))
+      trial.to_h.merge("attempt" => record.attempt, "earlier_attempts" => @history.for_key(record.key),
+                       "host" => record.host, "network" => record.network)
     end
 
     def experiment_hash
@@ -237,7 +271,7 @@ module Rackbench
         "id" => e[:id], "name" => e[:name], "fingerprint" => e[:fingerprint], "seed" => e[:seed],
         "batches" => e[:batches], "created_at" => iso(e[:created_at]), "finished_at" => iso(e[:finished_at]),
         "rackbench_version" => e[:rackbench_version], "source_text" => e[:source_text],
-        "environment" => e[:environment], "warnings" => warnings
+        "environment" => e[:environment], "warnings" => warnings, "labels" => e[:labels]
       }
     end
 

@@ -6,6 +6,7 @@ require_relative "runner/progress"
 require_relative "runner/results_dir"
 require_relative "runner/steps"
 require_relative "runner/trial_loop"
+require "etc"
 
 module Rackbench
   # Runs every kind of trial the same way: resolves the source's rubies,
@@ -49,6 +50,9 @@ module Rackbench
 
     # :source :: where the configurations come from: an Experiment, or a Micro::Settings
     # :results_dir :: results directory (SQLite store, logs/, work/)
+    # :store :: the results database, as Store.open takes it: a database URL (postgres://...) keeps the
+    #           results there, the results directory keeping the logs; or an open Store, which the
+    #           runner uses and leaves open (default: the results directory)
     # :resume :: continue an experiment that already has trials in the store (default: false)
     # :retry_failed :: with resume, run the stored failed trials again; the failures are kept as the
     #                  trials' history (default: false: resume skips them like the ok ones)
@@ -68,12 +72,24 @@ module Rackbench
     #             here, unless :environment is given)
     # :detect :: Detect::Settings: run a pilot, then only the batches the comparisons need (the source's
     #            batches are the most it may run); stored in the run's environment (default: nil)
-    def initialize(source:, results_dir:, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
+    # :labels :: the --label pairs (Hash), stored with the git revisions of the source's apps and rubies
+    #            (Labels.capture) as part of the experiment's identity (default: {})
+    # :host :: the name stored with each trial as the host that ran it (default: this machine's host name)
+    # :batch :: run this batch of the plan only (a fleet's claim, Fleet::Worker) (default: nil: all)
+    # :rerun :: with batch, run the batch's stored trials again too, each as the next attempt at its key
+    #           (its earlier attempts kept as history): a batch runs whole on one host (default: false)
+    def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
-                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil)
+                   parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {},
+                   host: Etc.uname[:nodename], batch: nil, rerun: false)
       @source = source
       @detect = detect
+      @given_labels = labels
       @results_dir = File.expand_path(results_dir)
+      @store = if store.respond_to?(:save_trial) then store
+               elsif store.nil? || Store::Connection.scheme(store.to_s) == :directory then @results_dir
+               else store
+               end
       @resume = resume
       raise UsageError, "--retry-failed only works with --resume" if retry_failed && !resume
 
@@ -90,6 +106,9 @@ module Rackbench
       @parent_env = parent_env
       @collaborators = collaborators
       @watchdog = watchdog
+      @host = host
+      @batch = batch
+      @rerun = rerun
     end
 
     # The resolved ruby variants, label => Rubies::Variant (ConfigError for
@@ -100,6 +119,19 @@ module Rackbench
       @variants ||= begin
         Rubies.resolve_all(@source.ruby_specs, installs: @installs || Rubies.discover, out: @out, user: @results_dir)
       end
+    end
+
+    # What this run measured (Labels): the --label pairs and the git
+    # revisions of the source's apps and rubies as they are now.
+    def labels
+      @labels ||= Labels.capture(given: @given_labels, source: @source, variants: variants)
+    end
+
+    # The fingerprint the experiment is stored under: the source's, with
+    # the labels (Labels#fingerprint), so that another revision or other
+    # labels make another experiment and a resumed run finds its own.
+    def stored_fingerprint
+      labels.fingerprint(@source.fingerprint)
     end
 
     # The kind of trial that runs the source's configurations.
@@ -138,8 +170,10 @@ module Rackbench
       ResultsDir.lock(@results_dir) do
         kind.check!
         with_watchdog do
+          trials = examined_trials
+          kind.prepare(trials)
           kind.around_run do
-            examined_trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
+            trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
           end
         end
       end
@@ -163,6 +197,7 @@ module Rackbench
     def run_locked
       kind.check!
       plan # resolve rubies and what can run before touching the store
+      labels # the revisions as the run starts
       check_detect
       environment = @environment ||
                     (@machine && Runner.with_run_parts(@machine, variants: variants, layout: @layout)) ||
@@ -189,16 +224,24 @@ module Rackbench
       end
     end
 
+    # The store is opened here, unless the runner was given an open one (a
+    # fleet worker's, which checks its claim with every trial it stores).
+    def open_store(&block)
+      @store.respond_to?(:save_trial) ? yield(@store) : Store.open(@store, &block)
+    end
+
     def store_and_run(environment)
-      Store.open(@results_dir) do |store|
+      open_store do |store|
         experiment_id = store.find_or_create_experiment(
-          name: @source.name, fingerprint: @source.fingerprint, seed: @source.seed, batches: @source.batches,
+          name: @source.name, fingerprint: stored_fingerprint, seed: @source.seed, batches: @source.batches,
           source_text: @source.source_text, environment: environment,
-          config_keys: @source.configurations_for(variants).map(&:key)
+          config_keys: @source.configurations_for(variants).map(&:key), labels: labels.to_h
         )
         done = store.finished_keys(experiment_id)
-        refuse_rerun(done) unless done.empty? || @resume
+        refuse_rerun(done, store) unless done.empty? || @resume
+        warn_other_labels(store, experiment_id) if @resume && done.empty?
         retries = @retry_failed ? store.failed_attempts(experiment_id) : {}
+        retries = store.stored_attempts(experiment_id, batch_trials.map(&:key)) if @rerun
         estimate = Estimate.new(plan_note: @source.estimate_note)
         # A resumed run knows the boots and stops of the trials already stored.
         store.trials(experiment_id, result: false).each { |record| estimate.learn(record) } unless done.empty?
@@ -206,9 +249,25 @@ module Rackbench
       end
     end
 
-    def refuse_rerun(done)
-      raise UsageError, "#{@results_dir} already holds #{done.size} trials of experiment '#{@source.name}': " \
-                        "add --resume to finish it, or choose another --results directory"
+    def refuse_rerun(done, store)
+      where = @store == @results_dir ? @results_dir : store.location
+      what = labels.empty? ? "" : " (#{labels.text})"
+      raise UsageError, "#{where} already holds #{done.size} trials of experiment '#{@source.name}'#{what}: " \
+                        "add --resume to finish it, --label KEY=VALUE to run it again as another labelled run, " \
+                        "or choose another --results directory"
+    end
+
+    # --resume found nothing of this experiment under these labels: when
+    # the store holds runs of it under others (the app moved to another
+    # commit since the interrupted run), say so, since this starts afresh.
+    def warn_other_labels(store, experiment_id)
+      others = store.experiments.select { |e| e[:name] == @source.name && e[:id] != experiment_id }
+      return if others.empty?
+
+      stored = Labels.from_h(others.last[:labels])
+      @err.puts "rackbench: nothing of '#{@source.name}' is stored with these labels and revisions " \
+                "(#{labels.empty? ? "none" : labels.text}); the latest stored run has " \
+                "#{stored.empty? ? "none" : stored.text}: starting a new run"
     end
 
     # retries :: key => stored failed attempt, for the failures to run
@@ -216,14 +275,24 @@ module Rackbench
     # plan's order, with their own batch and position.
     def run_remaining(store, experiment_id, done, retries, environment, estimate)
       remaining = plan.remaining(done - retries.keys)
+      remaining = remaining.select { |trial| trial.batch == @batch } if @batch
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
       announce(done, remaining, retries, estimate.remaining(remaining))
+      # What every remaining trial needs (their gems) is made ready first:
+      # a problem with it stops the run here, before any trial.
+      kind.prepare(remaining)
       stopping = @detect && Detect::Stopping.new(settings: @detect, store: store, experiment_id: experiment_id,
                                                  plan: plan, out: @out)
       TrialLoop.new(store: store, experiment_id: experiment_id, plan: plan, remaining: remaining,
                     resumed: !done.empty?, out: @out, describe: method(:describe), estimate: estimate,
-                    fail_fast: @fail_fast, environment: environment, retries: retries, stopping: stopping)
+                    fail_fast: @fail_fast, environment: environment, retries: retries, stopping: stopping,
+                    host: @host)
                .run { |trial| kind.run(trial) }
+    end
+
+    # The plan's trials of the batch the runner is limited to.
+    def batch_trials
+      plan.trials.select { |trial| trial.batch == @batch }
     end
 
     # --detect compares configurations, over a plan made for its most batches.
@@ -244,6 +313,7 @@ module Rackbench
                 "#{", #{retries.size} failed to retry" unless retries.empty?}, #{remaining.size} to run " \
                 "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
                 "results in #{@results_dir}"
+      @out.puts "  labels: #{labels.text}" unless labels.empty?
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
       @out.puts "  #{@detect.describe}" if @detect
       kind.announce.each { |line| @out.puts "  #{line}" }

@@ -34,9 +34,10 @@ module Rackbench
   #   those options, else a one-line reason, so a plan can skip the
   #   combination up front (an option that only means something in a mode
   #   the combination does not use is refused, not ignored).
-  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production") ::
+  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production", tls: nil) ::
   #   The argv (an Array of Strings, never a shell string) that boots the
-  #   app bound to 127.0.0.1:port, to be prefixed with the bundle's exec
+  #   app bound to 127.0.0.1:port (with +tls+, a Tls::Certificate: bound
+  #   with TLS, serving that certificate), to be prefixed with the bundle's exec
   #   prefix and run with app_dir as the working directory. Config files or
   #   boot scripts the server needs are written into work_dir. +options+
   #   is the Hash (String keys) of the trial's server options, every one of
@@ -64,6 +65,19 @@ module Rackbench
   #   The load protocols (load.protocol) the server answers on its one
   #   http:// endpoint: "http1", and "h2c" for a server that also serves
   #   HTTP/2 over cleartext with prior knowledge (default: ["http1"]).
+  # tls? ::
+  #   Whether the adapter can start the server with a TLS endpoint
+  #   (load.tls: #command's tls:) (default: false).
+  # tls_reason ::
+  #   nil for such an adapter, else the one-line reason the plan gives for
+  #   leaving the trial out.
+  # tls_protocols ::
+  #   The load protocols its TLS endpoint answers: "http1", and "h2" for a
+  #   server that chooses HTTP/2 by ALPN (default: ["http1"]).
+  # tls_env(tls, work_dir) ::
+  #   Variables the server needs to find the certificate (Falcon's
+  #   loader looks in $XDG_STATE_HOME); files it needs go into work_dir
+  #   (default: none).
   module Servers
     # Every server binds here explicitly: a benchmark server must never be
     # reachable from the network, and "localhost" may resolve to ::1.
@@ -103,6 +117,11 @@ module Rackbench
       # Every adapter, in name order.
       def all
         names.map { |name| @registry.fetch(name) }
+      end
+
+      # The names of the adapters that can serve load.tls.
+      def tls_capable
+        all.select(&:tls?).map(&:name)
       end
 
       # The ServerOptions::Schema of the adapter registered as name, or nil
@@ -189,13 +208,35 @@ module Rackbench
         %w[http1].freeze
       end
 
-      # nil when the server answers load.protocol +protocol+, else a
-      # one-line reason (the trial is refused up front).
-      def protocol_reason(protocol)
-        return nil if protocols.include?(protocol.to_s)
+      # nil when the server answers load.protocol +protocol+ (over TLS
+      # when +tls+), else a one-line reason (the trial is refused up front).
+      def protocol_reason(protocol, tls: false)
+        served = tls ? tls_protocols : protocols
+        return nil if served.include?(protocol.to_s)
 
-        "#{name} does not serve #{protocol} (it serves #{protocols.join(", ")}); " \
+        over = tls ? " over TLS" : ""
+        "#{name} does not serve #{protocol}#{over} (it serves #{served.join(", ")}#{over}); " \
           "load.protocol #{protocol} needs a server that does, e.g. falcon"
+      end
+
+      # No TLS endpoint unless the adapter says how to bind one.
+      def tls?
+        false
+      end
+
+      def tls_reason
+        return nil if tls?
+
+        "#{name}: rackbench does not start it with TLS (load.tls needs a server that terminates TLS itself: " \
+          "#{Servers.tls_capable.join(", ")})"
+      end
+
+      def tls_protocols
+        %w[http1].freeze
+      end
+
+      def tls_env(_tls, _work_dir)
+        {}
       end
 
       def to_s
@@ -234,8 +275,10 @@ module Rackbench
         "#{name} does not run on JRuby (it needs fork and C extensions)" if jruby?(ruby_engine)
       end
 
-      def bind_address(port)
-        "#{HOST}:#{Integer(port)}"
+      # "ADDRESS:PORT" the server listens on: HOST, or the address a load
+      # host reaches (load.host) when the trial gives one.
+      def bind_address(port, host = HOST)
+        "#{host}:#{Integer(port)}"
       end
 
       # Writes a generated file into work_dir and returns its path. Values

@@ -4,6 +4,7 @@ require "etc"
 require "json"
 require "set"
 require_relative "errors"
+require_relative "process/pid_alive"
 require_relative "version"
 # Declared before its parts load: they reopen it, and must not trigger the
 # autoload of this very file.
@@ -14,6 +15,7 @@ require_relative "store/connection"
 require_relative "store/schema"
 require_relative "store/record_codec"
 require_relative "store/history"
+require_relative "store/copy"
 
 module Rackbench
   # The results database: experiments, their trials and each `rackbench run`
@@ -46,18 +48,24 @@ module Rackbench
 
     RUN_END_STATUSES = %w[finished interrupted failed].freeze
     EXPERIMENT_COLUMNS = %i[id name fingerprint seed batches source_text created_at finished_at
-                            rackbench_version environment config_keys].freeze
+                            rackbench_version environment config_keys labels].freeze
 
     # Opens (creating if needed) the results database at +target+: a results
     # directory, which gets a +results.db+ SQLite file, or a database URL
-    # (+sqlite://path+; later +postgres://...+). The schema is created or
-    # upgraded on the way. With a block, yields the store and closes it
+    # (+sqlite://path+, or +postgres://user@host:port/database+: the same
+    # schema on a server the hosts of a fleet share). The schema is created
+    # or upgraded on the way. With a block, yields the store and closes it
     # afterwards, returning the block's value.
     #
+    # :upgrade :: false refuses a database whose schema is not this
+    #             rackbench's instead of upgrading it (Schema.migrate!)
+    #             (default: true)
+    #
     # Raises Store::Error when the directory cannot be created or written,
-    # or the file is not a rackbench results database.
-    def self.open(target)
-      store = new(target)
+    # the server cannot be reached, or the database is not a rackbench
+    # results database.
+    def self.open(target, upgrade: true)
+      store = new(target, upgrade: upgrade)
       return store unless block_given?
 
       begin
@@ -71,9 +79,9 @@ module Rackbench
     attr_reader :location
 
     # See Store.open.
-    def initialize(target)
+    def initialize(target, upgrade: true)
       @db, @location = Connection.connect(target)
-      guard("open") { Schema.migrate!(@db, @location) }
+      guard("open") { Schema.migrate!(@db, @location, upgrade: upgrade) }
     rescue StandardError
       @db&.disconnect
       raise
@@ -85,6 +93,11 @@ module Rackbench
       raise Error, "#{location} is closed" if @db.nil?
 
       @db
+    end
+
+    # Whether the database is a PostgreSQL server's (what a fleet shares).
+    def postgres?
+      db.database_type == :postgres
     end
 
     # Disconnects. Safe to call twice; the store cannot be used afterwards.
@@ -104,7 +117,12 @@ module Rackbench
     # :environment :: Hash from MachineEnv.capture (stored as JSON)
     # :config_keys :: the configurations' keys in the source's order, which
     #                 the report lists them in (default: nil)
-    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:, config_keys: nil)
+    # :labels :: what the run measured (Labels#to_h: the --label pairs and
+    #            the git revisions), part of the experiment's identity, so
+    #            +fingerprint+ must already include it (Labels#fingerprint)
+    #            (default: nil: none)
+    def find_or_create_experiment(name:, fingerprint:, seed:, batches:, source_text:, environment:, config_keys: nil,
+                                  labels: nil)
       experiments = db[:experiments]
       guard("record experiment #{name}") do
         # :immediate takes SQLite's write lock first, so two runners of one
@@ -115,12 +133,17 @@ module Rackbench
                                source_text: source_text, created_at: Time.now,
                                rackbench_version: Rackbench::VERSION,
                                environment: encode_json(environment, "experiment #{name}: environment"),
-                               config_keys: encode_json(config_keys, "experiment #{name}: configurations"))
+                               config_keys: encode_json(config_keys, "experiment #{name}: configurations"),
+                               labels: encode_json(labels, "experiment #{name}: labels"))
         end
+      rescue Sequel::UniqueConstraintViolation
+        # PostgreSQL takes no lock up front: another host inserted it first.
+        experiments.where(name: name, fingerprint: fingerprint).get(:id)
       end
     end
 
-    # The experiment with +id+ as a Hash (environment decoded), or nil.
+    # The experiment with +id+ as a Hash (environment, configuration keys
+    # and labels decoded), or nil.
     def experiment(id)
       row = guard("read experiment #{id}") { db[:experiments].where(id: id).first }
       row && decode_experiment(row)
@@ -136,6 +159,7 @@ module Rackbench
     end
 
     # Every experiment, oldest first, as Hashes with the environment decoded.
+    # (#experiment says what each Hash holds.)
     def experiments
       guard("read experiments") { db[:experiments].order(:id).all }.map { |row| decode_experiment(row) }
     end
@@ -153,14 +177,16 @@ module Rackbench
     #
     # :earlier_log_path :: for a retry, where the earlier attempt's log was
     #                      kept (its stored log_path is replaced) (default: nil)
+    # :replace_any :: a retry replaces the earlier attempt whatever its
+    #                 status, not only a failure (default: false)
     #
     # Raises DuplicateTrial when the key is already stored (for a first
     # attempt), Store::Error when the database cannot take the row (disk
     # full, ...) or a retry does not follow a stored failed attempt,
     # ArgumentError for a document that cannot be stored as JSON.
-    def save_trial(experiment_id, record, earlier_log_path: nil)
+    def save_trial(experiment_id, record, earlier_log_path: nil, replace_any: false)
       row = RecordCodec.encode(experiment_id, record)
-      return supersede(experiment_id, record, row, earlier_log_path) if record.attempt > 1
+      return supersede(experiment_id, record, row, earlier_log_path, replace_any) if record.attempt > 1
 
       trials = db[:trials]
       db.transaction { trials.insert(row) }
@@ -212,7 +238,12 @@ module Rackbench
     # trial is stored, which also marks the experiment finished),
     # "interrupted" or "failed". Raises Store::Error when the run is not
     # running.
-    def finish_run(run_id, status)
+    #
+    # :experiment_done :: false keeps a "finished" run from marking the
+    #                     experiment finished (a fleet worker's run of one
+    #                     batch: the queue marks it when its last batch is
+    #                     done) (default: true)
+    def finish_run(run_id, status, experiment_done: true)
       unless RUN_END_STATUSES.include?(status)
         raise ArgumentError, "run status is #{status.inspect}, expected one of #{RUN_END_STATUSES.join(", ")}"
       end
@@ -225,7 +256,7 @@ module Rackbench
           raise Error, "run #{run_id} already ended (#{run[:status]})" unless run[:status] == "running"
 
           db[:runs].where(id: run_id).update(status: status, finished_at: now)
-          if status == "finished"
+          if status == "finished" && experiment_done
             db[:experiments].where(id: run[:experiment_id], finished_at: nil).update(finished_at: now)
           end
         end
@@ -250,7 +281,8 @@ module Rackbench
     end
 
     def decode_experiment(row)
-      row.merge(environment: decode_json(row[:environment]), config_keys: decode_json(row[:config_keys]))
+      row.merge(environment: decode_json(row[:environment]), config_keys: decode_json(row[:config_keys]),
+                labels: decode_json(row[:labels]))
     end
 
     def encode_json(value, what)
@@ -266,14 +298,7 @@ module Rackbench
     end
 
     def process_alive?(pid)
-      return false unless pid
-
-      Process.kill(0, pid)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true # exists, owned by someone else
+      PidAlive.call(pid)
     end
   end
 end

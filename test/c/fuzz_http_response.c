@@ -25,6 +25,7 @@
  *
  * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined ... (see Rakefile)
  */
+#include "fuzz_split.h"
 #include "http_response.h"
 
 #include <stdint.h>
@@ -175,29 +176,6 @@ static const char *place(const uint8_t *s, size_t n, int at_end)
     return dst;
 }
 
-/* Piece sizes for a split pattern; returns the next piece length. */
-typedef struct {
-    int mode;
-    uint32_t state;
-    size_t fixed;
-} splitter;
-
-static size_t next_piece(splitter *s, size_t left)
-{
-    size_t n;
-    switch (s->mode) {
-    case 0: n = left; break;
-    case 1: n = 1; break;
-    case 2: n = s->fixed; break;
-    default:
-        s->state = s->state * 1103515245u + 12345u;
-        /* Mostly small pieces, sometimes empty, sometimes large. */
-        n = (s->state >> 16) % 17;
-        if ((s->state >> 8 & 7) == 0) n = (s->state >> 12) % 700;
-        break;
-    }
-    return n < left ? n : left;
-}
 
 static void run(const uint8_t *stream, size_t len, int head, splitter sp, run_result *res)
 {

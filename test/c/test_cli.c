@@ -137,8 +137,8 @@ static void test_url_parse_rejects(void)
     static const struct {
         const char *url, *needle;
     } cases[] = {
-        {"https://127.0.0.1/", "https"},
-        {"ftp://127.0.0.1/", "http://"},
+        {"ftp://127.0.0.1/", "http:// or https://"},
+        {"https://", "no host"},
         {"HTTPS://h/", "http://"},
         {"127.0.0.1:8080/", "http://"},
         {"", "http://"},
@@ -540,7 +540,6 @@ static void test_arguments(void)
     CHECK(usage_error_is(CLI("-c", "5"), "missing URL"));
     CHECK(usage_error_is(CLI("http://127.0.0.1/a", "http://127.0.0.1/b"), "unexpected argument 'http://127.0.0.1/b'"));
     CHECK(usage_error_is(CLI("http://127.0.0.1/a", "-k", "extra"), "unexpected argument 'extra'"));
-    CHECK(usage_error_is(CLI("https://127.0.0.1/"), "invalid URL 'https://127.0.0.1/'"));
     CHECK(usage_error_is(CLI("ftp://127.0.0.1/"), "invalid URL"));
     CHECK(usage_error_is(CLI("http://127.0.0.1:0/"), "port"));
     CHECK(usage_error_is(CLI("127.0.0.1:8080"), "http://"));
@@ -577,7 +576,7 @@ static void test_protocol_and_streams(void)
     CHECK_EQ_U64(cfg.streams, 10);
     CHECK(parsed_ok(CLI("--protocol=http1", "http://127.0.0.1/")));
     CHECK_EQ_U64(cfg.protocol, PROTOCOL_HTTP1);
-    CHECK(usage_error_is(CLI("--protocol", "h2", "http://127.0.0.1/"), "invalid --protocol 'h2' (expected http1 or h2c)"));
+    CHECK(usage_error_is(CLI("--protocol", "h3", "http://127.0.0.1/"), "invalid --protocol 'h3' (expected http1, h2c or h2)"));
     CHECK(usage_error_is(CLI("--protocol", "h2c", "--streams", "0", "http://127.0.0.1/"), "invalid --streams '0'"));
     CHECK(usage_error_is(CLI("--protocol", "h2c", "--streams", "10001", "http://127.0.0.1/"), "invalid --streams"));
     CHECK(usage_error_is(CLI("--streams", "4", "http://127.0.0.1/"), "--streams 4 needs --protocol h2c"));
@@ -586,6 +585,36 @@ static void test_protocol_and_streams(void)
     CHECK(usage_error_is(CLI("--protocol", "h2c", "--cookies", "http://127.0.0.1/"), "not supported with --protocol h2c"));
     CHECK(usage_error_is(CLI("--protocol", "h2c", "--cookie", "a=b", "http://127.0.0.1/"),
                          "not supported with --protocol h2c"));
+}
+
+/* https:// URLs: TLS on, port 443 unless given, the certificate checked
+ * and sessions resumed unless told; h2 is HTTP/2 over TLS, h2c over
+ * cleartext; the TLS options need https. */
+static void test_tls(void)
+{
+    CHECK(parsed_ok(CLI("http://127.0.0.1/")));
+    CHECK(!cfg.tls);
+    CHECK(parsed_ok(CLI("https://127.0.0.1/x")));
+    CHECK(cfg.tls && strcmp(cfg.port, "443") == 0 && strcmp(cfg.path, "/x") == 0);
+    CHECK(cfg.tls_verify && cfg.tls_resume && cfg.ca_file == NULL);
+    CHECK(parsed_ok(CLI("--cacert", "ca.pem", "--no-tls-resume", "https://127.0.0.1:8443/")));
+    CHECK(strcmp(cfg.port, "8443") == 0 && cfg.ca_file && strcmp(cfg.ca_file, "ca.pem") == 0);
+    CHECK(cfg.tls_verify && !cfg.tls_resume);
+    CHECK(parsed_ok(CLI("--insecure", "https://[::1]:8443/")));
+    CHECK(!cfg.tls_verify && strcmp(cfg.host, "::1") == 0);
+    CHECK(parsed_ok(CLI("--protocol", "h2", "--streams", "8", "https://127.0.0.1/")));
+    CHECK_EQ_U64(cfg.protocol, PROTOCOL_H2);
+    CHECK_EQ_U64(cfg.streams, 8);
+    CHECK(usage_error_is(CLI("--protocol", "h2", "http://127.0.0.1/"), "--protocol h2 is HTTP/2 over TLS"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "https://127.0.0.1/"), "use --protocol h2 for an https:// URL"));
+    CHECK(usage_error_is(CLI("--protocol", "h2", "-k", "https://127.0.0.1/"),
+                         "--no-keepalive cannot be combined with --protocol h2"));
+    CHECK(usage_error_is(CLI("--protocol", "h2", "--cookies", "https://127.0.0.1/"), "not supported with --protocol h2"));
+    CHECK(usage_error_is(CLI("--insecure", "http://127.0.0.1/"), "apply to https:// URLs only"));
+    CHECK(usage_error_is(CLI("--cacert", "ca.pem", "http://127.0.0.1/"), "apply to https:// URLs only"));
+    CHECK(usage_error_is(CLI("--no-tls-resume", "http://127.0.0.1/"), "apply to https:// URLs only"));
+    CHECK(usage_error_is(CLI("--cacert", "ca.pem", "--insecure", "https://127.0.0.1/"), "contradict"));
+    CHECK(usage_error_is(CLI("--cacert=", "https://127.0.0.1/"), "empty --cacert"));
 }
 
 static void test_requests_file_combinations(void)
@@ -666,6 +695,7 @@ int main(void)
     test_arguments();
     test_threads_and_connections();
     test_protocol_and_streams();
+    test_tls();
     test_requests_file_combinations();
     test_remote_targets();
     test_help_and_version();

@@ -241,7 +241,7 @@ static void test_random_and_user_names(void) {
 }
 
 static int target(const char *loc, const char *base, char *out, size_t cap, size_t *n) {
-    return session_location_target(loc, strlen(loc), "127.0.0.1", "8080", base, strlen(base), out, cap, n);
+    return session_location_target(loc, strlen(loc), "127.0.0.1", "8080", 0, base, strlen(base), out, cap, n);
 }
 
 static void test_location(void) {
@@ -278,11 +278,25 @@ static void test_location(void) {
     CHECK(target("//example.com/x", "/", out, sizeof(out), &n) == 0);
     CHECK(target("mailto:a@b", "/", out, sizeof(out), &n) == 0);
     /* Port 80 may be left out; IPv6 in brackets. */
-    CHECK(session_location_target("http://LOCALHOST/x", 18, "localhost", "80", "/", 1, out, sizeof(out), &n) == 1);
+    CHECK(session_location_target("http://LOCALHOST/x", 18, "localhost", "80", 0, "/", 1, out, sizeof(out), &n) == 1);
     CHECK(same(out, n, "/x"));
-    CHECK(session_location_target("http://[::1]:9/x", 16, "::1", "9", "/", 1, out, sizeof(out), &n) == 1);
+    CHECK(session_location_target("http://[::1]:9/x", 16, "::1", "9", 0, "/", 1, out, sizeof(out), &n) == 1);
     CHECK(same(out, n, "/x"));
-    CHECK(session_location_target("http://[::1]/x", 14, "::1", "9", "/", 1, out, sizeof(out), &n) == 0);
+    CHECK(session_location_target("http://[::1]/x", 14, "::1", "9", 0, "/", 1, out, sizeof(out), &n) == 0);
+    /* An https:// run: https on the same host and port is the origin (443
+     * may be left out), http is another one (a downgrade is not followed). */
+    const char *tls_cases[][2] = {{"https://127.0.0.1:8443/posts", "1"}, {"HTTPS://127.0.0.1:8443", "1"},
+                                  {"//127.0.0.1:8443/a", "1"},           {"/a", "1"},
+                                  {"http://127.0.0.1:8443/posts", "0"},  {"https://127.0.0.1/x", "0"},
+                                  {"https://127.0.0.1:8080/x", "0"}};
+    for (size_t i = 0; i < sizeof(tls_cases) / sizeof(tls_cases[0]); i++) {
+        const char *loc = tls_cases[i][0];
+        int got = session_location_target(loc, strlen(loc), "127.0.0.1", "8443", 1, "/", 1, out, sizeof(out), &n);
+        CHECK(got == tls_cases[i][1][0] - '0');
+        if (got != tls_cases[i][1][0] - '0') fprintf(stderr, "  tls location %s: %d\n", loc, got);
+    }
+    CHECK(session_location_target("https://localhost/x", 19, "localhost", "443", 1, "/", 1, out, sizeof(out), &n) == 1);
+    CHECK(same(out, n, "/x"));
     /* Malformed or too long. */
     CHECK(target("", "/", out, sizeof(out), &n) == -1);
     CHECK(target("/a b", "/", out, sizeof(out), &n) == -1);

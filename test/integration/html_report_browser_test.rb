@@ -250,6 +250,27 @@ describe "the HTML report in headless Chromium" do
     FileUtils.rm_rf(dir)
   end
 
+  it "draws the history page: runs with intervals, a change point and the band it left" do
+    dir = Dir.mktmpdir
+    Rackbench::Store.open(dir) do |store|
+      5.times do |i|
+        revision = { "of" => "app", "name" => "own", "commit" => i.to_s * 40, "subject" => "Change #{i}" }
+        configs = { ReportStore.dims(ruby: "ruby", threads: 1) => ReportStore.noisy(i >= 3 ? 900 : 1000, 0.01, 5, i),
+                    ReportStore.dims(ruby: "ruby", threads: 4) => ReportStore.noisy(4000, 0.01, i == 2 ? 3 : 5, 10 + i) }
+        ReportStore.fill(store, configs, name: "bench", labels: Rackbench::Labels.new(given: {}, revisions: [revision]))
+      end
+    end
+    series = Rackbench::Series.new(Rackbench::Series.collect([dir]), figure: Rackbench::Report::BatchFigures.fetch("rps"),
+                                                                     options: Rackbench::Report::Options.new)
+    doc = series.to_h
+    assert_equal [[3], []], doc["configs"].map { |c| c["change_points"].map { |p| p["run"] } }
+    path = write_page("history", nil, html: Rackbench::Series::HtmlPage.new(doc).render)
+    status, dom, stderr = open_page(path)
+    assert_rendered_cleanly(status, dom, stderr, chart_ids: %w[chart-history-1 chart-history-2])
+  ensure
+    FileUtils.rm_rf(dir)
+  end
+
   # The check above would pass vacuously if a blocked request went
   # unnoticed: a page that asks for an image over the network must report
   # the Content-Security-Policy violation.

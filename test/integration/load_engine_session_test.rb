@@ -56,6 +56,23 @@ describe "load engine sessions" do
     end
   end
 
+  it "logs in over TLS: the jar's cookie, the token and the 303 to an absolute https:// Location" do
+    Dir.mktmpdir do |dir|
+      cert = Rackbench::Tls.certificate(dir)
+      Rackbench::Test::SessionServer.open(tls: cert) do |server|
+        result = run_list(server, login, ca_file: cert.ca_path)
+        assert_equal [3, 0], [server.logins_ok, server.logins_rejected]
+        assert_equal({ "303" => 3, "200" => 3 }, entry(result, "login")["status"], "the https:// Location was followed")
+        assert_equal 0, entry(result, "login")["errors"]["redirect"]
+        assert_operator entry(result, "home")["requests"], :>, 5
+        assert_equal 0, entry(result, "home")["errors"]["capture"], "every slot stayed signed in over TLS"
+        assert_equal 0, result.errors["tls"]
+        assert_equal 3, result.tls["handshakes"] + result.tls["warmup"]["handshakes"]
+        assert_entries_add_up(result)
+      end
+    end
+  end
+
   it "gets 422 on the login without the token capture, and counts a capture that finds nothing" do
     Rackbench::Test::SessionServer.open do |server|
       no_token = login.sub("@capture token form=authenticity_token\n", "")

@@ -154,7 +154,7 @@ describe "rackbench run (integration)" do
     assert_empty experiment_processes
   end
 
-  it "records a failed gem install as failed trials with Bundler's reason, and goes on" do
+  it "stops before any trial when an app's gems do not install, with Bundler's reason in one line" do
     app = File.join(dir, "broken-app")
     FileUtils.mkdir_p(app)
     File.write(File.join(app, "config.ru"), "run ->(_env) { [200, {}, [\"ok\"]] }\n")
@@ -168,14 +168,12 @@ describe "rackbench run (integration)" do
       threads: [1, 2]
       load: { connections: 2, duration: 0.3s, warmup: 0s, timeout: 5s }
     YAML
-    out, _err, status = rackbench("run", experiment_file, "--results", results)
+    out, err, status = rackbench("run", experiment_file, "--results", results)
     assert_equal 1, status.exitstatus
-    trials = stored
-    broken = trials.select { |t| t.app == "broken" }
-    assert_equal 2, broken.size
-    assert(broken.all? { |t| t.status == "failed" && t.reason.match?(/cannot install gems for broken \+ puma/) })
-    assert(trials.select { |t| t.app == "rack-hello" }.all? { |t| t.status == "ok" })
-    assert_match(/2 ok, 2 failed/, out)
+    assert_match(/\Arackbench: cannot install gems for broken \+ puma on ruby \(ruby \S+\): .*Could not find gem 'rackbench-no-such-gem-xyz'.* \(log: \S+\)\n\z/,
+                 err.lines.last)
+    assert_empty stored, "no trial ran, rack-hello's neither"
+    refute_match(/\] 1\/4 /, out)
     assert_empty experiment_processes
   end
 

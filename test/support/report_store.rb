@@ -9,16 +9,36 @@ require "json"
 module ReportStore
   ENGINE_RESULT = JSON.parse(File.read(File.expand_path("../fixtures/engine_result.json", __dir__))).freeze
 
+  # An https:// trial's "tls" object (doc/output.md): 4 full handshakes
+  # of 2 ms in the warmup, then 100 resumed ones of 0.5 ms in the window,
+  # where 100 of 1000 responses paid one.
+  def self.tls_document(responses: 1000)
+    latency = ->(mean) { %w[min mean stdev max p50 p90 p99 p99_9].to_h { |k| [k, k == "stdev" ? 0.0 : mean] } }
+    none = latency.call(0.0)
+    failures = %w[not_tls verify alpn handshake protocol].to_h { |k| [k, 0] }
+    { "version" => "TLSv1.3", "cipher" => "TLS_AES_256_GCM_SHA384", "alpn" => "http/1.1",
+      "handshakes" => 100, "resumed" => 100, "handshake_responses" => 100,
+      "handshake_response_fraction" => 100.0 / responses, "failures" => failures,
+      "full_handshake_us" => none, "resumed_handshake_us" => latency.call(500.0), "reason" => nil,
+      "warmup" => { "handshakes" => 4, "resumed" => 0, "handshake_responses" => 4,
+                    "handshake_response_fraction" => 0.004, "failures" => failures,
+                    "full_handshake_us" => latency.call(2000.0), "resumed_handshake_us" => none } }
+  end
+
   module_function
 
   # configs :: { dims Hash => [rps of batch 1, rps of batch 2, ...] } (nil = a failed trial)
   # fields :: nil, or a Proc given (dims, batch, engine result) returning
   #           record fields to set on an ok HTTP trial (sample:, ...)
+  # environment :: the stored machine (default: none but its warnings)
+  # labels :: a Rackbench::Labels stored with the experiment, part of its identity (default: none)
   # Returns the experiment id.
-  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil, fields: nil)
-    id = store.find_or_create_experiment(name: name, fingerprint: name.ljust(64, "0"), seed: 1,
-                                         batches: configs.values.map(&:size).max, source_text: source_text,
-                                         environment: { "warnings" => [] })
+  def fill(store, configs, name: "synthetic", source_text: nil, timeline: nil, fields: nil,
+           environment: { "warnings" => [] }, labels: nil)
+    fingerprint = name.ljust(64, "0")
+    id = store.find_or_create_experiment(name: name, fingerprint: labels ? labels.fingerprint(fingerprint) : fingerprint,
+                                         seed: 1, batches: configs.values.map(&:size).max, source_text: source_text,
+                                         environment: environment, labels: labels&.to_h)
     position = 0
     configs.each do |dims, values|
       values.each_with_index do |rps, i|

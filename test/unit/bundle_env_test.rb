@@ -87,6 +87,19 @@ module BundleEnvSpec
       refute_equal with_lock, bundle_env.digest
     end
 
+    it "changes the digest with pinned gems and a seeded lock, and keeps it without them" do
+      plain = BundleEnv.new(app_dir: @app, install: install, root: @root)
+      same = BundleEnv.new(app_dir: @app, install: install, root: @root, gem_pins: {}, lock_seed: nil)
+      pinned = BundleEnv.new(app_dir: @app, install: install, root: @root, gem_pins: { "rails" => ["~> 7.2.0"] })
+      other_pin = BundleEnv.new(app_dir: @app, install: install, root: @root, gem_pins: { "rails" => ["~> 8.0.0"] })
+      seeded = BundleEnv.new(app_dir: @app, install: install, root: @root, lock_seed: "GEM\n")
+      reseeded = BundleEnv.new(app_dir: @app, install: install, root: @root, lock_seed: "GEM\n  specs:\n")
+
+      assert_equal plain.digest, same.digest
+      assert_equal 4, [plain, pinned, other_pin, seeded].map(&:digest).uniq.size
+      refute_equal seeded.digest, reseeded.digest
+    end
+
     it "keeps its cache under RACKBENCH_CACHE, else the XDG cache directory, else ~/.cache" do
       assert_equal "/c/bundles", BundleEnv.default_root({ "RACKBENCH_CACHE" => "/c", "XDG_CACHE_HOME" => "/x" })
       assert_equal "/x/rackbench/bundles", BundleEnv.default_root({ "XDG_CACHE_HOME" => "/x" })
@@ -181,10 +194,22 @@ module BundleEnvSpec
                                                                               "plugin 'x'"])
 
       assert_includes text, 'eval_gemfile "/apps/my \"app\"/Gemfile"'
-      assert_includes text, "unless dependencies.any? { |dep| dep.name == \"puma\" }\n  gem \"puma\", \">= 6\"\nend"
-      assert_includes text, "unless dependencies.any? { |dep| dep.name == \"nio4r\" }\n  gem('nio4r')\nend"
+      assert_includes text, "declared = dependencies.find { |dep| dep.name == \"puma\" }\nif declared.nil?\n  " \
+                            "gem \"puma\", \">= 6\"\nelsif !declared.groups.include?(:default)\n  " \
+                            "dependencies.delete(declared)\n  gem \"puma\", *declared.requirement.as_list\nend"
+      assert_includes text, "declared = dependencies.find { |dep| dep.name == \"nio4r\" }\nif declared.nil?\n  gem('nio4r')\n"
       assert_includes text, "\nplugin 'x'\n"
       refute_includes text, "source"
+    end
+
+    it "pins a gem after everything else, replacing the app's and the servers' declarations of it" do
+      text = Gemfile.render(app_gemfile: "/app/Gemfile", extra: ['gem "puma"'],
+                            pins: { "rails" => ["~> 7.2.0"], "rack" => [">= 3", "< 3.2"] })
+
+      assert_operator text.index("gem \"puma\""), :<, text.index("rails")
+      assert_includes text, "dependencies.delete_if { |dep| dep.name == \"rails\" }\ngem \"rails\", \"~> 7.2.0\"\n"
+      assert_includes text, "dependencies.delete_if { |dep| dep.name == \"rack\" }\ngem \"rack\", \">= 3\", \"< 3.2\"\n"
+      refute_includes Gemfile.render(app_gemfile: "/app/Gemfile", extra: []), "delete_if"
     end
 
     it "declares a source only for an app without a Gemfile" do
@@ -276,6 +301,49 @@ module BundleEnvSpec
       assert_equal "Your Ruby version is 3.1.2, but your Gemfile specified 3.3.0",
                    Rackbench::BundleEnv::Failure.reason("Your Ruby version is 3.1.2, but your Gemfile specified 3.3.0\n")
       assert_equal "no output", Rackbench::BundleEnv::Failure.reason("\n== header\n")
+    end
+
+    # Bundler's and RubyGems' own words, as they print them.
+    it "names the gem and version that does not install on this ruby, and why" do
+      required = <<~OUT
+        Fetching nokogiri 1.15.0 (x86_64-linux)
+        Gem::RuntimeRequirementNotMetError: nokogiri requires Ruby version < 3.3.dev, >= 2.7. The current ruby version is 3.4.5.0.
+        An error occurred while installing nokogiri (1.15.0), and Bundler cannot continue.
+
+        In Gemfile:
+          rails was resolved to 7.1.0, which depends on
+            actionpack was resolved to 7.1.0, which depends on
+              nokogiri
+      OUT
+      assert_equal "nokogiri 1.15.0 does not install: Gem::RuntimeRequirementNotMetError: nokogiri requires Ruby " \
+                   "version < 3.3.dev, >= 2.7. The current ruby version is 3.4.5.0.",
+                   Rackbench::BundleEnv::Failure.reason(required)
+      native = <<~OUT
+        Installing commonmarker 0.23.10 with native extensions
+        Gem::Ext::BuildError: ERROR: Failed to build gem native extension.
+        compiling arena.c
+        arena.c:12:5: error: implicit declaration of function 'rb_cData'
+        make: *** [Makefile:248: arena.o] Error 1
+        An error occurred while installing commonmarker (0.23.10), and Bundler cannot continue.
+      OUT
+      assert_equal "commonmarker 0.23.10 does not install: arena.c:12:5: error: implicit declaration of function 'rb_cData'",
+                   Rackbench::BundleEnv::Failure.reason(native)
+    end
+
+    it "joins Bundler's explanation of a resolution that failed into one line" do
+      output = <<~OUT
+        Resolving dependencies...
+        Could not find compatible versions
+
+        Because every version of redmine-thing depends on Ruby < 3.4
+          and Gemfile depends on redmine-thing = 1.0,
+          Ruby < 3.4 is required.
+        So, because current Ruby version is = 3.4.5,
+          version solving has failed.
+      OUT
+      assert_equal "Because every version of redmine-thing depends on Ruby < 3.4 and Gemfile depends on redmine-thing " \
+                   "= 1.0, Ruby < 3.4 is required. So, because current Ruby version is = 3.4.5, version solving has failed.",
+                   Rackbench::BundleEnv::Failure.reason(output)
     end
   end
 
@@ -477,6 +545,46 @@ module BundleEnvSpec
       relocked.ensure_installed!
       refute_equal first.dir, relocked.dir
       assert_equal "2.0.1", relocked.gem_versions["rack"]
+    end
+
+    it "starts from a seeded lock rather than the app's own or a sibling's, and never resolves it afresh" do
+      File.write(File.join(@app, "Gemfile.lock"), "GEM\n  specs:\n    rack (2.0.1)\n")
+      ruby = File.join(@tmp, "ruby")
+      fake_env.ensure_installed!
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls }
+      seeded = BundleEnv.new(app_dir: @app, install: install(path: ruby, bundler_bin: File.join(@tmp, "bundler/exe/bundle")),
+                             root: @root, parent_env: parent, lock_seed: "GEM\n  specs:\n    rack (2.2.8)\n\nBUNDLED WITH\n   2.3.15\n")
+      seeded.ensure_installed!
+      assert_equal({ "rack" => "2.2.8" }, seeded.gem_versions, "the seed's versions, minus its BUNDLED WITH")
+
+      conflicting = BundleEnv.new(app_dir: @app, install: seeded.install, root: @root,
+                                  parent_env: parent.merge("FAKE_CONFLICT" => "1"), lock_seed: "GEM\n  specs:\n    rack (1.0)\n")
+      assert_raises(Rackbench::SetupError) { conflicting.ensure_installed! }
+      refute_includes File.read(conflicting.log_path), BundleEnv::RESOLVE_AFRESH_NOTE
+
+      own = BundleEnv.new(app_dir: @app, install: seeded.install, root: @root, parent_env: parent,
+                          gemfile_extra: ['gem "webrick"'])
+      File.delete(File.join(@app, "Gemfile.lock"))
+      File.utime(Time.now + 60, Time.now + 60, seeded.lockfile_path) # the newest lockfile of the app's
+      own.ensure_installed!
+      assert_equal "2.0.1", own.gem_versions["rack"], "a seeded environment is no sibling: its lock is another ruby's"
+    end
+
+    it "takes no sibling whose experiment pinned other gems" do
+      first = fake_env
+      first.ensure_installed!
+      File.write(first.lockfile_path, File.read(first.lockfile_path).sub("rack (3.0.8)", "rack (2.2.8)"))
+      ruby_install = install(path: File.join(@tmp, "ruby"), bundler_bin: File.join(@tmp, "bundler/exe/bundle"))
+      parent = { "PATH" => "/usr/bin:/bin", "FAKE_CALLS" => @calls }
+      pinned = BundleEnv.new(app_dir: @app, install: ruby_install, root: @root, parent_env: parent,
+                             gemfile_extra: ['gem "unicorn"'], gem_pins: { "rack" => ["~> 3.0"] })
+      pinned.ensure_installed!
+      assert_equal "3.0.8", pinned.gem_versions["rack"], "resolved afresh, not from the unpinned sibling"
+      also_pinned = BundleEnv.new(app_dir: @app, install: ruby_install, root: @root, parent_env: parent,
+                                  gemfile_extra: ['gem "webrick"'], gem_pins: { "rack" => ["~> 3.0"] })
+      File.write(pinned.lockfile_path, File.read(pinned.lockfile_path).sub("rack (3.0.8)", "rack (3.0.9)"))
+      also_pinned.ensure_installed!
+      assert_equal "3.0.9", also_pinned.gem_versions["rack"], "a sibling with the same pins"
     end
 
     it "reports a cache it cannot write, or a ruby it cannot start, in one line" do

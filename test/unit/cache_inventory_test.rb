@@ -131,11 +131,14 @@ describe Rackbench::CacheInventory do
   it "removes what a stopped build left, and refuses a prune without a condition" do
     leftover = File.join(@root, "rubies", "work", "dddddddddddddddd-999999999")
     FileUtils.mkdir_p(leftover)
+    failed_lock = File.join(@root, "rubies", "eeeeeeeeeeeeeeee.lock")
+    File.write(failed_lock, "")
 
     decisions = Rackbench::CacheInventory::Prune.new(inventory.items, older_than_s: 10 * 86_400).run!
 
-    assert_equal [["leftover", true, "left by a build that stopped"]], decisions.map { |d| [d.item.kind, d.remove, d.reason] }
+    assert_equal [["leftover", true, "left by a build that stopped"]] * 2, decisions.map { |d| [d.item.kind, d.remove, d.reason] }
     refute File.exist?(leftover)
+    refute File.exist?(failed_lock)
     error = assert_raises(Rackbench::UsageError) { Rackbench::CacheInventory::Prune.new([]) }
     assert_match(/--older-than DURATION or --unused/, error.message)
   end

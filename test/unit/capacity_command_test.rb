@@ -30,7 +30,7 @@ describe Rackbench::CLI::CapacityCommand do
   after { FileUtils.rm_rf(dir) }
 
   def capacity(engine, *args)
-    command = Rackbench::CLI::CapacityCommand.new(out: out, err: err, steps: ->(d, o, e) { fake_steps(engine, d, out: o, err: e) })
+    command = Rackbench::CLI::CapacityCommand.new(out: out, err: err, steps: ->(d, o, e, s) { fake_steps(engine, d, out: o, err: e, store: s) })
     command.run([file, "--results", results, *args])
   end
 

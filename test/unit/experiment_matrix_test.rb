@@ -58,7 +58,8 @@ describe Rackbench::Experiment::Matrix do
       config = experiment.configurations.last
       assert_equal({ connections: 32, threads: 1, duration_s: 5.0, warmup_s: 2.0, rate: nil, keepalive: true,
                      requests_file: nil, timeout_s: nil, cookies: nil, headers: [], cookie_presets: [],
-                     protocol: "http1", streams: 1 }, config.load)
+                     protocol: "http1", streams: 1, host: nil,
+                     tls: false, tls_resume: true }, config.load)
       assert_equal({ "B" => "2", "A" => "x" }, config.env)
       assert_equal %w[ruby webrick rack-hello], [config.ruby.label, config.server.name, config.app.name]
       assert_equal 4, config.server_threads

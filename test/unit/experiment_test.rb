@@ -24,7 +24,8 @@ describe Rackbench::Experiment do
       assert_equal({ "connections" => [16], "threads" => [1], "duration" => [10.0], "warmup" => [5.0],
                      "rate" => [nil], "keepalive" => [true], "requests" => [nil], "timeout" => [nil],
                      "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"],
-                     "streams" => [1] }, experiment.load)
+                     "streams" => [1], "host" => [nil],
+                     "tls" => [false], "tls_resume" => [true] }, experiment.load)
       assert_equal({}, experiment.env)
       assert_equal [], experiment.exclude
     end

@@ -39,7 +39,7 @@ describe "load.protocol h2c" do
 
     it "names a bad protocol or stream count, and what h2c cannot be combined with" do
       {
-        { protocol: "h2" } => /invalid protocol "h2" \(expected http1 or h2c\)/,
+        { protocol: "h3" } => /invalid protocol "h3" \(expected http1, h2c or h2\)/,
         { protocol: "h2c", streams: 0 } => /invalid streams 0/,
         { protocol: "h2c", streams: 10_001 } => /invalid streams 10001/,
         { streams: 4 } => /streams 4 needs protocol h2c/,

@@ -125,7 +125,9 @@ describe Rackbench::LoadResult do
     with_entries = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_entries.json", __dir__)))
     # An h2c run's (a real one against nghttpd) carries the h2 object.
     h2c = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_h2c.json", __dir__)))
-    written = (keys.call(doc, nil) + keys.call(with_entries, nil) + keys.call(h2c, nil)).uniq
+    # An https:// run's (a real one against nginx, --no-keepalive) carries the tls objects.
+    tls = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_tls.json", __dir__)))
+    written = (keys.call(doc, nil) + keys.call(with_entries, nil) + keys.call(h2c, nil) + keys.call(tls, nil)).uniq
     assert_empty written - documented, "keys missing from doc/output.md"
     assert_empty documented - written, "documented keys the engine does not write"
   end

@@ -29,7 +29,7 @@ describe Rackbench::LoadSettings do
       { method: "get" } => /invalid method/,
       { seed: -1 } => /invalid seed/,
       { cpus: "1-" } => /invalid cpus/,
-      { url: "https://127.0.0.1/" } => /invalid url/
+      { url: "ftp://127.0.0.1/" } => /invalid url/
     }.each do |options, pattern|
       error = assert_raises(Rackbench::UsageError) { build(**options) }
       assert_match pattern, error.message

@@ -19,7 +19,7 @@ describe Rackbench::Report::Columns do
 
   # Two configurations on which every condition holds: open loop (the
   # engine fixture's), latency measured, large responses (8 MiB each),
-  # the second behind a caching proxy and with a service.
+  # the second behind a caching proxy, over TLS and with a service.
   let(:report) do
     proxy = { "name" => "nginx-cache", "program" => "nginx", "version" => "1.22.1",
               "sample" => { "cpu_user_s" => 0.2, "cpu_system_s" => 0.3, "duration_s" => 2.0, "pss_peak_bytes" => 7_000_000 },
@@ -29,7 +29,11 @@ describe Rackbench::Report::Columns do
     Rackbench::Store.open(dir) do |store|
       ReportStore.fill(store, { ReportStore.dims(ruby: "a").merge("app" => "download") => [50, 51, 49, 50, 50],
                                 ReportStore.dims(ruby: "b").merge("app" => "download") => [60, 61, 59, 60, 60, nil] },
-                       fields: ->(dims, _, _) { dims["ruby"] == "b" ? { proxy: proxy, services: services } : {} })
+                       fields: lambda { |dims, _, engine|
+                         next {} unless dims["ruby"] == "b"
+
+                         { proxy: proxy, services: services, result: engine.merge("tls" => ReportStore.tls_document) }
+                       })
       Rackbench::Report.new(store)
     end
   end
@@ -160,7 +164,7 @@ describe Rackbench::Report::Columns do
     names = columns.map(&:name)
     assert_equal names.uniq, names
     shown_only = columns.reject(&:json?)
-    assert_equal %w[rps_ci95_relative mb_per_s_csv], shown_only.map(&:name)
+    assert_equal %w[rps_ci95_relative mb_per_s_csv tls_csv], shown_only.map(&:name)
     shown_only.each { |c| refute c.shown_in?(:json) }
     refute report.configs.first.to_h.key?("rps_ci95_relative")
     refute report.configs.first.to_h.key?("mb_per_s_csv")

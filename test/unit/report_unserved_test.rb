@@ -115,7 +115,7 @@ describe "Rackbench::Report: unserved connections, warmup causes, machines in co
   end
 
   describe "compare" do
-    MACHINE = { "hostname" => "bench1", "cpu_model" => "Intel(R) Xeon(R) Platinum 8375C", "cpu_count" => 2,
+    COMPARED_MACHINE = { "hostname" => "bench1", "cpu_model" => "Intel(R) Xeon(R) Platinum 8375C", "cpu_count" => 2,
                 "kernel" => "6.1.0-26-cloud-amd64", "governor" => "unknown", "warnings" => [] }.freeze
 
     def compare(a_env, b_env, **options)
@@ -130,7 +130,7 @@ describe "Rackbench::Report: unserved connections, warmup causes, machines in co
     end
 
     it "compares two experiments of the same machine, with each side's flags" do
-      result = compare(MACHINE, MACHINE.merge("warnings" => ["load average 2.0"]))
+      result = compare(COMPARED_MACHINE, COMPARED_MACHINE.merge("warnings" => ["load average 2.0"]))
       assert_nil result.machine_differences
       assert_nil result.to_a.first["machines_differ"]
       assert_equal [], result.to_a.first["a"]["flags"].select { |f| f["kind"] == "unserved_connections" }
@@ -138,20 +138,20 @@ describe "Rackbench::Report: unserved connections, warmup causes, machines in co
     end
 
     it "refuses two experiments from different machines, naming the difference" do
-      other = MACHINE.merge("cpu_model" => "AMD EPYC 7R13", "kernel" => "6.5.0")
-      error = assert_raises(Rackbench::UsageError) { compare(MACHINE, other) }
+      other = COMPARED_MACHINE.merge("cpu_model" => "AMD EPYC 7R13", "kernel" => "6.5.0")
+      error = assert_raises(Rackbench::UsageError) { compare(COMPARED_MACHINE, other) }
       assert_equal "A and B ran on different machines (cpu_model: Intel(R) Xeon(R) Platinum 8375C (A) vs AMD EPYC " \
                    "7R13 (B); kernel: 6.1.0-26-cloud-amd64 (A) vs 6.5.0 (B)): their ratio would measure the machines " \
                    "too; pass --different-machines to compare them anyway", error.message
-      result = compare(MACHINE, other, different_machines: true)
-      assert_equal [{ "key" => "cpu_model", "a" => MACHINE["cpu_model"], "b" => "AMD EPYC 7R13" },
-                    { "key" => "kernel", "a" => MACHINE["kernel"], "b" => "6.5.0" }], result.to_a.first["machines_differ"]
+      result = compare(COMPARED_MACHINE, other, different_machines: true)
+      assert_equal [{ "key" => "cpu_model", "a" => COMPARED_MACHINE["cpu_model"], "b" => "AMD EPYC 7R13" },
+                    { "key" => "kernel", "a" => COMPARED_MACHINE["kernel"], "b" => "6.5.0" }], result.to_a.first["machines_differ"]
       assert_match(/\AMACHINES DIFFER: A and B ran on different machines \(cpu_model: /, result.terminal_table)
     end
 
     it "shows a side's unserved connections in the comparison" do
-      with_report({ WEBRICK => [5000] * 5 }, name: "before", environment: MACHINE) do |a, _|
-        with_report({ WEBRICK => [5100] * 5 }, name: "after", environment: MACHINE) do |b, _|
+      with_report({ WEBRICK => [5000] * 5 }, name: "before", environment: COMPARED_MACHINE) do |a, _|
+        with_report({ WEBRICK => [5100] * 5 }, name: "after", environment: COMPARED_MACHINE) do |b, _|
           result = Rackbench::Report::Compare.experiments(a, b)
           assert(result.to_a.first["a"]["flags"].any? { |f| f["kind"] == "unserved_connections" })
           assert_includes result.terminal_table, "  A (ruby=ruby): #{UNSERVED}"

@@ -241,6 +241,37 @@ describe Rackbench::Rubies::Build do
                     "  [1/1] make: 412 of about 1000 lines, 2m00s, about 2m51s left"], out.string.lines.map(&:chomp)
     end
 
+    it "waits for another process building the same recipe, naming it, then finds it built" do
+      recipe = recipe()
+      FileUtils.mkdir_p(@cache.root)
+      reader, writer = IO.pipe
+      held = IO.pipe
+      holder = fork do
+        writer.close
+        held.first.close
+        File.open(@cache.lock_path(recipe.key), File::RDWR | File::CREAT) do |lock|
+          Rackbench::HolderLock.acquire(lock, waiting: nil, log: "/var/log/the-other-build")
+          held.last.puts "held"
+          reader.read # until the test lets go
+        end
+      end
+      reader.close
+      held.last.close
+      held.first.gets
+      out = Queue.new
+      log = Object.new
+      log.define_singleton_method(:puts) { |line| out << line }
+      log.define_singleton_method(:flush) {}
+      builder = Thread.new { Build.install(recipe, out: log, cache: @cache) }
+      first = out.pop
+      assert_match(/\AWaiting for pid #{holder}, which is building ruby 'fake' \(0 s so far; its logs: \/var\/log\/the-other-build\)\z/, first)
+      writer.close
+      Process.wait(holder)
+      assert_equal :build, builder.value.source, "built once the holder let go"
+    ensure
+      writer&.close unless writer&.closed?
+    end
+
     it "fetches the bundled gems a source lacks, named with their versions" do
       dir = File.join(@tmp, "gems-src")
       FileUtils.cp_r(SOURCE, dir)

@@ -60,7 +60,7 @@ describe "the trial history of retried failures" do
         assert_equal HISTORY_ENGINE_DOC, trials.first.result
         failed = store.failed_attempts(experiment)
         assert_equal %w[failed1 failed2], failed.keys.sort
-        assert_equal [1, "/logs/failed1.log"], failed["failed1"].to_a
+        assert_equal [1, "/logs/failed1.log"], failed["failed1"].to_a.first(2)
         assert_empty store.earlier_attempts(experiment)
 
         store.save_trial(experiment, record("failed1", status: "ok", attempt: 2))

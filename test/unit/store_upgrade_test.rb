@@ -58,8 +58,9 @@ describe "a results database of rackbench 0.1" do
     inside = Rackbench::Report::InsideSummary::FIGURES.keys.flat_map { |n| %W[#{n}_median #{n}_ci95_low #{n}_ci95_high] }
     proxy = %w[cache_hit_ratio proxy_cpu_cores proxy_memory_peak_bytes requests_per_day] # schema 6's, after them
     # Columns added since come after 0.1's, in the order they were added.
+    tls = %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share] # load.tls's
     services = Rackbench::Services::NAMES.product(%w[cpu_cores cpu_us_per_request memory_peak_bytes]).map { |s, f| "#{s}_#{f}" }
-    assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + services,
+    assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + tls + %w[differing_gems] + services,
                  now[0].drop(golden[0].size)
   end
 

@@ -19,7 +19,8 @@ describe "Vernier profiles" do
     def full_stack(idx) = { 0 => [0], 1 => [1, 0], 2 => [2, 0] }.fetch(idx)
     def stack_frame_idx(idx) = idx
     def frame_func_idx(frame) = frame
-    def frame_line_no(frame) = [1, 5, 9].fetch(frame)
+    def frame_line_no(frame) = [2, 6, 10].fetch(frame)
+    def func_first_lineno(func) = [1, 5, 9].fetch(func)
     def func_name(func) = %w[main work sleep].fetch(func)
     def func_filename(func) = ["app.rb", "app.rb", "<cfunc>"].fetch(func)
   end

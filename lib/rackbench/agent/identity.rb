@@ -7,7 +7,8 @@
 # the main process when the launcher starts it, and every process forked
 # from it through Ruby (Process._fork, Ruby 3.1+) right after the fork:
 # RUBY_DESCRIPTION, the executable and libruby really mapped, which JIT is
-# on, the values of the variables the trial set, the server gem's version.
+# on, the values of the variables the trial set, the server gem's version,
+# every gem activated (Gem.loaded_specs: under Bundler, the whole bundle).
 # The runner compares this with the trial's configuration before measuring
 # (Rackbench::Trial::Identity::Check): a label is a claim, this is its proof.
 #
@@ -109,8 +110,23 @@ module RackbenchIdentity
       "preloaded" => preloaded,
       "malloc" => malloc,
       "gc_compact" => gc_compact,
-      "bundle_without" => bundle_without
+      "bundle_without" => bundle_without,
+      "gems" => loaded_gems
     }
+  end
+
+  # Every gem activated in this process, name => version: under Bundler
+  # (the launcher loads this after bundler/setup), every gem of the bundle,
+  # plus the default gems the ruby activated before it. nil without
+  # RubyGems.
+  def loaded_gems
+    return nil unless defined?(Gem) && Gem.respond_to?(:loaded_specs)
+
+    gems = {}
+    Gem.loaded_specs.each { |name, spec| gems[name.to_s] = spec.version.to_s }
+    gems
+  rescue StandardError
+    nil
   end
 
   # Allocators that replace glibc's malloc when mapped (LD_PRELOAD, or a

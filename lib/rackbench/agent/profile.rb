@@ -122,7 +122,11 @@ module RackbenchProfile
         ids = table.full_stack(stack_idx).reverse.map do |idx|
           frame = table.stack_frame_idx(idx)
           func = table.frame_func_idx(frame)
-          key = [table.func_name(func).to_s, table.func_filename(func).to_s, table.frame_line_no(frame)]
+          # A frame is a method, as StackProf's are (its first line), not
+          # the line each sample was at, which would split one method's
+          # samples over its lines.
+          line = table.respond_to?(:func_first_lineno) ? table.func_first_lineno(func) : table.frame_line_no(frame)
+          key = [table.func_name(func).to_s, table.func_filename(func).to_s, line]
           frame_ids[key] ||= (frames << key).size - 1
         end
         stacks[ids] += weight

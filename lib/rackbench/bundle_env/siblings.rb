@@ -22,18 +22,25 @@ module Rackbench
     # choice, not the app's: otherwise Puma's environment, seeded from
     # Unicorn's, would keep Rack 2 and everything locked against it, and
     # what a trial runs would depend on the order environments were made.
+    #
+    # Nor is an environment whose experiment pins other gems (`gems:`) a
+    # sibling: Rails 8's lock would hold Rails 7.1's environment to every
+    # version Rails 8 needs. Nor one seeded with another ruby's gem set
+    # (lock_seed): its versions are that ruby's resolution, and a ruby
+    # that resolves on its own (`gems: per_ruby`) would inherit them.
     module Siblings
       MARK_FILE = "rackbench-env.json"
 
-      # Writes env's description into its directory (once).
+      # Writes env's description into its directory (again when it says
+      # something else: one written by an older rackbench lacks fields).
       def self.mark(env)
         path = File.join(env.dir, MARK_FILE)
-        return if File.exist?(path)
-
         # The ruby too, for `rackbench cache`'s listing.
-        File.write(path, JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
-                                       "gemfile_extra" => env.gemfile_extra, "ruby" => env.install.path,
-                                       "ruby_description" => env.install.description))
+        text = JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
+                             "gemfile_extra" => env.gemfile_extra, "gem_pins" => env.gem_pins,
+                             "seeded" => !env.lock_seed.nil?, "ruby" => env.install.path,
+                             "ruby_description" => env.install.description)
+        File.write(path, text) unless File.exist?(path) && File.read(path) == text
       end
 
       # The seed for env's lockfile: the newest lockfile of another
@@ -58,7 +65,8 @@ module Rackbench
 
       def self.sibling_data(mark, env)
         data = JSON.parse(File.read(mark))
-        data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path
+        data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path &&
+                (data["gem_pins"] || {}) == env.gem_pins && !data["seeded"]
       rescue JSON::ParserError, SystemCallError
         nil
       end

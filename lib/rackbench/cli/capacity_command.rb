@@ -4,6 +4,7 @@ require "fileutils"
 require "json"
 require "shellwords"
 require_relative "command"
+require_relative "report_options"
 require_relative "../capacity"
 
 module Rackbench
@@ -18,6 +19,7 @@ module Rackbench
     # 1 when a search stopped unresolved (invalid steps, or confirmations
     # that kept failing); 2 for usage errors; 130 when interrupted.
     class CapacityCommand < Command
+      include ReportOptions
       LOG_FILE = "capacity.log"
       JSON_FILE = "capacity.json"
 
@@ -26,7 +28,9 @@ module Rackbench
       #           one over fakes)
       def initialize(out:, err:, steps: nil)
         super(out: out, err: err)
-        @steps = steps || ->(dir, out_io, err_io) { Runner::Steps.new(results_dir: dir, out: out_io, err: err_io) }
+        @steps = steps || lambda do |dir, out_io, err_io, store = nil|
+          Runner::Steps.new(results_dir: dir, store: store, out: out_io, err: err_io)
+        end
       end
 
       def run(argv)
@@ -56,7 +60,7 @@ module Rackbench
         FileUtils.mkdir_p(dir)
         progress = options[:json] ? @err : @out
         File.open(File.join(dir, LOG_FILE), "a") do |log|
-          driver = Capacity::Driver.new(experiment, steps: @steps.call(dir, log, @err),
+          driver = Capacity::Driver.new(experiment, steps: @steps.call(dir, log, @err, store_target(options)),
                                                     on_step: ->(job, step) { progress.puts(step_line(job, step, experiment.capacity)) })
           if !options[:resume] && driver.started?
             raise UsageError, "#{dir} already holds steps of capacity search #{experiment.name}: add --resume to " \
@@ -106,7 +110,7 @@ module Rackbench
       end
 
       def dry_run(experiment, options)
-        steps = @steps.call(options[:results], @out, @err)
+        steps = @steps.call(options[:results], @out, @err, store_target(options))
         driver = Capacity::Driver.new(experiment, steps: steps)
         settings = experiment.capacity
         @out.puts "Capacity #{experiment.name}: #{settings.target_text}, resolution #{settings.resolution_text}, " \
@@ -124,6 +128,7 @@ module Rackbench
 
       def resume_command(file, options)
         words = ["rackbench", "capacity", file, "--resume", "--results", options[:results]]
+        words.push("--store", options[:store]) if options[:store]
         words.push("--seed", options[:seed].to_s) if options[:seed]
         words.push("--batches", options[:batches].to_s) if options[:batches]
         words
@@ -134,6 +139,7 @@ module Rackbench
           p.separator "Per configuration, the highest open-loop rate that holds the file's capacity: target " \
                       "(doc/experiment.md)."
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          store_option(p, options)
           p.on("--resume", "continue an interrupted search: stored steps are replayed, not run again") do
             options[:resume] = true
           end

@@ -4,6 +4,7 @@ require "json"
 require "tmpdir"
 require "fileutils"
 require_relative "command"
+require_relative "report_options"
 
 module Rackbench
   module CLI
@@ -13,6 +14,8 @@ module Rackbench
     # checks, the app's latency under the experiment's load (calibration),
     # and the load its trials would use. Measures and stores nothing.
     class CheckCommand < Command
+      include ReportOptions
+
       def run(argv)
         options = {}
         files = parse(argv, options)
@@ -20,6 +23,7 @@ module Rackbench
         raise UsageError, "check takes at most one experiment file (see rackbench check --help)" if files.size > 1
 
         experiment = files.first ? Experiment.load(files.first) : Experiment.default
+        check_store(options, json: options[:json])
         with_results_dir(options[:results]) do |dir|
           examinations = examine(experiment, dir, json: options[:json])
           failed = examinations.count { |e| !e.ok? }
@@ -36,6 +40,18 @@ module Rackbench
       end
 
       private
+
+      # With --store (or $RACKBENCH_STORE), the results database the run
+      # would write to: reached, and its schema one this rackbench reads (a
+      # run upgrades an older one, as this does). A Store::Error, one
+      # line, ends the check before any server boots.
+      def check_store(options, json:)
+        target = store_target(options.merge(results: nil))
+        return unless target
+
+        location = Store.open(target, &:location)
+        (json ? @err : @out).puts "store: #{location} (results schema #{Store::Schema::VERSION})"
+      end
 
       # Logs and the servers' directories go to a directory of their own,
       # removed when every check passed and kept (and named) otherwise, also
@@ -135,6 +151,7 @@ module Rackbench
           p.on("--results DIR", "where to keep the logs (default: a temporary directory, kept if a check fails)") do |v|
             options[:results] = v
           end
+          store_option(p, options)
           p.on("--json", "print the findings as JSON (doc/output.md; progress goes to stderr)") { options[:json] = true }
         end
       end

@@ -3,6 +3,8 @@
 require "json"
 require_relative "command"
 require_relative "report_options"
+require_relative "compare_sides"
+require_relative "gate_options"
 
 module Rackbench
   module CLI
@@ -10,9 +12,13 @@ module Rackbench
     # configurations of one experiment when A and B are dimension=value
     # specs ('server=puma' 'server=falcon'), else for two experiments, A
     # and B each an experiment name, an experiment id, or a results
-    # directory (its latest experiment).
+    # directory (its latest experiment). With --fail-on it is also the
+    # gate (Gate.between): its exit code says whether B regressed;
+    # --markdown writes the gate's summary.
     class CompareCommand < Command
       include ReportOptions
+      include CompareSides
+      include GateOptions
 
       def run(argv)
         options = { results: CLI::DEFAULT_RESULTS_DIR, report: {} }
@@ -23,38 +29,22 @@ module Rackbench
           p.on("--json", "print the comparison as JSON") { options[:json] = true }
           p.on("--different-machines", "compare experiments that ran on different machines (refused otherwise); " \
                                        "the output says how they differ") { options[:different_machines] = true }
+          gate_options(p, options)
           statistics_options(p, options[:report])
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "compare takes two arguments, A and B (see rackbench compare --help)" unless rest.size == 2
 
-        compare = rest.all? { |a| a.include?("=") } ? compare_configs(options, *rest) : compare_experiments(options, *rest)
-        options[:json] ? @out.puts(JSON.pretty_generate(compare.to_a)) : @out.print(compare.terminal_table)
-        CLI::EXIT_OK
-      end
-
-      private
-
-      def compare_configs(options, spec_a, spec_b)
-        with_store(options) do |store|
-          report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
-          Report::Compare.configurations(report, spec_a, spec_b)
+        compare, report_a, report_b = compare_sides(options, *rest)
+        gate = gate?(options) ? Gate.between(compare, report_a, report_b, **gate_settings(options)) : nil
+        if options[:json] then @out.puts(JSON.pretty_generate(compare.to_a))
+        elsif options[:markdown] != "-" then @out.print(compare.terminal_table)
         end
-      end
+        return CLI::EXIT_OK unless gate
 
-      def compare_experiments(options, ref_a, ref_b)
-        Report::Compare.experiments(experiment_report(ref_a, options), experiment_report(ref_b, options),
-                                    different_machines: options[:different_machines])
-      end
-
-      # The report of an experiment name, an id (digits), or a results
-      # directory (its latest experiment).
-      def experiment_report(ref, options)
-        dir, which = if File.directory?(ref) then [ref, {}]
-                     elsif ref.match?(/\A\d+\z/) then [options[:results], { experiment_id: Integer(ref) }]
-                     else [options[:results], { name: ref }]
-                     end
-        with_store(results: dir) { |store| Report.new(store, **which, **options[:report]) }
+        code = write_gate_markdown(gate, options)
+        @err.puts gate_status_lines(gate).join("\n")
+        options[:fail_on] ? code : CLI::EXIT_OK
       end
     end
   end

@@ -49,15 +49,21 @@ module Rackbench
 
       def parse(argv, o, &on_json)
         parse_options(argv, "Usage: rackbench load [options] URL") do |p|
-          p.separator "Drives HTTP/1.1 or HTTP/2 (h2c) load at URL (loopback only unless --allow-remote)."
+          p.separator "Drives HTTP/1.1 or HTTP/2 load at URL, http:// or https:// (loopback only unless --allow-remote)."
           p.on("-c", "--connections N", "concurrent connections (default 10)") { |v| o[:connections] = integer(v, "--connections") }
           p.on("-t", "--threads N", "engine threads (default 1)") { |v| o[:threads] = integer(v, "--threads") }
           p.on("-d", "--duration D", "measured window, e.g. 10s, 500ms (default 10s)") { |v| o[:duration_s] = duration(v, "--duration") }
           p.on("-w", "--warmup D", "warmup before the window (default 0)") { |v| o[:warmup_s] = duration(v, "--warmup") }
           p.on("-R", "--rate R", Float, "open loop: requests/s overall (default: closed loop)") { |v| o[:rate] = v }
           p.on("-k", "--no-keepalive", "close on the client side after every response") { o[:keepalive] = false }
-          p.on("--protocol P", "http1 (default) or h2c: HTTP/2 over cleartext, prior knowledge") { |v| o[:protocol] = v }
-          p.on("--streams N", "h2c: concurrent streams per connection (default 1)") { |v| o[:streams] = integer(v, "--streams") }
+          p.on("--protocol P", "http1 (default); h2c: HTTP/2 over cleartext, prior knowledge; " \
+                               "h2: HTTP/2 over TLS by ALPN (https://)") { |v| o[:protocol] = v }
+          p.on("--streams N", "HTTP/2: concurrent streams per connection (default 1)") { |v| o[:streams] = integer(v, "--streams") }
+          p.on("--cacert FILE", "https: trust the certificates in FILE (PEM) instead of the system's") { |v| o[:ca_file] = v }
+          p.on("--insecure", "https: do not check the server's certificate (self-signed, local)") { o[:insecure] = true }
+          p.on("--no-tls-resume", "https: a full handshake on every new connection (no session resumption)") do
+            o[:tls_resume] = false
+          end
           p.on("-H", "--header 'K: V'", "request header (repeatable)") { |v| o[:headers] << v }
           p.on("-m", "--method M", "request method (default GET)") { |v| o[:method] = v }
           p.on("--body TEXT", "request body") { |v| o[:body] = v }

@@ -78,8 +78,10 @@ module Rackbench
             options[:cpus] = v
           end
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          store_option(p, options)
           p.on("--resume", "finish an interrupted run: run only the trials not yet stored") { options[:resume] = true }
           p.on("--dry-run", "print the plan (trials in order, skipped combinations) and stop") { options[:dry_run] = true }
+          label_option(p, options)
           p.on("--json", "print the report document as JSON (doc/output.md; progress goes to stderr)") { options[:json] = true }
         end
       end

@@ -24,7 +24,9 @@ module Rackbench
       DEFAULT_RESULTS_DIR = "rackbench-profile"
 
       def run(argv)
-        options = { results: DEFAULT_RESULTS_DIR }
+        # Profiles are files beside the results database, which stays in the
+        # results directory whatever $RACKBENCH_STORE says.
+        options = { results: DEFAULT_RESULTS_DIR, store: nil }
         files = parse(argv, options)
         return CLI::EXIT_OK unless files
         raise UsageError, "profile takes one experiment file (see rackbench profile --help)" unless files.size == 1

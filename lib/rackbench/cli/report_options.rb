@@ -11,6 +11,7 @@ module Rackbench
         parser.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") do |v|
           options[:results] = v
         end
+        store_option(parser, options)
         parser.on("--experiment NAME", "the latest experiment of that name (default: the latest)") do |v|
           options[:experiment] = v
         end
@@ -43,6 +44,13 @@ module Rackbench
         end
       end
 
+      # "30m", "90s" or "1h" => seconds.
+      def duration_s(text, option)
+        Duration.parse_s(text)
+      rescue ArgumentError
+        raise UsageError, "#{option} takes a duration such as 30m, 90s or 1h, got '#{text}'"
+      end
+
       # "1%" or "0.01" => 0.01.
       def fraction(text, option)
         value = Float(text.delete_suffix("%"), exception: false)
@@ -51,13 +59,29 @@ module Rackbench
         text.end_with?("%") ? value / 100.0 : value
       end
 
+      # --store: where the results database is, for every command that
+      # reads or writes one.
+      def store_option(parser, options)
+        parser.on("--store URL", "the results database, e.g. postgres://USER@HOST/DATABASE (default: " \
+                                 "$#{CLI::STORE_ENV}, else results.db in the results directory)") do |v|
+          options[:store] = v
+        end
+      end
+
+      # What Store.open is given: --store, else $RACKBENCH_STORE, else the
+      # results directory. An empty --store or variable counts as not given.
+      def store_target(options)
+        given = options.key?(:store) ? options[:store] : ENV.fetch(CLI::STORE_ENV, nil)
+        given.to_s.strip.empty? ? options[:results] : given
+      end
+
       def with_store(options, &block)
-        results = options[:results]
-        unless File.exist?(File.join(results, "results.db"))
-          raise UsageError, "no results in #{results} (run an experiment first, or pass --results DIR)"
+        target = store_target(options)
+        if Store::Connection.scheme(target) == :directory && !File.exist?(File.join(target, Store::Connection::DB_FILE))
+          raise UsageError, "no results in #{target} (run an experiment first, or pass --results DIR or --store URL)"
         end
 
-        Store.open(results, &block)
+        Store.open(target, &block)
       end
 
       # What `run` and `micro` end with: the statistics table (or the JSON
@@ -65,8 +89,9 @@ module Rackbench
       # directory, and the count line. Progress and the count go to stderr
       # with --json, so stdout holds only the document. +baseline+: the
       # run's --baseline spec (default: nil: the first configuration).
-      def print_experiment_report(results_dir, summary, json:, baseline: nil)
-        Store.open(results_dir) do |store|
+      # :store :: the results database (default: the results directory's)
+      def print_experiment_report(results_dir, summary, json:, baseline: nil, store: results_dir)
+        Store.open(store) do |store|
           report = Report.new(store, experiment_id: summary.experiment_id, baseline: baseline)
           html = write_report_html(report, results_dir)
           json ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(Report::Terminal.new(report, color: color?).render)

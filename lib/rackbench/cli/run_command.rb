@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "fileutils"
 require "json"
 require "shellwords"
 require_relative "command"
@@ -21,9 +22,14 @@ module Rackbench
         return CLI::EXIT_OK unless files
         raise UsageError, "run takes at most one experiment file (see rackbench run --help)" if files.size > 1
         raise UsageError, "--retry-failed only works with --resume" if options[:retry_failed] && !options[:resume]
+        given = FLEET_ONLY.select { |key, _| options.key?(key) }.values
+        raise UsageError, "#{given.join(" and ")} only work#{"s" if given.size == 1} with --fleet" if !options[:fleet] && given.any?
 
         options[:detect] = detect_settings(options)
-        run_source(load_experiment(files.first, options), options, resume: resume_command(files, options))
+        experiment = load_experiment(files.first, options)
+        return run_fleet(experiment, options, files) if options[:fleet] && !options[:dry_run]
+
+        run_source(experiment, options, resume: resume_command(files, options))
       end
 
       private
@@ -46,6 +52,37 @@ module Rackbench
                              **options.slice(*DETECT_ONLY.keys))
       end
 
+      FLEET_ONLY = { testbed: "--testbed", detach: "--detach" }.freeze
+      private_constant :FLEET_ONLY
+
+      # --fleet: the batches go to the queue, workers run them (Fleet::Submit).
+      def run_fleet(experiment, options, files)
+        check_fleet_options(options)
+        summary = Fleet::Submit.new(experiment, store: options[:fleet], testbed: options[:testbed] || Fleet::DEFAULT_TESTBED,
+                                                resume: options[:resume], retry_failed: options[:retry_failed],
+                                                detach: options[:detach], out: options[:json] ? @err : @out, err: @err).run
+        return CLI::EXIT_OK unless summary
+
+        FileUtils.mkdir_p(options[:results]) # report.html goes there
+        print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
+                                                            store: options[:fleet])
+        summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
+      rescue Interrupted => e
+        @err.puts "rackbench: #{e.message}: follow again with #{[*resume_command(files, options), "--fleet",
+                                                                 options[:fleet]].shelljoin}"
+        CLI::EXIT_INTERRUPTED
+      end
+
+      # What a fleet cannot do, refused with the reason.
+      def check_fleet_options(options)
+        if options[:detect]
+          raise UsageError, "--detect decides each batch from the batches before it, and a fleet runs batches at " \
+                            "once: run --detect on one host, or give --batches to the fleet"
+        end
+        raise UsageError, "--fail-fast stops one host at its first failure; a fleet runs on: leave it out" if options[:fail_fast]
+        raise UsageError, "--fleet takes the database URL; --store is for a local run" if options[:store]
+      end
+
       def load_experiment(file, options)
         experiment = file ? Experiment.load(file) : Experiment.default
         # Its matrix alone would run closed loop and answer another question.
@@ -63,9 +100,11 @@ module Rackbench
 
       def resume_command(files, options)
         words = ["rackbench", "run", *files, "--resume", "--results", options[:results]]
+        words.push("--store", options[:store]) if options[:store]
         words.push("--seed", options[:seed].to_s) if options[:seed]
         words.push("--batches", options[:batches].to_s) if options[:batches]
         words.push("--baseline", options[:baseline]) if options[:baseline]
+        Array(options[:labels]).each { |pair| words.push("--label", pair) }
         detect = options[:detect]
         return words unless detect
 
@@ -76,16 +115,11 @@ module Rackbench
         words
       end
 
-      def duration_s(text, option)
-        Duration.parse_s(text)
-      rescue ArgumentError
-        raise UsageError, "#{option} takes a duration such as 30m, 90s or 1h, got '#{text}'"
-      end
-
       def parse(argv, options)
         parse_options(argv, "Usage: rackbench run [options] [EXPERIMENT.yml]") do |p|
           p.separator "Runs an experiment (doc/experiment.md); without a file, the built-in quick one."
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          store_option(p, options)
           p.on("--resume", "finish an interrupted experiment: run only the trials not yet stored") do
             options[:resume] = true
           end
@@ -117,6 +151,13 @@ module Rackbench
           end
           p.on("--baseline SPEC", "what each configuration is compared with, e.g. 'server=puma' " \
                                   "(default: the first configuration)") { |v| options[:baseline] = v }
+          label_option(p, options)
+          p.on("--fleet URL", "queue the batches in this PostgreSQL database for rackbench worker on each host, " \
+                              "and follow them (doc/fleet.md)") { |v| options[:fleet] = v }
+          p.on("--testbed NAME", "with --fleet: the testbed whose workers run it (default #{Fleet::DEFAULT_TESTBED})") do |v|
+            options[:testbed] = v
+          end
+          p.on("--detach", "with --fleet: queue the batches and return") { options[:detach] = true }
           p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
         end
       end

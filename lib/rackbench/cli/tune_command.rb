@@ -3,6 +3,7 @@
 require "json"
 require "shellwords"
 require_relative "command"
+require_relative "report_options"
 require_relative "../tune"
 
 module Rackbench
@@ -12,6 +13,7 @@ module Rackbench
     # results directory; --resume continues an interrupted tune from them.
     # Ends with the answer (terminal or --json) and DIR/tune.html.
     class TuneCommand < Command
+      include ReportOptions
       # :steps_options :: further Runner::Steps keywords (installs:, machine:,
       #                   runner_options:), for tests to run the command over
       #                   fakes (default: {}: the real ones)
@@ -28,7 +30,8 @@ module Rackbench
 
         experiment = Experiment.load(files.first)
         progress = options[:json] ? @err : @out
-        steps = Runner::Steps.new(results_dir: options[:results], out: progress, err: @err, **@steps_options)
+        steps = Runner::Steps.new(results_dir: options[:results], store: store_target(options), out: progress, err: @err,
+                                  **@steps_options)
         search = Tune::Search.new(experiment, steps: steps)
         return dry_run(search, steps) if options[:dry_run]
 
@@ -101,6 +104,7 @@ module Rackbench
         parse_options(argv, "Usage: rackbench tune [options] EXPERIMENT.yml") do |p|
           p.separator "Searches processes × threads within the file's tune: budget (doc/experiment.md, \"tune\")."
           p.on("--results DIR", "results directory (default #{CLI::DEFAULT_RESULTS_DIR})") { |v| options[:results] = v }
+          store_option(p, options)
           p.on("--resume", "continue an interrupted tune: stored steps run no more") { options[:resume] = true }
           p.on("--dry-run", "print the pilots' plans and the candidates as far as they are known, and stop") do
             options[:dry_run] = true

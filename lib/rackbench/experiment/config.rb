@@ -16,11 +16,14 @@ module Rackbench
     # env :: the experiment's +env+ variables for this configuration
     #        (String => String); the ruby's own env is in ruby.env
     # dims :: Hash of dimension name => value: "ruby", "server" (labels),
-    #         "app", "processes", "threads" always, plus "load.NAME" and
-    #         "env.NAME" for the load and env keys that have several values
+    #         "app", "processes", "threads" always, plus "load.NAME",
+    #         "env.NAME" and "gem.NAME" for the load, env and gems keys that
+    #         have several values
+    # gems :: the gems this configuration pins (gems:): name => normalized
+    #         requirement, e.g. {"rails" => "~> 7.2.0"}; {} when none
     # key :: canonical JSON of dims: identifies the configuration across
     #        runs (stored with each trial, used by resume)
-    Config = Struct.new(:ruby, :server, :app, :processes, :threads, :load, :env, :dims, :key, :proxy,
+    Config = Struct.new(:ruby, :server, :app, :processes, :threads, :load, :env, :dims, :key, :proxy, :gems,
                         keyword_init: true)
 
     # Reopened so that its methods live in the class, not in Experiment.
@@ -28,7 +31,7 @@ module Rackbench
       # Builds a frozen Config; +key+ is derived from +dims+.
       def self.build(dims:, **attributes)
         dims = dims.dup.freeze
-        new(dims: dims, key: Canonical.json(dims).freeze, proxy: Proxy::NONE, **attributes).freeze
+        new(dims: dims, key: Canonical.json(dims).freeze, proxy: Proxy::NONE, gems: {}.freeze, **attributes).freeze
       end
 
       # Booting, probing and stopping a server, per trial, for estimates.

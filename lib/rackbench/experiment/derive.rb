@@ -26,7 +26,8 @@ module Rackbench
       #          (default: nil: every configuration)
       #
       # The seed and batches are this experiment's (which the command line
-      # may have changed from the file's) unless +changes+ set them. Relative
+      # may have changed from the file's) unless +changes+ set them. Its
+      # gem sets are this experiment's (#gem_set_configurations). Relative
       # paths resolve against this experiment's base_dir. +parse_options+ go
       # to Experiment.parse (known_servers:, known_apps:). Raises ConfigError
       # when the result is not a valid experiment, naming the derived file.
@@ -40,6 +41,7 @@ module Rackbench
         changes.each { |key, value| set(data, key.to_s.split("."), value) }
         text = "# derived from experiment #{self.name} (#{source}) by rackbench\n#{YAML.dump(data).delete_prefix("---\n")}"
         Experiment.parse(text, source: "#{source} (derived: #{name})", base_dir: base_dir, **parse_options)
+                  .sharing_gem_sets_with(self)
       end
 
       private
@@ -60,6 +62,7 @@ module Rackbench
           when "processes", "threads", "proxy" then data[dim] = value
           when /\Aload\.(.+)\z/ then (data["load"] ||= {})[Regexp.last_match(1)] = value
           when /\Aenv\.(.+)\z/ then (data["env"] ||= {})[Regexp.last_match(1)] = value
+          when /\Agem\.(.+)\z/ then data["gems"][Regexp.last_match(1)] = value # a dimension: gems is a mapping
           end
         end
         data["exclude"] = excludes unless excludes.empty?

@@ -7,8 +7,9 @@ module Rackbench
     #
     # Dimensions, in this order: ruby, server, app, processes, threads
     # (always, even with one value, because every result is tagged with
-    # them), proxy (when the file names a proxy other than none), then each +load+ key and each +env+ variable that has more than
-    # one value. A list of one value is the same as the value.
+    # them), proxy (when the file names a proxy other than none), then each
+    # +load+ key, each +env+ variable and each gem of +gems+ that has more
+    # than one value. A list of one value is the same as the value.
     class Matrix
       # More configurations than this is almost certainly a mistake (a
       # forgotten exclude, a list where a value was meant), and would take
@@ -53,13 +54,15 @@ module Rackbench
         dims["proxy"] = @parts[:proxy] unless @parts.fetch(:proxy, [Proxy::NONE]) == [Proxy::NONE]
         @parts[:load].each { |name, values| dims["load.#{name}"] = values if values.size > 1 }
         @parts[:env].each { |name, values| dims["env.#{name}"] = values if values.size > 1 }
+        dims.merge!(@parts[:gems].dimensions) if @parts[:gems]
         dims.transform_values(&:freeze)
       end
 
       # Every name that could be a dimension, to tell "not a dimension here"
       # apart from a typo.
       def possible_dimensions
-        @dimensions.keys | @parts[:load].keys.map { |n| "load.#{n}" } | @parts[:env].keys.map { |n| "env.#{n}" }
+        gems = @parts[:gems] ? @parts[:gems].pins.keys.map { |n| "#{Gems::DIMENSION_PREFIX}#{n}" } : []
+        @dimensions.keys | @parts[:load].keys.map { |n| "load.#{n}" } | @parts[:env].keys.map { |n| "env.#{n}" } | gems
       end
 
       def parse_exclude(value)
@@ -92,6 +95,7 @@ module Rackbench
                      when "ruby", "server", "app", "proxy" then @checker.string!(value, key)
                      when "processes", "threads" then @checker.integer!(value, key, min: 1)
                      when /\Aload\.(.+)\z/ then @settings.load_value(Regexp.last_match(1), value, key)
+                     when /\Agem\./ then Gems.requirement(value, key, @checker)
                      else @checker.env_value!(value, key)
                      end
         allowed = @dimensions.fetch(name)
@@ -130,23 +134,52 @@ module Rackbench
           server: @parts[:servers].find { |s| s.label == dims["server"] },
           app: @parts[:apps].find { |a| a.name == dims["app"] },
           processes: dims["processes"], threads: dims["threads"], proxy: dims.fetch("proxy", Proxy::NONE),
-          load: load.freeze, env: env.freeze, dims: dims
+          load: load.freeze, env: env.freeze, dims: dims,
+          gems: (@parts[:gems] ? @parts[:gems].pins_for(dims) : {}).freeze
         )
       end
 
-      # HTTP/1.1 carries one request per connection at a time; h2c keeps its
-      # connections open for their streams and has no cookie jar yet.
+      # HTTP/1.1 carries one request per connection at a time; HTTP/2 keeps
+      # its connections open for their streams and has no cookie jar yet.
+      # h2c is HTTP/2 over cleartext, h2 HTTP/2 over TLS (load.tls).
       def check_protocol(load)
-        if load[:protocol] == "http1"
+        check_tls(load)
+        protocol = load[:protocol]
+        if protocol == "http1"
           return if load[:streams] == 1
 
-          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c " \
+          @checker.fail!("load.streams", "#{load[:streams]} streams need load.protocol h2c or h2 " \
                                          "(HTTP/1.1 carries one request at a time)")
         end
-        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol h2c") unless load[:keepalive]
+        @checker.fail!("load.keepalive", "false cannot be combined with load.protocol #{protocol}") unless load[:keepalive]
         return unless load[:cookies] || !load[:cookie_presets].to_a.empty?
 
-        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol h2c yet")
+        @checker.fail!("load.cookies", "the cookie jar is not supported with load.protocol #{protocol} yet")
+      end
+
+      def check_tls(load)
+        tls = load[:tls]
+        if load[:protocol] == "h2" && !tls
+          @checker.fail!("load.protocol", "h2 is HTTP/2 over TLS: it needs load.tls true (h2c is the cleartext one)")
+        end
+        if load[:protocol] == "h2c" && tls
+          @checker.fail!("load.protocol", "h2c is HTTP/2 over cleartext: with load.tls true use h2")
+        end
+        return if tls || load[:tls_resume]
+
+        @checker.fail!("load.tls_resume", "false needs load.tls true (it is about TLS sessions)")
+      end
+
+      # A load host measures over the network: the timeout is the
+      # experiment's (the calibration runs beside the server), and the
+      # proxies listen on the loopback only.
+      def check_load_host(config)
+        return unless config.load[:host]
+
+        if config.load[:timeout_s].nil?
+          @checker.fail!("load.host", "needs load.timeout (a load host's timeout is not calibrated): e.g. timeout: 2s")
+        end
+        @checker.fail!("load.host", "cannot be combined with proxy: #{config.proxy}") if config.proxied?
       end
 
       # Checks across keys that only make sense per configuration.
@@ -155,6 +188,7 @@ module Rackbench
           @checker.fail!("load.preset_cookies", "needs the cookie jar, but load.cookies is false")
         end
         check_protocol(config.load)
+        check_load_host(config)
         return config if config.load[:threads] <= config.load[:connections]
 
         @checker.fail!("load.threads", "#{config.load[:threads]} engine threads but only " \

@@ -22,14 +22,23 @@ module Rackbench
         "headers" => :headers,
         "preset_cookies" => :cookie_presets,
         "protocol" => :protocol,
-        "streams" => :streams
+        "streams" => :streams,
+        # Where the engine runs: null (beside the server) or a load host,
+        # ssh://USER@HOST[:PORT][/PATH/TO/rackbench-engine] (RemoteHost).
+        "host" => :host,
+        "tls" => :tls,
+        "tls_resume" => :tls_resume
       }.freeze
 
       LOAD_DEFAULTS = {
         "threads" => 1, "duration" => 10.0, "warmup" => 5.0, "rate" => nil,
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
-        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1
+        "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1, "host" => nil,
+        "tls" => false, "tls_resume" => true
       }.freeze
+
+      # load.host: the engine beside the server, spelt out.
+      LOCAL_HOST = "local"
 
       # load.timeout: auto (or null, or left out) has the timeout follow
       # from a calibration of each configuration (Trial::Http::Calibration).
@@ -39,7 +48,9 @@ module Rackbench
       # while they have their default, so that an experiment stored by an
       # older rackbench is still recognised by --resume.
       LATER_KEYS = {
-        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1]
+        "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
+        "host" => [nil],
+        "tls" => [false], "tls_resume" => [true]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -95,6 +106,8 @@ module Rackbench
         when "preset_cookies" then preset_cookies(value, key)
         when "protocol" then @checker.one_of!(value, key, LoadSettings::PROTOCOLS, "protocol")
         when "streams" then @checker.integer!(value, key, min: 1, max: 10_000)
+        when "host" then load_host(value, key)
+        when "tls", "tls_resume" then @checker.boolean!(value, key)
         end
       end
 
@@ -133,6 +146,18 @@ module Rackbench
         return [LOAD_DEFAULTS.fetch(name)] if value.nil? && LOAD_DEFAULTS.key?(name)
 
         @checker.list!(value, "load.#{name}") { |item, key| load_value(name, item, key) }
+      end
+
+      # load.host: nil (or "local") for the engine beside the server, else
+      # a load host's ssh:// URL, as written.
+      def load_host(value, key)
+        return nil if value.nil? || value == LOCAL_HOST
+
+        url = @checker.string!(value, key)
+        RemoteHost.parse(url)
+        url
+      rescue ArgumentError => e
+        @checker.fail!(key, "#{e.message} (or local, the engine beside the server)")
       end
 
       def rate(value, key)

@@ -55,7 +55,7 @@ module Rackbench
           "comparison" => comparison_text,
           "started" => experiment["created_at"], "finished" => experiment["finished_at"] || "not finished",
           "seed" => experiment["seed"], "fingerprint" => experiment["fingerprint"]
-        }.merge(time_to_verdict)
+        }.merge(labels).merge(time_to_verdict)
         <<~HTML.chomp
           <header>
           <h1>#{esc(experiment["name"])}</h1>
@@ -64,6 +64,12 @@ module Rackbench
           <nav>#{nav_links}</nav>
           </header>
         HTML
+      end
+
+      # What the run measured (--label and the git revisions), when labelled.
+      def labels
+        labels = Labels.from_h(experiment["labels"])
+        labels.empty? ? {} : { "labels" => labels.text }
       end
 
       # What a --detect run achieved (the document's "detect"): the power of
@@ -203,12 +209,23 @@ module Rackbench
           <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
           ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>
           #{@tables.what_ran}
-          </section>
+          #{gem_differences}</section>
           <section id="failed">
           <h2>Failed trials</h2>
           #{failed.empty? ? '<p class="empty">No trial failed.</p>' : failed}
           </section>
         HTML
+      end
+
+      # The gems that differ between configurations, under what ran; empty
+      # when nothing differs.
+      def gem_differences
+        table = @tables.gem_differences
+        return "" if table.empty?
+
+        %(<h3>Gems that differ between configurations</h3>\n<p class="how">As their servers loaded them. ) +
+          %(A difference no dimension that chooses gems (app, server, gem.NAME) explains means the comparison ) +
+          %(measures the gems too.</p>\n#{table}\n)
       end
 
       # The Pages section, when a configuration ran a request list: the

@@ -58,6 +58,27 @@ module Rackbench
               numbers: [false, false, false, false, true, false, false])
       end
 
+      # One row per group of gems whose versions differ between
+      # configurations (the document's "gem_differences"): the app, the
+      # gems, each version with the configurations that loaded it, and
+      # whether a dimension that chooses gems explains it. Empty string
+      # when nothing differs.
+      def gem_differences
+        entries = Array(@doc.raw["gem_differences"])
+        return "" if entries.empty?
+
+        rows = entries.map do |entry|
+          versions = Array(entry["versions"]).map { |v| "#{v["version"]} (#{v["label"]})" }.join(" vs ")
+          explained = if entry["explained"]
+                        esc("yes: #{Array(entry["told_apart_by"]).join(", ")}")
+                      else
+                        %(<span class="reason">no: flagged (gems differ)</span>)
+                      end
+          [esc(entry["app"]), esc(Array(entry["gems"]).join(", ")), esc(versions), explained]
+        end
+        table(["app", "gems", "versions", "a dimension chooses them"], rows, numbers: [false] * 4)
+      end
+
       ENTRY_HEADINGS = ["page", "weight", "share", "requests", "req/s", "95% CI", "p50", "p90", "p99", "p99.9",
                         "max", "statuses", "errors", "failed", "hops", "warmup failed"].freeze
       ENTRY_NUMBERS = [false, true, true, true, true, true, true, true, true, true, true, false, false, true, true,

@@ -51,6 +51,9 @@ module Rackbench
       args.push("--cpus", settings.cpu_list) if settings.cpus
       args << "--allow-remote" if settings.allow_remote
       args.push("--protocol", settings.protocol, "--streams", settings.streams.to_s) if settings.h2c?
+      args.push("--cacert", settings.ca_file) if settings.ca_file
+      args << "--insecure" if settings.insecure
+      args << "--no-tls-resume" unless settings.tls_resume
       args << settings.url
     end
 

@@ -21,10 +21,10 @@ module Rackbench
     # Every error kind the engine counts, in its order. capture and redirect
     # came with request-list sessions (doc/requests.md): a document from an
     # engine before them lacks both and is still valid.
-    # stream_reset, goaway, not_h2c and h2_protocol came with HTTP/2 (h2c).
-    # expect came with @expect (doc/requests.md).
+    # stream_reset, goaway, not_h2c and h2_protocol came with HTTP/2 (h2c),
+    # expect with @expect (doc/requests.md), tls with https://.
     ERROR_KINDS = %w[connect read write timeout parse capture redirect stream_reset goaway not_h2c h2_protocol
-                     expect].freeze
+                     expect tls].freeze
     REQUIRED_ERROR_KINDS = %w[connect read write timeout parse].freeze
     # entries[] (a request list's per-entry results) => the classes its
     # values may have; entries is absent from results stored before it.
@@ -60,6 +60,19 @@ module Rackbench
       "passed" => [Integer], "failed" => [Integer], "unchecked" => [Integer], "failed_slots" => [Array],
       "reason" => [String, NilClass]
     }.freeze
+    # tls (an https:// run's handshakes; null for http://, absent before
+    # TLS) => the classes its values may have; tls.warmup has the counts.
+    TLS_COUNTS = {
+      "handshakes" => [Integer], "resumed" => [Integer], "handshake_responses" => [Integer],
+      "handshake_response_fraction" => [Numeric], "failures" => [Hash]
+    }.freeze
+    TLS = TLS_COUNTS.merge(
+      "version" => [String, NilClass], "cipher" => [String, NilClass], "alpn" => [String, NilClass],
+      "full_handshake_us" => [Hash], "resumed_handshake_us" => [Hash], "reason" => [String, NilClass],
+      "warmup" => [Hash]
+    ).freeze
+    # Why a TLS connection failed (tls.failures' keys).
+    TLS_FAILURES = %w[not_tls verify alpn handshake protocol].freeze
 
     attr_reader :data, :warning
 
@@ -125,6 +138,18 @@ module Rackbench
     # An h2c run's connection and stream ends (doc/output.md, "h2"): nil
     # for http1.
     def h2 = data["h2"]
+
+    # An https:// run's TLS (doc/output.md, "tls"): what the handshakes
+    # negotiated and cost, the share of responses that waited for one, and
+    # how TLS failed; nil for http://.
+    def tls = data["tls"]
+
+    # Why TLS failed, when a connection's did; nil otherwise.
+    def tls_reason
+      return nil unless tls && tls["failures"].values.sum.positive?
+
+      tls["reason"] || "no reason given"
+    end
 
     # Why the server did not speak HTTP/2 (h2c prior knowledge), when one
     # of its connections showed it; nil otherwise.
@@ -208,6 +233,7 @@ module Rackbench
       validate_open_loop!
       validate_entries!
       validate_h2!
+      validate_tls!
       validate_service!
       validate_probes!
     end
@@ -236,6 +262,18 @@ module Rackbench
 
         check_types(value, PROBE_POINT, "probes.#{point}.")
       end
+    end
+
+    # tls: optional (older engines), null for http://, else its counts.
+    def validate_tls!
+      return if tls.nil?
+      raise EngineError, "load engine result: tls is #{tls.inspect[0, 40]}, expected an object or null" unless tls.is_a?(Hash)
+
+      check_types(tls, TLS, "tls.")
+      require_keys("tls.full_handshake_us", tls["full_handshake_us"], LATENCY_KEYS)
+      require_keys("tls.resumed_handshake_us", tls["resumed_handshake_us"], LATENCY_KEYS)
+      require_keys("tls.failures", tls["failures"], TLS_FAILURES)
+      check_types(tls["warmup"], TLS_COUNTS, "tls.warmup.")
     end
 
     # h2: optional (older engines), null for http1, else its counts.
@@ -290,3 +328,5 @@ module Rackbench
     end
   end
 end
+
+require_relative "tls_figures"

@@ -6,7 +6,7 @@ module Rackbench
   # runner report the same errors.
   #
   # Options (all but url optional):
-  # :url :: target, http://127.0.0.1:PORT/path (loopback unless allow_remote)
+  # :url :: target, http:// or https://127.0.0.1:PORT/path (loopback unless allow_remote)
   # :connections :: concurrent connections (default: 10)
   # :threads :: engine threads (default: 1)
   # :duration_s :: measured window in seconds (default: 10)
@@ -25,13 +25,19 @@ module Rackbench
   # :raw_file :: CSV of every request (default: nil)
   # :cpus :: CPU list to pin the engine to, e.g. "1" or [1] (default: nil)
   # :allow_remote :: permit a non-loopback target (default: false)
-  # :protocol :: "http1", or "h2c" for HTTP/2 over cleartext with prior
-  #   knowledge (default: "http1")
-  # :streams :: h2c: concurrent streams per connection; 1 for http1 (default: 1)
+  # :protocol :: "http1"; "h2c" for HTTP/2 over cleartext with prior
+  #   knowledge (an http:// URL); "h2" for HTTP/2 over TLS chosen by ALPN
+  #   (an https:// URL) (default: "http1")
+  # :streams :: HTTP/2: concurrent streams per connection; 1 for http1 (default: 1)
+  # :ca_file :: https: trust the certificates in this PEM file instead of
+  #   the system's, e.g. rackbench's own self-signed one (default: nil)
+  # :insecure :: https: do not check the server's certificate (default: false)
+  # :tls_resume :: https: a reconnecting connection resumes its TLS session;
+  #   false makes every new connection a full handshake (default: true)
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
-    :protocol, :streams,
+    :protocol, :streams, :ca_file, :insecure, :tls_resume,
     keyword_init: true
   )
 
@@ -41,10 +47,12 @@ module Rackbench
       connections: 10, threads: 1, duration_s: 10.0, warmup_s: 0.0, rate: nil, keepalive: true,
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
       cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false,
-      protocol: "http1", streams: 1
+      protocol: "http1", streams: 1, ca_file: nil, insecure: false, tls_resume: true
     }.freeze
     # The engine's --protocol values.
-    PROTOCOLS = %w[http1 h2c].freeze
+    PROTOCOLS = %w[http1 h2c h2].freeze
+    # The HTTP/2 ones: streams share a connection.
+    HTTP2 = %w[h2c h2].freeze
     # A cookie-pair as the engine's --cookie takes it (RFC 6265, leniently).
     COOKIE_PAIR = /\A[^= ;,"\x00-\x1f\x7f]+=[^;\x00-\x1f\x7f]*\z/
 
@@ -56,7 +64,7 @@ module Rackbench
     end
 
     def validate!
-      check(url.is_a?(String) && url.start_with?("http://"), "url", url, "an http:// URL")
+      check(url.is_a?(String) && url.match?(%r{\Ahttps?://}), "url", url, "an http:// or https:// URL")
       check(positive_int?(connections), "connections", connections, "an integer >= 1")
       check(positive_int?(threads) && threads <= 1024, "threads", threads, "an integer 1-1024")
       check(threads <= connections, "threads", threads, "at most connections (#{connections})")
@@ -73,6 +81,7 @@ module Rackbench
       check(seed.is_a?(Integer) && seed >= 0, "seed", seed, "an integer >= 0")
       check(cpus.nil? || cpu_list.match?(/\A\d+(-\d+)?(,\d+(-\d+)?)*\z/), "cpus", cpus, "e.g. 1, 0-3, 1,3")
       validate_protocol!
+      validate_tls!
       if requests_file && (body || method != "GET")
         raise UsageError, "--requests cannot be combined with --method or --body (put them in the file)"
       end
@@ -92,24 +101,45 @@ module Rackbench
       warmup_s + duration_s + timeout_s
     end
 
-    # Whether the run speaks HTTP/2 (h2c).
+    # Whether the run speaks HTTP/2 (h2c, or h2 over TLS).
     def h2c?
-      protocol == "h2c"
+      HTTP2.include?(protocol)
+    end
+
+    # Whether the URL is https:// (the engine speaks TLS).
+    def tls?
+      url.start_with?("https://")
     end
 
     private
 
-    # HTTP/1.1 carries one request at a time per connection; h2c shares
+    # HTTP/1.1 carries one request at a time per connection; HTTP/2 shares
     # the connection between its streams, so the client never closes it
-    # after a response, and the engine has no cookie jar for it yet.
+    # after a response, and the engine has no cookie jar for it yet. h2c
+    # is the cleartext one, h2 the one over TLS.
     def validate_protocol!
-      check(PROTOCOLS.include?(protocol), "protocol", protocol, PROTOCOLS.join(" or "))
+      check(PROTOCOLS.include?(protocol), "protocol", protocol, "http1, h2c or h2")
       check(positive_int?(streams) && streams <= 10_000, "streams", streams, "an integer 1-10000")
-      raise UsageError, "streams #{streams} needs protocol h2c (HTTP/1.1 carries one request at a time)" if !h2c? && streams != 1
+      raise UsageError, "streams #{streams} needs protocol h2c or h2 (HTTP/1.1 carries one request at a time)" if !h2c? && streams != 1
+      if protocol == "h2c" && tls?
+        raise UsageError, "protocol h2c is HTTP/2 over cleartext: use protocol h2 for an https:// URL"
+      end
+      raise UsageError, "protocol h2 is HTTP/2 over TLS: it needs an https:// URL (h2c is the cleartext one)" if protocol == "h2" && !tls?
       return unless h2c?
 
-      raise UsageError, "keepalive false cannot be combined with protocol h2c (streams share the connection)" unless keepalive
-      raise UsageError, "cookies are not supported with protocol h2c yet" if cookies || !cookie_presets.empty?
+      raise UsageError, "keepalive false cannot be combined with protocol #{protocol} (streams share the connection)" unless keepalive
+      raise UsageError, "cookies are not supported with protocol #{protocol} yet" if cookies || !cookie_presets.empty?
+    end
+
+    def validate_tls!
+      check(ca_file.nil? || (ca_file.is_a?(String) && !ca_file.empty?), "ca_file", ca_file, "a PEM file's path")
+      check([true, false].include?(insecure), "insecure", insecure, "true or false")
+      check([true, false].include?(tls_resume), "tls_resume", tls_resume, "true or false")
+      if ca_file && insecure
+        raise UsageError, "ca_file and insecure contradict each other: trust a certificate, or check none"
+      end
+      return if tls?
+      raise UsageError, "ca_file, insecure and tls_resume apply to https:// URLs only" if ca_file || insecure || !tls_resume
     end
 
     def positive_int?(value)

@@ -14,6 +14,7 @@ module Rackbench
       lines << warmup_line if @result.warmup["duration_s"].positive?
       lines.concat(measured_lines)
       lines << late_line if @result.late
+      lines.concat(tls_lines) if @result.tls
       lines.concat(problem_lines)
       lines.concat(entry_lines) if @result.entries
       lines << cpu_line
@@ -36,10 +37,27 @@ module Rackbench
 
     # ", h2c, 10 streams per connection" for HTTP/2; nothing for HTTP/1.1.
     def protocol_text
-      return "" unless @result.protocol == "h2c"
+      return "" unless LoadSettings::HTTP2.include?(@result.protocol)
 
       streams = settings["streams"]
-      ", h2c, #{streams} stream#{"s" unless streams == 1} per connection"
+      ", #{@result.protocol}, #{streams} stream#{"s" unless streams == 1} per connection"
+    end
+
+    # https://: what the handshakes negotiated and cost, and the share of
+    # responses that waited for one.
+    def tls_lines
+      tls = @result.tls
+      return [] unless tls["version"] || tls["handshakes"].positive?
+
+      made = [tls["version"], tls["cipher"], ("ALPN #{tls["alpn"]}" if tls["alpn"])].compact.join(", ")
+      full = LoadResult::TlsFigures.full_handshake_us(tls)
+      resumed = LoadResult::TlsFigures.resumed_handshake_us(tls)
+      costs = [("full #{Units.latency_us(full)}" if full), ("resumed #{Units.latency_us(resumed)}" if resumed)].compact
+      warmup = tls["warmup"]
+      ["  TLS:         #{made}",
+       "  Handshakes:  #{tls["handshakes"]} in the window (#{tls["resumed"]} resumed), #{warmup["handshakes"]} in the " \
+       "warmup; mean #{costs.empty? ? "-" : costs.join(", ")}; " \
+       "#{Units.percent(tls["handshake_response_fraction"], digits: 2)} of the responses paid one"]
     end
 
     def warmup_line
@@ -110,8 +128,16 @@ module Rackbench
       lines.concat(h2_lines)
       lines.concat(service_lines)
       lines.concat(probe_lines)
+      lines << "  TLS failed:  #{@result.tls_reason}#{tls_hint}" if @result.tls_reason
       lines << "  Warning:     #{@result.warning}" if @result.warning
       lines
+    end
+
+    # What to do about a certificate that did not check out.
+    def tls_hint
+      return "" unless @result.tls["failures"]["verify"].to_i.positive?
+
+      " (--cacert FILE trusts a certificate, --insecure checks none)"
     end
 
     # Slots the server never answered in the window: the figures above are

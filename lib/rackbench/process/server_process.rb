@@ -43,7 +43,7 @@ module Rackbench
     PROBE_ERRORS = [SystemCallError, IOError, SocketError, Timeout::Error, Net::ProtocolError,
                     Net::HTTPBadResponse].freeze
 
-    attr_reader :argv, :env, :chdir, :log_path, :port, :host, :pid, :exit_status
+    attr_reader :argv, :env, :chdir, :log_path, :port, :host, :pid, :exit_status, :tls
 
     # :argv :: the command, an Array of Strings (run without a shell)
     # :log_path :: file that receives the server's stdout and stderr (appended to)
@@ -55,7 +55,10 @@ module Rackbench
     # :host :: the address the server binds (default: 127.0.0.1)
     # :clean_env :: env is the whole environment: nothing of this process's is inherited (default: false)
     # :fds :: descriptor number => IO the server inherits at that number (default: {})
-    def initialize(argv:, log_path:, port:, env: {}, chdir: Dir.pwd, host: Ports::LOCALHOST, clean_env: false, fds: {})
+    # :tls :: the Tls::Certificate the server presents: its probes speak https and check the
+    #         certificate against the run's authority (default: nil, http)
+    def initialize(argv:, log_path:, port:, env: {}, chdir: Dir.pwd, host: Ports::LOCALHOST, clean_env: false, fds: {},
+                   tls: nil)
       unless argv.is_a?(Array) && !argv.empty? && argv.all?(String)
         raise ArgumentError, "argv must be a non-empty Array of Strings (got #{argv.inspect})"
       end
@@ -68,6 +71,7 @@ module Rackbench
       @host = host
       @clean_env = clean_env
       @fds = fds
+      @tls = tls
       @pid = nil
       @reaped = false
       @exit_status = nil
@@ -252,6 +256,13 @@ module Rackbench
       http.read_timeout = read_timeout_s
       http.write_timeout = read_timeout_s
       http.max_retries = 0
+      if tls
+        # The certificate is checked as the load engine checks it: against
+        # the run's authority, for the address probed.
+        http.use_ssl = true
+        http.ca_file = tls.ca_path
+        http.verify_mode = OpenSSL::SSL::VERIFY_PEER
+      end
       response = http.start { |connection| connection.get(path, "Connection" => "close") }
       [response.code.to_i, response.body.to_s, response["content-type"]]
     end
@@ -318,4 +329,5 @@ end
 require_relative "server_process/tree_stopper"
 require_relative "server_process/app_check"
 require_relative "server_process/session_check"
+require_relative "server_process/tls_check"
 require_relative "server_process/log_error"

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../monotonic_clock"
+require_relative "../process/pid_alive"
 
 module Rackbench
   module Profile
@@ -66,12 +67,7 @@ module Rackbench
       end
 
       def alive?(pid)
-        Process.kill(0, pid)
-        true
-      rescue Errno::ESRCH
-        false
-      rescue Errno::EPERM
-        true
+        PidAlive.call(pid)
       end
     end
   end

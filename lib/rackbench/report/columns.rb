@@ -41,7 +41,10 @@ module Rackbench
         # A proxy with a cache ran.
         cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } },
         # An app had services (services:).
-        served: ->(entries) { entries.any? { |e| e["services"]&.any? } }
+        served: ->(entries) { entries.any? { |e| e["services"]&.any? } },
+        # A configuration ran over TLS (load.tls): its handshakes' cost and
+        # the share of responses that paid one go beside the others.
+        tls: ->(entries) { entries.any? { |e| e["tls_handshake_share"] || e["tls_handshake_us"] } }
       }.freeze
 
       RATE_UNIT = ->(layout) { layout.rate_unit }
@@ -160,6 +163,16 @@ module Rackbench
                    html: cell("body MB/s", only: :body_rate)),
         Column.new("mb_per_s_ci95", unit: :rate, value: :mb_per_s_ci,
                    html: cell("MB/s 95% CI", format: ->(ci, _, _) { Units.interval(ci, :rate) }, only: :body_rate)),
+        # load.tls: a full handshake's time, a resumed one's, and the share
+        # of the window's responses that waited for a handshake
+        # (LoadResult::TlsFigures). (CSV: at the end, see tls_csv.)
+        Column.new("tls_handshake_us", unit: :us, value: :tls_handshake_us,
+                   terminal: cell("TLS hs", only: :tls), html: cell("TLS handshake", only: :tls)),
+        Column.new("tls_resumed_handshake_us", unit: :us, value: :tls_resumed_handshake_us,
+                   html: cell("resumed handshake", only: :tls)),
+        Column.new("tls_handshake_share", unit: :fraction, value: :tls_handshake_share,
+                   terminal: cell("paid hs", format: [:percent, { digits: 1 }], only: :tls),
+                   html: cell("responses that paid a handshake", format: [:percent, { digits: 2 }], only: :tls)),
         Column.new("rss_peak_bytes", unit: :bytes, value: :rss_peak_bytes, csv: cell("rss_peak_bytes"),
                    html: cell("RSS peak")),
         # The terminal has room for one memory figure: PSS, RSS where PSS
@@ -208,9 +221,21 @@ module Rackbench
                      cell("mb_per_s_ci95_low", format: ->(_, e, _) { e["mb_per_s_ci95"]&.first }),
                      cell("mb_per_s_ci95_high", format: ->(_, e, _) { e["mb_per_s_ci95"]&.last })
                    ]),
+        # The TLS figures in CSV, after every column written before them.
+        Column.new("tls_csv", csv: %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share].map do |name|
+          cell(name, format: ->(_, e, _) { e[name] })
+        end),
+        # The bundle's gems its servers loaded, and those whose versions
+        # differ from another configuration of its app (CSV: "rails 7.2.4;
+        # railties 7.2.4"), after every column written before them.
+        Column.new("gems", value: :gems),
+        Column.new("differing_gems", value: :differing_gems,
+                   csv: cell("differing_gems", format: lambda { |gems, _, _|
+                     Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
+                   })),
         # The app's services (ServiceFigures): CPU and memory over the
         # window per service; the terminal writes them in a section of their
-        # own; CSV at the end, so every column before keeps its place.
+        # own; CSV after every column written before them.
         Column.new("services", value: :services, csv: service_cells,
                    html: cell("services", align: :left, only: :served, format: lambda { |list, _, _|
                      Array(list).map { |e| ServiceFigures.text(e) }.join("; ")

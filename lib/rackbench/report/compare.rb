@@ -25,8 +25,14 @@ module Rackbench
       # Stats::Comparison.
       # +entries+: the EntryCompare of their request lists' entries, nil
       # when neither has one. +inside+: the InsideCompare of their inside
-      # figures, nil unless both have some.
-      Pair = Struct.new(:label, :a, :b, :comparison, :entries, :inside, keyword_init: true)
+      # figures, nil unless both have some. +gems+: the gems both sides
+      # loaded at different versions (GemDifferences.between); +flags+: a
+      # gems_differ flag when some differ and no dimension that chooses
+      # gems tells A from B.
+      Pair = Struct.new(:label, :a, :b, :comparison, :entries, :inside, :gems, :flags, keyword_init: true)
+
+      # Two experiments without a configuration in common (Compare.experiments).
+      class NothingInCommon < UsageError; end
 
       # The pairs, in A's report order.
       attr_reader :pairs
@@ -69,7 +75,7 @@ module Rackbench
           b && [a, b]
         end
         if pairs.empty?
-          raise UsageError, "the two experiments have no configuration in common " \
+          raise NothingInCommon, "the two experiments have no configuration in common " \
                             "(#{report_a.experiment[:name]}: #{report_a.configs.first&.id}; " \
                             "#{report_b.experiment[:name]}: #{report_b.configs.first&.id})"
         end
@@ -125,9 +131,20 @@ module Rackbench
           comparison = Stats.compare(a.rps_values, b.rps_values, **options.compare_options)
           label = shown_dims.map { |d| "#{d}=#{Report.format_dim(a.dims[d])}" }.join(" ")
           inside = a.inside && b.inside ? InsideCompare.new(a.inside, b.inside, options) : nil
+          gems = GemDifferences.between(a.gems, b.gems)
           Pair.new(label: label.empty? ? "all" : label, a: a, b: b, comparison: comparison,
-                   entries: EntryCompare.of(a, b, options), inside: inside)
+                   entries: EntryCompare.of(a, b, options), inside: inside, gems: gems, flags: gem_flags(a, b, gems))
         end
+      end
+
+      # A gems_differ flag for a pair whose gems differ although nothing
+      # that chooses gems differs between its sides ([] otherwise).
+      def gem_flags(a, b, gems)
+        return [] if gems.empty? || GemDifferences.explained?(a.dims, b.dims)
+
+        [{ "kind" => "gems_differ", "gems" => gems.map(&:first),
+           "message" => "A and B loaded other gems, and no gem is a dimension here: " \
+                        "#{GemDifferences.text(gems, a_name: "A", b_name: "B")}" }]
       end
 
       # What the throughput counts: "msg/s" when every trial compared is a
@@ -143,7 +160,9 @@ module Rackbench
           { "label" => pair.label, "a" => side(pair.a), "b" => side(pair.b), "ratio" => c.ratio,
             "ratio_ci95" => c.ratio_ci, "verdict" => c.verdict, "verdict_explanation" => c.explanation,
             "batches_needed" => c.batches_needed, "entries" => pair.entries&.to_h, "inside" => pair.inside&.to_h,
-            "machines_differ" => @machine_differences }
+            "machines_differ" => @machine_differences,
+            "gems_differ" => pair.gems.map { |name, a, b| { "gem" => name, "a" => a, "b" => b } },
+            "flags" => pair.flags }
         end
       end
 
@@ -207,5 +226,6 @@ module Rackbench
 end
 
 require_relative "entry_compare"
+require_relative "gem_differences"
 require_relative "compare_terminal"
 require_relative "machine_check"

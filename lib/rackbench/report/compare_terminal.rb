@@ -23,7 +23,7 @@ module Rackbench
         (1..4).each { |i| table.align_column(i, :right) }
         pages = @compare.pairs.filter_map { |pair| pages(pair, unit) }
         inside = @compare.pairs.filter_map { |pair| inside(pair) }
-        [*machines, table.to_s, *pages, *inside, *flags, "A: #{@compare.a_name}",
+        [*machines, table.to_s, *pages, *inside, *gems, *flags, "A: #{@compare.a_name}",
          "B: #{@compare.b_name}"].join("\n") + "\n"
       end
 
@@ -74,6 +74,17 @@ module Rackbench
         table = ::Terminal::Table.new(title: "Inside the server: #{pair.label}", headings: INSIDE_HEADINGS, rows: rows)
         (1..4).each { |i| table.align_column(i, :right) }
         "#{table}\n  B against A (#{pair.label}): #{compared.headline}"
+      end
+
+      # The gems each pair's sides loaded at different versions, and its
+      # flag when nothing that chooses gems differs between them; [] when
+      # no pair's differ.
+      def gems
+        lines = @compare.pairs.reject { |pair| pair.gems.empty? }.map do |pair|
+          flag = pair.flags.empty? ? "" : " [g: not a dimension of the comparison]"
+          "  #{pair.label}: #{GemDifferences.text(pair.gems, a_name: "A", b_name: "B")}#{flag}"
+        end
+        lines.empty? ? [] : ["Gems that differ (as the servers loaded them):", *lines]
       end
 
       # The machines differ (compared with --different-machines): said

@@ -6,6 +6,7 @@ require_relative "entry_text"
 require_relative "inside_summary"
 require_relative "proxy_figures"
 require_relative "service_figures"
+require_relative "gem_differences"
 
 module Rackbench
   class Report
@@ -121,7 +122,15 @@ module Rackbench
                                                     resamples: @options.resamples, seed: @options.seed)
       end
 
-      # The load protocol the batches spoke ("http1", "h2c"), nil without any.
+      # load.tls: the medians over the ok batches of a full handshake's and
+      # a resumed one's mean time (µs), and of the share of the window's
+      # responses that waited for a handshake (LoadResult::TlsFigures); nil
+      # without TLS.
+      def tls_handshake_us = tls_median(:full_handshake_us)
+      def tls_resumed_handshake_us = tls_median(:resumed_handshake_us)
+      def tls_handshake_share = tls_median(:handshake_share)
+
+      # The load protocol the batches spoke ("http1", "h2c", "h2"), nil without any.
       def protocol
         @trials.map { |t| t.record.protocol }.compact.first
       end
@@ -185,6 +194,31 @@ module Rackbench
 
       def flags
         @flags ||= Flags.new(self, @options, unit: Report.rate_unit(@trials)).to_a
+      end
+
+      # The bundle's gems this configuration's servers loaded (name =>
+      # version): its first ok trial's (TrialEntry#gems), else any trial's;
+      # {} when none has any.
+      def gems
+        @gems ||= (@ok_trials + @trials).lazy.filter_map(&:gems).first || {}
+      end
+
+      # The batches whose servers loaded other versions than #gems:
+      # [[batch, GemDifferences.between(gems, the batch's)]].
+      def batches_with_other_gems
+        @trials.filter_map do |trial|
+          differences = trial.gems ? GemDifferences.between(gems, trial.gems) : []
+          [trial.batch, differences] unless differences.empty?
+        end
+      end
+
+      # The gems whose versions differ between this configuration and
+      # another of its app (set by the report from GemDifferences.of):
+      # name => this configuration's version; {} when none differs.
+      attr_writer :differing_gem_names
+
+      def differing_gems
+        gems.slice(*Array(@differing_gem_names))
       end
 
       # What the servers of this configuration really ran, as their identity
@@ -253,6 +287,10 @@ module Rackbench
       end
 
       private
+
+      def tls_median(figure)
+        median(@ok_trials.filter_map { |t| LoadResult::TlsFigures.public_send(figure, t.record.tls) })
+      end
 
       # The baseline's ratio to itself is 1, when it has a throughput at all.
       def own_ratio?

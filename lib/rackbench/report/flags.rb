@@ -35,6 +35,12 @@ module Rackbench
     #                         got no response in a batch's window: the figures
     #                         are those of the slots the server served, not of
     #                         the load named (with the likely cause)
+    # gems_differ :: the configuration's servers loaded other versions of
+    #                gems than its baseline's, and no dimension that
+    #                chooses gems (app, server, gem.NAME) tells them apart,
+    #                so the comparison measures the gems too (`gems:
+    #                per_ruby`); or its own batches loaded different gems.
+    #                Carries "gems", the names
     # failed :: trials of this configuration that failed (with the first reason)
     # too_few_batches :: fewer ok batches than Options#min_batches: no interval
     #                    or verdict is given
@@ -42,7 +48,8 @@ module Rackbench
       # Each kind's one-letter mark in the terminal table's flags column.
       MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
                 "warmup_too_short" => "w", "engine_saturated" => "s", "unserved_connections" => "c",
-                "warmup_errors" => "e", "unsent_requests" => "u", "busy_machine" => "b", "page_errors" => "p" }.freeze
+                "warmup_errors" => "e", "unsent_requests" => "u", "busy_machine" => "b", "page_errors" => "p",
+                "gems_differ" => "g" }.freeze
 
       # config :: the ConfigSummary flagged
       # options :: the Report::Options judging it
@@ -57,7 +64,7 @@ module Rackbench
       # "entry")}].
       def to_a
         [*failed, *too_few, *outliers, *high_variance, *warmup, *saturated, *unserved, *warmup_errors, *unsent,
-         *busy_machine, *page_errors]
+         *busy_machine, *page_errors, *gems_differ]
       end
 
       private
@@ -193,6 +200,25 @@ module Rackbench
           end
           { "kind" => "page_errors", "entry" => entry.label, "message" => "page #{entry.label}: #{parts.join("; ")}" }
         end
+      end
+
+      def gems_differ
+        flags = []
+        base = @config.baseline_config
+        if base && !base.equal?(@config) && !GemDifferences.explained?(base.dims, @config.dims)
+          differences = GemDifferences.between(@config.gems, base.gems)
+          unless differences.empty?
+            flags << { "kind" => "gems_differ", "gems" => differences.map(&:first),
+                       "message" => "its servers loaded other gems than the baseline's (#{base.label}), and no gem " \
+                                    "is a dimension here: #{GemDifferences.text(differences, b_name: "baseline")}" }
+          end
+        end
+        @config.batches_with_other_gems.each do |batch, differences|
+          flags << { "kind" => "gems_differ", "batch" => batch, "gems" => differences.map(&:first),
+                     "message" => "batch #{batch} loaded other gems than the configuration's first: " \
+                                  "#{GemDifferences.text(differences.map { |n, a, b| [n, b, a] })}" }
+        end
+        flags
       end
 
       def saturated

@@ -28,11 +28,16 @@ module Rackbench
       end
 
       # "2 trials retried, 3 earlier failures kept (see rackbench report --history)", or nil.
+      # Earlier attempts that were not failures (a fleet's batch run again
+      # whole after its worker died) are counted as attempts.
       def summary_line
         return nil if empty?
 
-        "#{count(retried_trials, "trial")} retried, #{count(earlier_attempts, "earlier failure")} kept " \
-          "(see rackbench report --history)"
+        failed = @by_key.values.flatten.count { |r| r.status == "failed" }
+        kept = if failed == earlier_attempts then count(earlier_attempts, "earlier failure")
+               else "#{count(earlier_attempts, "earlier attempt")} (#{failed} failed)"
+               end
+        "#{count(retried_trials, "trial")} retried, #{kept} kept (see rackbench report --history)"
       end
 
       # Every earlier attempt, one line each: key, attempt, when and why.
@@ -44,7 +49,8 @@ module Rackbench
           records.each do |r|
             reason = r.reason.to_s.lines.first.to_s.strip
             log = r.log_path ? " (log: #{r.log_path})" : ""
-            lines << "  #{key} attempt #{r.attempt} at #{r.started_at&.utc&.iso8601}: #{r.status}: #{reason}#{log}"
+            lines << "  #{key} attempt #{r.attempt} at #{r.started_at&.utc&.iso8601}#{" on #{r.host}" if r.host}: " \
+                     "#{r.status}#{": #{reason}" unless reason.empty?}#{log}"
           end
         end
         "#{lines.join("\n")}\n"
@@ -55,7 +61,7 @@ module Rackbench
       def attempt_hash(record)
         { "attempt" => record.attempt, "status" => record.status, "reason" => record.reason,
           "started_at" => record.started_at&.utc&.iso8601(6), "finished_at" => record.finished_at&.utc&.iso8601(6),
-          "boot_s" => record.boot_s, "wall_s" => record.wall_s, "log_path" => record.log_path }
+          "boot_s" => record.boot_s, "wall_s" => record.wall_s, "log_path" => record.log_path, "host" => record.host }
       end
 
       def count(number, singular)

@@ -8,10 +8,11 @@ module Rackbench
     # says as much about the machines as about what was varied, so
     # `rackbench compare` across experiments checks this first.
     module MachineCheck
-      # What makes a machine, as MachineEnv.capture records it; what varies
-      # from minute to minute (load, free memory, busy processes) is left out.
-      KEYS = %w[hostname cpu_model cpu_count arch kernel os hypervisor governor transparent_hugepage
-                memory_total_bytes].freeze
+      # What makes a machine for a comparison: its identity and the
+      # software that moves figures on it (MachineMatch, the one definition
+      # of both); what varies from minute to minute (load, free memory,
+      # busy processes) is left out.
+      KEYS = (MachineMatch::IDENTITY + MachineMatch::SOFTWARE).freeze
 
       module_function
 
@@ -19,7 +20,7 @@ module Rackbench
       # descriptions (KEYS only) of its start and of every run.
       def machines(report)
         envs = [report.experiment[:environment], *report.runs.map { |run| run[:environment] }]
-        envs.filter_map { |env| env.is_a?(Hash) ? env.transform_keys(&:to_s).slice(*KEYS) : nil }
+        envs.filter_map { |env| env.is_a?(Hash) ? KEYS.to_h { |key| [key, MachineMatch.field_of(env, key)] }.compact : nil }
             .reject(&:empty?).uniq
       end
 

@@ -42,14 +42,31 @@ module Rackbench
           return "#{@report.experiment[:name]}: profiled trials only, no measurement\n#{profile_lines}\n"
         end
 
-        [warning_lines, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), service_lines(configs), detect_lines, flag_lines(configs),
-         ran_lines(configs), profile_lines].compact.join("\n") + "\n"
+        [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
+         pages(configs), inside(configs), service_lines(configs), detect_lines, host_lines, flag_lines(configs),
+         ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
       end
 
       private
 
       def dims = @report.dimensions
+
+      # One line per host when the trials ran on several (a fleet), or nil.
+      def host_lines
+        hosts = @report.hosts
+        return nil if hosts.empty?
+
+        lines = hosts.map do |h|
+          c = h.comparison
+          vs = if c&.ratio_ci then format("%.3fx the others (95%% CI %.3f-%.3f)", c.ratio, *c.ratio_ci)
+               elsif c&.ratio then format("%.3fx the others (%s)", c.ratio, c.verdict)
+               end
+          "  #{h.name}: batches #{h.batches.join(",")}, #{h.ok} ok#{", #{h.failed} failed" if h.failed.positive?}" \
+            "#{", #{vs}" if vs}#{"  STANDS APART from its testbed" if h.apart}"
+        end
+        "\nHosts (each batch ran whole on one host; index = the batch's rates over each configuration's median):\n" \
+          "#{lines.join("\n")}"
+      end
 
       # What a --detect run achieved (Detect::Outcome#lines), or nil.
       def detect_lines
@@ -154,8 +171,16 @@ module Rackbench
         # page_errors means nothing without a request list: its mark is
         # in the legend only when a configuration ran one.
         marks = configs.any?(&:entries) ? Flags::MARKS : Flags::MARKS.except("page_errors")
+        # gems_differ: in the legend when a configuration has it.
+        marks = marks.except("gems_differ") unless configs.any? { |c| c.flags.any? { |f| f["kind"] == "gems_differ" } }
         legend = marks.map { |kind, mark| "#{mark} #{kind.tr("_", " ")}" }.join(", ")
         ["Flags (#{legend}):", *lines].join("\n")
+      end
+
+      # What the run measured (--label and the revisions), or nil.
+      def labels_line
+        labels = @report.labels
+        labels.empty? ? nil : "Labels: #{labels.text}"
       end
 
       def warning_lines
@@ -191,6 +216,20 @@ module Rackbench
           end
         end
         ["What ran (as every process of each trial reported it):", *lines].join("\n")
+      end
+
+      # Beside what ran: the gems whose versions differ between
+      # configurations (Report#gem_differences), those no gem-choosing
+      # dimension explains marked; nil when none differs.
+      def gem_lines
+        entries = @report.gem_differences
+        return nil if entries.empty?
+
+        lines = entries.map do |entry|
+          mark = entry["explained"] ? "" : " [g: not a dimension of the experiment]"
+          "  #{entry["app"]}: #{GemDifferences.line(entry)}#{mark}"
+        end
+        ["Gems that differ between configurations (as their servers loaded them):", *lines].join("\n")
       end
     end
   end

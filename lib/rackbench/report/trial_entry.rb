@@ -29,6 +29,18 @@ module Rackbench
       # nil: no agent ran, or a record stored before it existed.
       def inside = @record.inside
 
+      # The bundle's gems its servers loaded (name => version): what its
+      # identity check recorded, else (a trial stored before the agent
+      # reported gems) the lock stored with it, minus Bundler; nil for a
+      # trial without a bundle (a benchmark script).
+      def gems
+        loaded = identity.is_a?(Hash) ? identity["gems"] : nil
+        return loaded if loaded.is_a?(Hash)
+
+        locked = @record.gem_versions
+        locked.is_a?(Hash) ? locked.except("bundler") : nil
+      end
+
       # The trial's derived inside figures (InsideFigures), or nil.
       def inside_figures
         return @inside_figures if defined?(@inside_figures)

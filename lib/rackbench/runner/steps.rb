@@ -25,14 +25,17 @@ module Rackbench
         end
       end
 
-      # :results_dir :: where every step is stored
+      # :results_dir :: where every step's logs are, and its results unless :store says otherwise
+      # :store :: the results database, as Store.open takes it (default: the results directory)
       # :out, :err :: where progress and warnings go
       # :runner_options :: further Runner keywords for every step (fail_fast:, layout:, collaborators:,
       #                    ready_timeout_s:, watchdog:, parent_env:, ...) (default: {})
       # :installs :: Rubies::Install list (default: Rubies.discover, once)
       # :machine :: the machine's description (default: Runner.capture_machine, once, at the first step)
-      def initialize(results_dir:, out: $stdout, err: $stderr, runner_options: {}, installs: nil, machine: nil)
+      def initialize(results_dir:, store: nil, out: $stdout, err: $stderr, runner_options: {}, installs: nil,
+                     machine: nil)
         @results_dir = results_dir
+        @store = store || results_dir
         @out = out
         @err = err
         @runner_options = runner_options
@@ -43,7 +46,7 @@ module Rackbench
       # The Runner a step would use (for its plan, variants, --dry-run).
       def runner(experiment)
         @installs ||= Rubies.discover
-        Runner.new(source: experiment, results_dir: @results_dir, resume: true, out: @out, err: @err,
+        Runner.new(source: experiment, results_dir: @results_dir, store: @store, resume: true, out: @out, err: @err,
                    installs: @installs, machine: @machine, **@runner_options)
       end
 
@@ -52,17 +55,19 @@ module Rackbench
       def run(experiment)
         @machine ||= Runner.capture_machine(err: @err)
         summary = runner(experiment).run
-        records = Store.open(@results_dir) { |store| store.trials(summary.experiment_id) }
+        records = Store.open(@store) { |store| store.trials(summary.experiment_id) }
         Outcome.new(summary: summary, experiment_id: summary.experiment_id, records: records)
       end
 
       # The stored Outcome of +experiment+ without running anything, or nil
       # when the store holds no trial of it.
       def stored(experiment)
-        return nil unless File.exist?(File.join(@results_dir, Store::Connection::DB_FILE))
+        directory = Store::Connection.scheme(@store.to_s) == :directory
+        return nil if directory && !File.exist?(File.join(@store, Store::Connection::DB_FILE))
 
-        Store.open(@results_dir) do |store|
-          row = store.experiments.find { |e| e[:name] == experiment.name && e[:fingerprint] == experiment.fingerprint }
+        fingerprint = runner(experiment).stored_fingerprint
+        Store.open(@store) do |store|
+          row = store.experiments.find { |e| e[:name] == experiment.name && e[:fingerprint] == fingerprint }
           next nil unless row
 
           records = store.trials(row[:id])

@@ -24,11 +24,12 @@ module Rackbench
       # :environment :: the machine's description at this run's start, stored with the run (default: nil)
       # :retries :: key => Store::History::Failed, the remaining trials that are failures run again
       #             (--retry-failed): each is stored as the next attempt at its key (default: {})
+      # :host :: the host's name, stored with each record (default: nil: none)
       # :stopping :: asked before each trial for the last batch to run (#last_batch(batch) => Integer,
       #              or nil for no limit yet; Detect::Stopping): the first trial of a later batch ends
       #              the run, the plan's later batches unrun (default: nil: the whole plan runs)
       def initialize(store:, experiment_id:, plan:, remaining:, resumed:, out:, describe:, estimate: Estimate.new,
-                     fail_fast: false, environment: nil, retries: {}, stopping: nil)
+                     fail_fast: false, environment: nil, retries: {}, stopping: nil, host: nil)
         @store = store
         @experiment_id = experiment_id
         @plan = plan
@@ -41,6 +42,7 @@ module Rackbench
         @environment = environment
         @retries = retries
         @stopping = stopping
+        @host = host
       end
 
       # Runs the block on each remaining trial; the block returns its
@@ -67,8 +69,10 @@ module Rackbench
           earlier_log = keep_log(earlier) if earlier
           record = yield trial
           record = record.with(attempt: earlier.attempt + 1) if earlier
+          record = record.with(host: @host) if @host
           # committed before the next trial starts
-          @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log)
+          @store.save_trial(@experiment_id, record, earlier_log_path: earlier_log,
+                                                    replace_any: earlier&.replace_any || false)
           progress.finished(@describe.call(record), record.wall_s,
                             eta: @estimate.learn(record).remaining(left_from(i + 1)))
           record.ok? ? summary.ok += 1 : summary.failed += 1

@@ -47,8 +47,8 @@ module Rackbench
         "processes >= 1 (N peers, no master), threads >= 1 (1: main thread only); CRuby only"
       end
 
-      def command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, **)
-        script = boot_script(app_dir, config_ru, port, processes, threads, option_values(options))
+      def command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, host: HOST, **)
+        script = boot_script(app_dir, config_ru, port, processes, threads, option_values(options), host)
         [write_work_file(work_dir, BOOT_FILE, script, mode: 0o755)]
       end
 
@@ -74,7 +74,7 @@ module Rackbench
       # trials crashed). The app is wrapped so the body is read into an
       # Array and closed before Agoo sees it; a streamed body (download) is
       # therefore buffered whole on Agoo (doc/servers.md).
-      def boot_script(app_dir, config_ru, port, processes, threads, values)
+      def boot_script(app_dir, config_ru, port, processes, threads, values, host = HOST)
         <<~RUBY
           #!/usr/bin/env ruby
           # frozen_string_literal: true
@@ -96,7 +96,7 @@ module Rackbench
                               states: { INFO: true, DEBUG: false, connect: false, request: false,
                                         response: false, eval: false, push: false })
           Agoo::Server.init(0, #{File.join(File.expand_path(app_dir), "public").inspect},
-                            bind: [#{"http://#{bind_address(port)}".inspect}], root_first: false,
+                            bind: [#{"http://#{bind_address(port, host)}".inspect}], root_first: false,
                             worker_count: #{Integer(processes)}, thread_count: #{thread_count(threads)}#{init_options(values)})
           Agoo::Server.handle(nil, "**", app)
           %w[TERM INT].each { |signal| trap(signal) { exit } }

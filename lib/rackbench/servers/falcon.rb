@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "fileutils"
 require_relative "../servers"
 
 module Rackbench
@@ -19,6 +20,13 @@ module Rackbench
     # the app sees RACK_ENV from the environment only. Options become flags:
     #
     #   ... [--cache] [--timeout S] [--preload PATH]
+    #
+    # With load.tls the bind is https://127.0.0.1:PORT. Falcon takes its
+    # certificate from the localhost gem, which reads HOST.crt/HOST.key and
+    # their issuer development.crt/development.key from
+    # $XDG_STATE_HOME/localhost.rb/ (and would make its own there): the
+    # trial's certificate is put there, in the trial's directory, and
+    # XDG_STATE_HOME points the server at it. Its ALPN prefers h2.
     class Falcon < Adapter
       Option = ServerOptions::Option
       OPTIONS = ServerOptions::Schema.new(
@@ -51,9 +59,14 @@ module Rackbench
           "each serving requests on fibers); CRuby only; HTTP/1.1 and h2c"
       end
 
-      def command(config_ru:, port:, processes:, threads:, options: {}, **)
+      # Where the localhost gem finds the certificate, under XDG_STATE_HOME.
+      LOCALHOST_GEM_DIR = "localhost.rb"
+      TLS_STATE_DIR = "falcon-tls"
+
+      def command(config_ru:, port:, processes:, threads:, options: {}, host: HOST, tls: nil, **)
         values = option_values(options)
-        argv = ["falcon", "serve", "--bind", "http://#{bind_address(port)}", "--config", config_ru.to_s]
+        argv = ["falcon", "serve", "--bind", "#{tls ? "https" : "http"}://#{bind_address(port, host)}",
+                "--config", config_ru.to_s]
         argv += if threads == 1
                   ["--forked", "--count", processes.to_s]
                 else
@@ -72,6 +85,26 @@ module Rackbench
       # with h2load and the engine (test/integration/load_engine_h2_test.rb).
       def protocols
         %w[http1 h2c].freeze
+      end
+
+      def tls? = true
+
+      # Its https:// endpoint chooses h2 by ALPN when offered (Falcon::Endpoint).
+      def tls_protocols
+        %w[http1 h2].freeze
+      end
+
+      # The trial's certificate where the localhost gem looks for
+      # 127.0.0.1's (and its issuer), in the trial's directory.
+      def tls_env(tls, work_dir)
+        state = File.join(File.expand_path(work_dir), TLS_STATE_DIR)
+        dir = File.join(state, LOCALHOST_GEM_DIR)
+        FileUtils.mkdir_p(dir, mode: 0o700)
+        { "#{HOST}.crt" => tls.cert_path, "#{HOST}.key" => tls.key_path,
+          "development.crt" => tls.ca_path, "development.key" => tls.ca_key_path }.each do |name, source|
+          FileUtils.cp(source, File.join(dir, name))
+        end
+        { "XDG_STATE_HOME" => state }
       end
 
       private

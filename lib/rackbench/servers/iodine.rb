@@ -52,9 +52,9 @@ module Rackbench
 
       # Positive counts only: iodine reads negative ones as fractions of
       # the CPU cores, and 0 as "choose for me".
-      def command(config_ru:, port:, processes:, threads:, options: {}, **)
+      def command(config_ru:, port:, processes:, threads:, options: {}, host: HOST, **)
         flags = option_values(options).flat_map { |key, value| option_flags(key, value) }
-        ["iodine", "-b", HOST, "-p", Integer(port).to_s,
+        ["iodine", "-b", host, "-p", Integer(port).to_s,
          "-w", processes.to_s, "-t", threads.to_s, *flags, config_ru.to_s]
       end
 

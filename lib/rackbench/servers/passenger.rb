@@ -91,10 +91,11 @@ module Rackbench
 
       # Writes WORK_DIR/passenger.json (the trial's settings, read by
       # boot.rb) and returns the argv that runs boot.rb through the launcher.
-      def command(app_dir:, config_ru:, port:, processes:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT, **)
+      def command(app_dir:, config_ru:, port:, processes:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT,
+                  host: HOST, **)
         values = option_values(options)
         settings = {
-          "host" => HOST, "port" => Integer(port), "processes" => Integer(processes),
+          "host" => host, "port" => Integer(port), "processes" => Integer(processes),
           "app_root" => File.expand_path(app_dir), "startup_file" => File.basename(config_ru.to_s),
           "environment" => environment_name(environment),
           "spawn_method" => SPAWN_METHOD,

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "uri"
 require_relative "../servers"
 
 module Rackbench
@@ -12,7 +13,10 @@ module Rackbench
     #   puma --config WORK_DIR/puma.rb --environment ENV
     #        --bind tcp://127.0.0.1:PORT[?backlog=N] --threads T:T --workers P|0 CONFIG_RU
     #
-    # WORK_DIR/puma.rb holds the trial's options as Puma DSL lines.
+    # WORK_DIR/puma.rb holds the trial's options as Puma DSL lines. With
+    # load.tls the bind is Puma's ssl_bind (its MiniSSL, on OpenSSL):
+    #
+    #        --bind ssl://127.0.0.1:PORT?key=KEY&cert=CERT&verify_mode=none[&backlog=N]
     class Puma < Adapter
       # Puma logs this once per worker that has loaded the app (5.x-8.x:
       # "- Worker 0 (PID: 123) booted in 0.01s, phase: 0"; 4.x spelt "pid").
@@ -81,11 +85,12 @@ module Rackbench
       # options. Threads are fixed (min = max) so the pool does not grow
       # during the measurement. "--workers 0" is explicit because Puma
       # otherwise reads WEB_CONCURRENCY from the environment.
-      def command(config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT, **)
+      def command(config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT,
+                  host: HOST, tls: nil, **)
         values = option_values(options)
         config = write_work_file(work_dir, CONFIG_FILE, config_text(values))
-        bind = "tcp://#{bind_address(port)}"
-        bind += "?backlog=#{Integer(values["backlog"])}" if values.key?("backlog")
+        bind = tls ? ssl_bind(port, tls, host) : "tcp://#{bind_address(port, host)}"
+        bind += "#{tls ? "&" : "?"}backlog=#{Integer(values["backlog"])}" if values.key?("backlog")
         ["puma", "--config", config, "--environment", environment_name(environment),
          "--bind", bind, "--threads", "#{threads}:#{threads}",
          "--workers", cluster?(processes) ? processes.to_s : "0", config_ru.to_s]
@@ -95,6 +100,9 @@ module Rackbench
         cluster?(processes) ? processes + 1 : 1
       end
 
+      # Puma terminates TLS itself (ssl_bind); HTTP/1.1 only.
+      def tls? = true
+
       # Single mode logs "Use Ctrl-C to stop" once it serves; a cluster logs
       # one line per booted worker.
       def ready_log(processes)
@@ -102,6 +110,12 @@ module Rackbench
       end
 
       private
+
+      # Puma decodes the query's values: paths are encoded as form values.
+      def ssl_bind(port, tls, host)
+        query = URI.encode_www_form([["key", tls.key_path], ["cert", tls.cert_path], ["verify_mode", "none"]])
+        "ssl://#{bind_address(port, host)}?#{query}"
+      end
 
       def cluster?(processes)
         processes > 1

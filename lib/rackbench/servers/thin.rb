@@ -51,9 +51,9 @@ module Rackbench
         "processes 1, threads >= 1 (1: event loop only; T: --threaded with a pool of T); CRuby only"
       end
 
-      def command(config_ru:, port:, threads:, options: {}, environment: DEFAULT_ENVIRONMENT, **)
+      def command(config_ru:, port:, threads:, options: {}, environment: DEFAULT_ENVIRONMENT, host: HOST, **)
         values = option_values(options)
-        argv = ["thin", "start", "--address", HOST, "--port", Integer(port).to_s,
+        argv = ["thin", "start", "--address", host, "--port", Integer(port).to_s,
                 "--environment", environment_name(environment), "--rackup", config_ru.to_s]
         argv += ["--threaded", "--threadpool-size", threads.to_s] if threads > 1
         argv + values.flat_map { |key, value| option_flags(key, value) }

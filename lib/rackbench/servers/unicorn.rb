@@ -61,9 +61,9 @@ module Rackbench
       # Pitchfork shares this command line; only the names and the options
       # differ. -c names the config file (Pitchfork would otherwise read an
       # app's config/pitchfork.rb).
-      def command(config_ru:, port:, processes:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT, **)
+      def command(config_ru:, port:, processes:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT, host: HOST, **)
         values = option_values(options)
-        config = write_work_file(work_dir, self.class::CONFIG_FILE, config_text(port, processes, values))
+        config = write_work_file(work_dir, self.class::CONFIG_FILE, config_text(port, processes, values, host))
         [name, "-c", config, "-E", environment_name(environment), config_ru.to_s]
       end
 
@@ -82,8 +82,8 @@ module Rackbench
       end
 
       # Values reach the file through #inspect only.
-      def config_text(port, processes, values)
-        listen = "listen #{bind_address(port).inspect}"
+      def config_text(port, processes, values, host = HOST)
+        listen = "listen #{bind_address(port, host).inspect}"
         listen += ", backlog: #{Integer(values["backlog"]).inspect}" if values.key?("backlog")
         lines = ["worker_processes #{Integer(processes)}", listen]
         lines += values.filter_map { |key, value| option_line(key, value) }

@@ -35,9 +35,9 @@ module Rackbench
         "processes 1, threads >= 1 (= MaxClients, one thread per connection); CRuby and JRuby"
       end
 
-      def command(config_ru:, port:, threads:, work_dir:, options: {}, **)
+      def command(config_ru:, port:, threads:, work_dir:, options: {}, host: HOST, **)
         option_values(options) # refuses any option: WEBrick takes none
-        [write_work_file(work_dir, BOOT_FILE, boot_script(config_ru, port, threads), mode: 0o755)]
+        [write_work_file(work_dir, BOOT_FILE, boot_script(config_ru, port, threads, host), mode: 0o755)]
       end
 
       private
@@ -50,7 +50,7 @@ module Rackbench
       # prefix loads a script path into its own Ruby process (as `bundle
       # exec` does), so it runs on the Ruby and options being measured; run
       # directly, the kernel starts it with the ruby on PATH.
-      def boot_script(config_ru, port, threads)
+      def boot_script(config_ru, port, threads, host)
         <<~RUBY
           #!/usr/bin/env ruby
           # frozen_string_literal: true
@@ -70,7 +70,7 @@ module Rackbench
             end
           app = Rack::Builder.parse_file(#{File.expand_path(config_ru).inspect})
           app = app.first if app.is_a?(Array) # Rack 2 returns [app, options]
-          options = { Host: #{HOST.inspect}, Port: #{Integer(port)}, MaxClients: #{Integer(threads)}, AccessLog: [] }
+          options = { Host: #{host.inspect}, Port: #{Integer(port)}, MaxClients: #{Integer(threads)}, AccessLog: [] }
           handler.run(app, **options) do |server|
             %w[TERM INT].each { |signal| trap(signal) { server.shutdown } }
           end

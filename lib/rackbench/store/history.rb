@@ -9,8 +9,10 @@ module Rackbench
     # the failure it replaces, and a crash between the two leaves the
     # earlier failure where it was. Included in Store.
     module History
-      # A stored failed trial: which attempt it is and its log.
-      Failed = Struct.new(:attempt, :log_path, keyword_init: true)
+      # A stored failed trial: which attempt it is and its log. replace_any:
+      # the attempt after it replaces it whatever its status (a batch run
+      # again whole by a fleet: Fleet::Queue).
+      Failed = Struct.new(:attempt, :log_path, :replace_any, keyword_init: true)
 
       # The experiment's failed trials, key => Failed (the attempt stored in
       # +trials+): what --retry-failed runs again.
@@ -19,6 +21,16 @@ module Rackbench
           db[:trials].where(experiment_id: experiment_id, status: "failed").select_map(%i[key attempt log_path])
         end
         rows.to_h { |key, attempt, log_path| [key, Failed.new(attempt: attempt, log_path: log_path)] }
+      end
+
+      # The stored trials of the experiment whose key is in +keys+, ok or
+      # failed, key => Failed with replace_any: what a batch run again whole
+      # replaces (a fleet's batch whose worker died, Fleet::Queue).
+      def stored_attempts(experiment_id, keys)
+        rows = guard("read trials") do
+          db[:trials].where(experiment_id: experiment_id, key: keys.to_a).select_map(%i[key attempt log_path])
+        end
+        rows.to_h { |key, attempt, log_path| [key, Failed.new(attempt: attempt, log_path: log_path, replace_any: true)] }
       end
 
       # The earlier attempts of the experiment's trials (superseded by a
@@ -35,15 +47,15 @@ module Rackbench
       private
 
       # Stores +record+, attempt n > 1 at its key, in place of attempt n - 1,
-      # which must be stored and failed; the earlier one moves to
-      # trial_history (its log_path replaced by +earlier_log_path+ when
-      # given: where its log was kept before the retry overwrote it).
-      # Returns the new row's id.
-      def supersede(experiment_id, record, row, earlier_log_path)
+      # which must be stored and failed (or of any status with
+      # +replace_any+); the earlier one moves to trial_history (its log_path
+      # replaced by +earlier_log_path+ when given: where its log was kept
+      # before the retry overwrote it). Returns the new row's id.
+      def supersede(experiment_id, record, row, earlier_log_path, replace_any)
         trials = db[:trials]
         db.transaction do
           earlier = trials.where(experiment_id: experiment_id, key: record.key).first
-          unless earlier && earlier[:status] == "failed" && earlier[:attempt] == record.attempt - 1
+          unless earlier && (replace_any || earlier[:status] == "failed") && earlier[:attempt] == record.attempt - 1
             found = earlier ? "attempt #{earlier[:attempt]} (#{earlier[:status]})" : "nothing"
             raise Error, "cannot store attempt #{record.attempt} of trial #{record.key}: #{location} holds #{found}, " \
                          "expected failed attempt #{record.attempt - 1}"

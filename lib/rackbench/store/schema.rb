@@ -200,7 +200,84 @@ module Rackbench
           db.alter_table(:trial_history) { add_column :proxy, String, text: true } # JSON
         end,
 
-        # 7: the app's services (Trial::Record#services: each one's name and
+        # 7: what a run measured, in words a series of runs is told apart
+        # by (Labels: the --label pairs given and the git revisions of the
+        # apps and rubies, taken automatically). Part of the experiment's
+        # identity: the same file at another revision is another
+        # experiment. Stored experiments had none: NULL.
+        lambda do |db|
+          db.alter_table(:experiments) { add_column :labels, String, text: true } # JSON
+        end,
+
+        # 8: text without a length on PostgreSQL. Sequel's String is
+        # varchar(255) there (SQLite ignores the length): a trial's key
+        # holds its configuration's dims, which may be longer. Every
+        # varchar(255) column of rackbench's tables becomes text; nothing
+        # to do on SQLite.
+        lambda do |db|
+          next unless db.database_type == :postgres
+
+          %i[experiments trials runs trial_history].each do |table|
+            columns = db.schema(table).select { |_, info| info[:db_type] == "character varying(255)" }.map(&:first)
+            db.alter_table(table) { columns.each { |column| set_column_type column, String, text: true } }
+          end
+        end,
+
+        # 9: the fleet (doc/fleet.md). Each trial says which host ran it
+        # (Trial::Record#host: the runner's host name, or a worker's name)
+        # and, when the load engine ran on a host of its own, the network
+        # between them (Trial::Record#network: the load host, the server's
+        # address, the round trip measured before the trial). Stored trials:
+        # NULL. The queue: one row per batch of an experiment sent to a
+        # testbed (fleet_batches), claimed whole by one worker
+        # (fleet_workers), which beats a heartbeat while it runs it.
+        lambda do |db|
+          %i[trials trial_history].each do |table|
+            db.alter_table(table) do
+              add_column :host, String, text: true
+              add_column :network, String, text: true # JSON
+            end
+          end
+
+          db.create_table(:fleet_workers) do
+            primary_key :id
+            String :name, text: true, null: false     # the host's name, or --name
+            String :testbed, text: true, null: false
+            Integer :pid
+            String :rackbench_version, text: true
+            String :status, text: true, null: false   # running, stopped
+            DateTime :started_at, null: false
+            DateTime :heartbeat_at, null: false
+            DateTime :stopped_at
+            String :document, text: true              # JSON: the machine, experiments refused and why
+            index %i[testbed status]
+            constraint(:fleet_workers_status_valid, status: %w[running stopped])
+          end
+
+          db.create_table(:fleet_batches) do
+            primary_key :id
+            foreign_key :experiment_id, :experiments, null: false
+            Integer :batch, null: false
+            String :testbed, text: true, null: false
+            String :state, text: true, null: false    # queued, claimed, done
+            # The next claim runs the batch's stored trials again, as later
+            # attempts (after its worker died, or --retry-failed).
+            TrueClass :rerun, null: false, default: false
+            Integer :claims, null: false, default: 0
+            foreign_key :worker_id, :fleet_workers
+            Integer :run_id                            # the claiming worker's run (runs.id)
+            DateTime :queued_at, null: false
+            DateTime :claimed_at
+            DateTime :heartbeat_at
+            DateTime :finished_at
+            String :document, text: true              # JSON: where the experiment's file was (base_dir, source)
+            unique %i[experiment_id batch]
+            index %i[testbed state id]
+            constraint(:fleet_batches_state_valid, state: %w[queued claimed done])
+          end
+        end,
+
+        # 10: the app's services (Trial::Record#services: each one's name and
         # version, the restore of its template and the state it left, its
         # process tree's CPU and memory over the window). Stored trials had
         # none: NULL.
@@ -249,25 +326,53 @@ module Rackbench
       # leaves the previous version intact. +location+ names the database in
       # error messages. Raises Store::Error when +db+ holds tables that are not
       # rackbench's, or was written by a newer rackbench.
-      def migrate!(db, location)
+      #
+      # upgrade: false (a fleet's worker, which shares the database with
+      # hosts that may run another rackbench) changes nothing: a database of
+      # an older schema, or an empty one, is refused as well, naming the
+      # command that upgrades it.
+      def migrate!(db, location, upgrade: true)
         # :immediate takes SQLite's write lock before reading the version, so
         # two runners opening a new results directory at once cannot both
-        # create the tables (other databases ignore the option).
+        # create the tables (PostgreSQL ignores the option: the advisory
+        # lock does the same there, for the hosts of a fleet).
         db.transaction(mode: :immediate) do
-          current = current_version(db, location)
+          lock_migrations(db)
+          current = current_version(db, location, create: upgrade)
           if current > VERSION
             raise Store::Error, "#{location} has results schema version #{current}, newer than this " \
                                 "rackbench #{Rackbench::VERSION} understands (#{VERSION}); upgrade rackbench"
+          end
+          if current.zero? && !upgrade
+            raise Store::Error, "#{location} holds no rackbench results yet: create them with rackbench store " \
+                                "migrate, or send an experiment with rackbench run --fleet"
+          end
+          if current < VERSION && !upgrade
+            raise Store::Error, "#{location} has results schema version #{current}, older than this rackbench " \
+                                "#{Rackbench::VERSION} writes (#{VERSION}); upgrade it with rackbench store " \
+                                "migrate (once no older rackbench uses it)"
           end
           MIGRATIONS[current..].each { |migration| migration.call(db) }
           db[VERSION_TABLE].update(version: VERSION) if current < VERSION
         end
       end
 
+      # An arbitrary constant: the key of the PostgreSQL advisory lock that
+      # serialises rackbench's schema changes ("rbsc" in ASCII).
+      ADVISORY_LOCK_KEY = 0x72627363
+
+      # On PostgreSQL, waits for any other rackbench migrating the same
+      # database; the lock ends with the transaction.
+      def lock_migrations(db)
+        db.get(Sequel.function(:pg_advisory_xact_lock, ADVISORY_LOCK_KEY)) if db.database_type == :postgres
+      end
+
       # The version recorded in +db+; 0 for an empty database (after creating
-      # the version table).
-      def current_version(db, location)
+      # the version table, unless create: false).
+      def current_version(db, location, create: true)
         unless db.table_exists?(VERSION_TABLE)
+          return 0 unless create
+
           others = db.tables
           unless others.empty?
             raise Store::Error, "#{location} is not a rackbench results database " \

@@ -27,6 +27,7 @@ module Rackbench
     #             one with a missing binary)
     # :proxy_launcher :: called with Proxy::Launch.new's keywords, returns an object whose #start
     #                    returns a Proxy::Running (default: Proxy::Launch.new)
+    # :load_hosts :: the experiment's load hosts (load.host) (default: a LoadHosts over ssh)
     # :services :: what starts the apps' services: #check!(apps) (raises ConfigError) and
     #              #start(apps, context:) returning what Services::Started.start returns (#for(app name)
     #              => Services::Group, #stop) (default: Services::Started)
@@ -44,8 +45,10 @@ module Rackbench
                      sampler: ->(server) { Sampler.new(server.pid, pgid: server.pgid) }, machine: -> { MachineLoad.new },
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
-                     proxy_launcher: Proxy::Launch.method(:new), services: Services::Started)
+                     proxy_launcher: Proxy::Launch.method(:new), load_hosts: LoadHosts.new,
+                     services: Services::Started)
         super(context)
+        @load_hosts = load_hosts
         @services_source = services
         @services = nil
         @proxies = proxies
@@ -73,16 +76,34 @@ module Rackbench
         server = Servers.fetch(config.server.name)
         server.unsupported_reason(processes: config.processes, threads: config.threads,
                                   ruby_engine: engine, options: config.server.options) ||
-          server.protocol_reason(config.load.fetch(:protocol, "http1")) ||
+          tls_reason(config, server) ||
+          server.protocol_reason(config.load.fetch(:protocol, "http1"), tls: config.load[:tls] == true) ||
           (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
           (config.proxied? ? @proxies.call(config.proxy).unsupported_reason : nil)
+      end
+
+      # load.tls needs a server that terminates TLS itself, no proxy in
+      # front (it would have to terminate TLS in the server's place), and
+      # the engine beside the server.
+      def tls_reason(config, server)
+        return nil unless config.load[:tls]
+        return "load.tls with a proxy in front is not supported yet (#{config.proxy} would terminate TLS)" if config.proxied?
+        # The run's certificate names 127.0.0.1 only; a load host reaches
+        # the server at another address, which the engine would refuse.
+        return "load.tls with a load host (load.host) is not supported yet: the run's certificate names 127.0.0.1 only" if config.load[:host]
+
+        server.tls_reason
       end
 
       # A variable the experiment passes from the shell must be there: a
       # server started without its DATABASE_URL would fail in ways that name
       # anything but the cause.
+      #
+      # Every load host (load.host) is reached first: ssh, its engine, the
+      # address the servers will listen on.
       def check!
         check_profiler!
+        @load_hosts.prepare!(source.configurations) if source.respond_to?(:configurations)
         check_services!
         missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
         return if missing.empty?
@@ -160,8 +181,9 @@ module Rackbench
       def measure_app(trial, variant, facts, app, services)
         config = trial.config
         adapter = Servers.fetch(config.server.name)
-        bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
+        bundle = bundle_for(config, app, variant, adapter)
         facts[:gem_versions] = bundle.gem_versions
+        facts[:network] = @load_hosts.network(config) # the round trip, before the server boots
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial), profile: trial.profile)
         calibrate_first(trial, app, variant, adapter, bundle, env)
         window = WindowMarks.new(work_dir(trial))
@@ -172,12 +194,14 @@ module Rackbench
         begin
           proxy = ProxyStart.new(trial: trial, app: app, server: booted.server, context: @context, guard: guard,
                                  proxies: @proxies, launcher: @proxy_launcher, work_dir: work_dir(trial)).start
-          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: @engine,
+          engine = @load_hosts.engine(config, booted.server, app.health || app.load_path, local: @engine)
+          measured = LoadRun.new(trial: trial, app: app, server: booted.server, engine: engine,
                                  layout: @context.layout, seed: @context.source.seed,
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, services: services, work_dir: work_dir(trial)).run(facts)
+                                 proxy: proxy, services: services, work_dir: work_dir(trial),
+                                 tls: tls_certificate(config)).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
         ensure
@@ -220,7 +244,7 @@ module Rackbench
         booted = with_window(window) { launch(trial, app, variant, adapter, bundle, env, window: window).boot }
         begin
           settings = LoadRun.settings(trial: trial, app: app, port: booted.server.port, layout: @context.layout,
-                                      seed: source.seed)
+                                      seed: source.seed, tls: tls_certificate(config))
           @calibrations.fetch(config, settings)
         rescue SetupError
           raise if booted.server.alive?
@@ -251,12 +275,14 @@ module Rackbench
                                       server_gem: adapter.server_gem,
                                       server_version: bundle.gem_versions[adapter.server_gem],
                                       threads: trial.config.threads, bundle_without: bundle.groups&.without,
-                                      gc_compact_before_fork: trial.config.server.options["gc_compact_before_fork"] == true)
+                                      gc_compact_before_fork: trial.config.server.options["gc_compact_before_fork"] == true,
+                                      gems: bundle.gem_versions, gem_pins: trial.config.gems || {})
         end
         @launcher.call(trial: trial, app: app, variant: variant, adapter: adapter, bundle: bundle, env: env,
                        expectation: expectation, layout: @context.layout, work_dir: work_dir(trial),
                        log_path: log_path(trial), ready_timeout_s: @context.ready_timeout_s,
                        stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
+                       bind_host: @load_hosts.bind_host(trial.config), tls: tls_certificate(trial.config),
                        services: services_for(app))
       end
 
@@ -281,6 +307,15 @@ module Rackbench
         @services_source.check!(service_apps) unless service_apps.empty?
       end
 
+      # load.tls: the run's certificate (Tls.certificate), made once into
+      # the results directory (tls/) and kept there for a resumed run;
+      # nil for a plain trial.
+      def tls_certificate(config)
+        return nil unless config.load[:tls]
+
+        @tls_certificate ||= Tls.certificate(File.join(@context.results_dir, "tls"))
+      end
+
       # The user's app's setup runs once per run and Bundler environment.
       def hooks
         @hooks ||= AppHooks.new(logs_dir: @context.logs_dir)
@@ -296,6 +331,7 @@ module Rackbench
         # The profiler listens to the window too, whether or not the
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
+        trial_env.merge!(adapter.tls_env(tls_certificate(config), work_dir)) if config.load[:tls]
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env,
                       service_env: services_for(app)&.env || {}, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
@@ -363,6 +399,8 @@ require_relative "http/reading"
 require_relative "http/lock_notice"
 require_relative "http/pool_check"
 require_relative "http/bundle_cache"
+require_relative "http/gem_sets"
+require_relative "http/preparation"
 require_relative "identity"
 require_relative "http/app_hooks"
 require_relative "http/app_logs"
@@ -371,6 +409,7 @@ require_relative "http/calibration"
 require_relative "http/window_marks"
 require_relative "http/inside"
 require_relative "http/load_run"
+require_relative "http/load_hosts"
 require_relative "http/proxy_start"
 require_relative "http/profile_run"
 require_relative "http/examination"

@@ -46,6 +46,13 @@ module Rackbench
       def around_run
         yield
       end
+      # Makes ready, before the first of +trials+ runs (the trials left to
+      # run, Experiment::Plan::Trial), what they share and what could stop
+      # them all: the HTTP kind installs their Bundler environments, so
+      # that gems a ruby cannot run stop the run before any trial instead
+      # of failing each trial in turn. Raises SetupError naming the
+      # problem; nothing by default.
+      def prepare(_trials); end
 
       private
 

@@ -35,6 +35,8 @@ module Rackbench
       def mb_per_s(_record) = nil
       def protocol(_record) = nil
       def offered_rps(_record) = nil
+      # An https:// run's TLS document (handshakes and what they cost).
+      def tls(_record) = nil
 
       # The progress line's result part for an ok record, e.g.
       # "ok 1234.5 req/s, p99 1.20ms".

@@ -27,10 +27,16 @@ module Rackbench
     # Proxy :: proxy (the proxy in front of the server, Proxy::Running#to_h: name, version, its
     #          process tree's sample and its cache's counts over the window; nil without a proxy
     #          and for trials stored before schema 6)
+    # host :: the host that ran it: the runner's host name, or a fleet
+    #         worker's name (nil for trials stored before schema 8)
+    # network :: when the load engine ran on a host of its own (load.host):
+    #            that host, the server's address and the round trip between
+    #            them measured before the trial (Load::RemoteHost#to_h); nil
+    #            when the engine ran beside the server
     # Services :: services (the app's services, Services::Running#to_h each: name, version, where it
     #             answered, the restore of its template and the state it left, its process tree's
     #             sample over the window; nil for an app without services and trials stored before
-    #             schema 7)
+    #             the services' migration)
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -38,11 +44,11 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt inside proxy services].freeze
+                  load_settings layout log_path attempt inside proxy host network services].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
       DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy
-                     services].freeze
+                     network services].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)
@@ -109,6 +115,7 @@ module Rackbench
       def mb_per_s = reading.mb_per_s(self)
       def protocol = reading.protocol(self)
       def offered_rps = reading.offered_rps(self)
+      def tls = reading.tls(self)
 
       # A copy with +changes+ (fields by name), e.g. with(attempt: 2).
       def with(**changes)

@@ -31,8 +31,10 @@ module Rackbench
       # :requests_file :: the request list whose first entries log in
       # :expect_body :: the text the page must contain once logged in
       # :headers, :cookie_presets :: the trial's load.headers and load.preset_cookies (default: none)
+      # :ca_file :: an https:// URL's authority, as for the load (default: nil)
       # :engine :: the LoadEngine (default: a new one)
-      def verify!(url:, requests_file:, expect_body:, headers: [], cookie_presets: [], engine: LoadEngine.new)
+      def verify!(url:, requests_file:, expect_body:, headers: [], cookie_presets: [], ca_file: nil,
+                  engine: LoadEngine.new)
         path = URI(url).request_uri
         Dir.mktmpdir("rackbench-session-check") do |dir|
           file = File.join(dir, "session-check.requests")
@@ -42,7 +44,7 @@ module Rackbench
           loop do
             settings = LoadSettings.build(url: url, connections: 1, threads: 1, duration_s: duration_s,
                                           timeout_s: TIMEOUT_S, requests_file: file, cookies: true,
-                                          headers: headers, cookie_presets: cookie_presets)
+                                          headers: headers, cookie_presets: cookie_presets, ca_file: ca_file)
             result = engine.run(settings)
             problem = problem(result, path, expect_body)
             return result unless problem

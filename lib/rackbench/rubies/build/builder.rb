@@ -53,12 +53,18 @@ module Rackbench
           @cache = cache
           @progress = progress
           @env = recipe.step_env(parent_env)
+          @key = recipe.key
           @ccache = ccache?(parent_env)
           if @ccache
-            @env = @env.merge("PATH" => "#{CCACHE_WRAPPERS}:#{@env["PATH"]}", "CCACHE_DIR" => cache.ccache_dir)
+            # Each build compiles in a work directory of its own (key and
+            # pid in its name): with it as the base directory, ccache
+            # hashes the paths under it relative, and leaves the working
+            # directory out of the hash, so two builds of one source share
+            # their objects (without this, 5% of the calls hit).
+            @env = @env.merge("PATH" => "#{CCACHE_WRAPPERS}:#{@env["PATH"]}", "CCACHE_DIR" => cache.ccache_dir,
+                              "CCACHE_BASEDIR" => cache.work_dir(@key), "CCACHE_NOHASHDIR" => "true")
           end
           @jobs = jobs
-          @key = recipe.key
           @timings = cache.timings
         end
 

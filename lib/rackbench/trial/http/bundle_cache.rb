@@ -28,17 +28,30 @@ module Rackbench
           @marker_env = marker_env
           @parent_env = parent_env
           @entries = {}
+          @install_s = {}
         end
 
         # The installed BundleEnv for app (an App), the ruby install (a
         # Rubies::Install) and adapter; raises SetupError when it cannot be
         # installed.
-        def fetch(app, install, adapter, log_dir:)
-          key = [app.dir, app.builtin, app.bundle_without, install.path, install.description, adapter.name]
-          entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir))
+        #
+        # :pins :: gem name => requirement the experiment pins (gems:) (default: {})
+        # :set :: the installed BundleEnv of the gem set this environment belongs to, resolved by another
+        #         ruby (GemSets): this one starts from its lockfile and must lock every gem of it at the
+        #         same version, or raises SetupError naming the first that differs (default: nil)
+        def fetch(app, install, adapter, log_dir:, pins: {}, set: nil)
+          key = [app.dir, app.builtin, app.bundle_without, install.path, install.description, adapter.name,
+                 pins.sort, set&.dir]
+          entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir, pins, set))
           raise entry if entry.is_a?(SetupError)
 
           entry
+        end
+
+        # Seconds the install (or the check that it was already there) of
+        # bundle took in this run, nil for one this cache did not make.
+        def install_s(bundle)
+          @install_s[bundle.dir]
         end
 
         private
@@ -49,16 +62,21 @@ module Rackbench
           @out.respond_to?(:tty?) && @out.tty? && !@parent_env.key?("CI")
         end
 
-        def install_bundle(app, ruby, adapter, log_dir)
+        def install_bundle(app, ruby, adapter, log_dir, pins, set)
+          started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
                                              bundle_without: app.bundle_without, parent_env: @parent_env)
           options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) + @extra_gem_lines,
-                      groups: groups,
-                      parent_env: @parent_env }
+                      groups: groups, parent_env: @parent_env,
+                      gem_pins: pins.transform_values { |requirement| Experiment::Gems.parts(requirement) },
+                      lock_seed: set&.lockfile_text }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
-          log = File.join(log_dir, "bundle-#{app.name}-#{ruby.name}-#{adapter.name}.log".gsub(/[^\w.-]/, "_"))
-          label = "#{app.name} + #{adapter.name} on #{ruby.name}"
+          # Pinned gems (a gem.NAME dimension) make environments of their own.
+          pinned = pins.sort.map { |name, requirement| "#{name} #{requirement}" }
+          slug = ["bundle", app.name, ruby.name, adapter.name, *pinned].join("-")
+          log = File.join(log_dir, "#{slug.gsub(/[^\w.-]+/, "_")}.log")
+          label = "#{app.name} + #{adapter.name}#{" (#{pinned.join(", ")})" unless pinned.empty?} on #{ruby.name}"
           bundle.ensure_installed!(
             log: log, extra_env: @marker_env,
             before_install: ->(_) { @out.puts "Installing gems for #{label} (log: #{log})" },
@@ -67,14 +85,35 @@ module Rackbench
             end,
             progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?), user: @user
           )
+          check_set!(bundle, set, log, app.name) if set
           # What the server needs built once per installed bundle (Passenger's
           # agent); optional in the adapter interface (Servers).
           if adapter.respond_to?(:prepare_bundle)
             adapter.prepare_bundle(bundle, out: @out, log: log, tty: tty?, extra_env: @marker_env)
           end
+          @install_s[bundle.dir] = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
           bundle
         rescue SetupError => e
-          SetupError.new("cannot install gems for #{app.name} + #{adapter.name} on #{ruby.name}: #{e.message}")
+          what = set ? "the gem set of #{app.name} + #{adapter.name} (resolved on #{GemSets.ruby_name(set.install)})" \
+                     : "gems for #{app.name} + #{adapter.name}"
+          SetupError.new("cannot install #{what} on #{GemSets.ruby_name(ruby)}: #{e.message}")
+        end
+
+        # The environment locks every gem of its set at the set's version
+        # (Bundler re-resolves a seeded lock it cannot keep, e.g. for a gem
+        # whose required_ruby_version this ruby does not meet). What it adds
+        # beyond the set is said, not refused.
+        def check_set!(bundle, set, log, app_name)
+          differences = GemSets.differences(set.gem_versions, bundle.gem_versions)
+          unless differences.empty?
+            raise SetupError, "#{GemSets.describe_differences(differences)}; `gems: per_ruby` lets each ruby " \
+                              "resolve its own (log: #{log})"
+          end
+          added = bundle.gem_versions.keys - set.gem_versions.keys
+          return if added.empty?
+
+          @out.puts "  #{GemSets.ruby_name(bundle.install)} adds to the gem set of #{app_name}: " \
+                    "#{added.map { |name| "#{name} #{bundle.gem_versions[name]}" }.join(", ")}"
         end
       end
     end

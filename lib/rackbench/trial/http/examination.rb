@@ -48,8 +48,9 @@ module Rackbench
         started = now
         adapter = Servers.fetch(config.server.name)
         app = App.resolve(config.app)
-        bundle = @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir)
-        facts[:bundle_s] = now - started
+        bundle = bundle_for(config, app, variant, adapter)
+        # Installed by #prepare before the examinations: its install's time.
+        facts[:bundle_s] = (@bundles.respond_to?(:install_s) && @bundles.install_s(bundle)) || now - started
         env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
         booted = launch(trial, app, variant, adapter, bundle, env).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity)
@@ -69,7 +70,7 @@ module Rackbench
 
       def calibrate(trial, app, server, facts)
         settings = LoadRun.settings(trial: trial, app: app, port: server.port, layout: @context.layout,
-                                    seed: source.seed)
+                                    seed: source.seed, tls: tls_certificate(trial.config))
         facts[:load] = settings
         calibration = Calibration.new(engine: @engine, marker_env: @context.marker_env).measure(settings)
         facts[:calibration] = calibration

@@ -25,8 +25,9 @@ module Rackbench
         #              edges with the server's sampler, and a service that ended fails the trial (default: nil)
         # :work_dir :: the trial's directory, where the request list with its session probe goes
         #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
+        # :tls :: the Tls::Certificate of a load.tls trial's server (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, services: nil, work_dir: nil)
+                       calibrations:, window: nil, proxy: nil, services: nil, work_dir: nil, tls: nil)
           @trial = trial
           @app = app
           @server = server
@@ -42,6 +43,7 @@ module Rackbench
           @proxy = proxy
           @services = services
           @work_dir = work_dir
+          @tls = tls
           # The engine's phases arrive on a thread of its own; an interrupt
           # may stop sampling from this one.
           @sampling_lock = Mutex.new
@@ -52,17 +54,22 @@ module Rackbench
         # left to calibration keeps the engine's default here), its request
         # list and cookie jar, the engine's CPUs, the batch's seed. With a
         # work_dir, a list whose app names its logged-in text gets the
-        # session probe every slot sends (RequestList.for_trial).
-        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil)
+        # session probe every slot sends (RequestList.for_trial). With
+        # load.tls (tls: the server's Tls::Certificate) the URL is https://
+        # and the engine checks the certificate against the run's authority.
+        #
+        # :host :: the server's address (default: Servers::HOST; a load
+        #          host's trial: the address it reaches the server at)
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil, host: Servers::HOST, tls: nil)
           config = trial.config
           list = requests(config, app)
           if work_dir && list[:requests_file]
             list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
                                                                                probe_body: app.expect_session_body)
           end
-          LoadSettings.build(url: "http://#{Servers::HOST}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies), **list,
-                             cpus: layout.engine_cpus, seed: seed + trial.batch)
+          LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
+                             **config.load.except(:cookies, :host, :tls), **list,
+                             ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
         # The request list, if any, and the cookie jar. A list given in the
@@ -76,8 +83,8 @@ module Rackbench
           file = config.load[:requests_file] || app.requests
           cookies = config.load[:cookies]
           presets = config.load[:cookie_presets] || []
-          # h2c has no cookie jar yet: a list runs without one there.
-          default = (!file.nil? || !presets.empty?) && config.load[:protocol] != "h2c"
+          # HTTP/2 has no cookie jar yet: a list runs without one there.
+          default = (!file.nil? || !presets.empty?) && !LoadSettings::HTTP2.include?(config.load[:protocol])
           { requests_file: file, cookies: cookies.nil? ? default : cookies }
         end
 
@@ -117,7 +124,7 @@ module Rackbench
 
         def settings
           self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
-                              work_dir: @work_dir)
+                              work_dir: @work_dir, host: @server.host, tls: @tls)
         end
 
         # The engine's phases: the window starts, the window ends. The
@@ -197,6 +204,9 @@ module Rackbench
             return { status: "failed", reason: lost }
           end
           if result.requests.zero?
+            # Every connection failed its TLS: the reason is TLS's, not the count's.
+            return { status: "failed", reason: "TLS failed: #{result.tls_reason}" } if result.tls_reason
+
             return { status: "failed",
                      reason: "no response in the measured window (errors: #{result.errors})#{timeout_hint(result)}" }
           end
@@ -226,7 +236,14 @@ module Rackbench
         def failures(result)
           statuses = result.status.reject { |code, _| code.to_i.between?(200, 399) }
           counts = result.errors.select { |_, n| n.positive? }.merge(statuses.select { |_, n| n.positive? })
-          counts.merge(h2_failures(result.h2))
+          counts.merge(h2_failures(result.h2)).merge(tls_failures(result))
+        end
+
+        # A TLS failure's kinds and first reason beside the counts.
+        def tls_failures(result)
+          return {} unless result.tls_reason
+
+          { "tls failures" => result.tls["failures"].select { |_, n| n.positive? }, "tls reason" => result.tls_reason }
         end
 
         # HTTP/2 (h2c): the codes of the streams the server reset and of its

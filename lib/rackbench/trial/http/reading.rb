@@ -28,9 +28,12 @@ module Rackbench
         def bytes_per_s(record) = record.result&.fetch("bytes_per_s", nil)
         # Response bodies in MB/s (engines before HTTP/2 did not count them: nil).
         def mb_per_s(record) = record.result&.fetch("mb_per_s", nil)
-        # "http1" or "h2c"; results from before HTTP/2 were all http1.
+        # "http1", "h2c" or "h2"; results from before HTTP/2 were all http1.
         def protocol(record) = record.result && record.result.fetch("settings", {}).fetch("protocol", "http1")
         def offered_rps(record) = record.result&.fetch("offered_rps", nil)
+        # load.tls: the engine's "tls" object (nil for http://, and for
+        # results from engines before TLS).
+        def tls(record) = record.result&.fetch("tls", nil)
 
         # The warmup's requests and its failures (transport errors and
         # statuses other than 2xx/3xx), from the engine's warmup phase:

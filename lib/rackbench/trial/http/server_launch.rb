@@ -37,11 +37,16 @@ module Rackbench
         # :hooks :: the run's AppHooks (the user's app's setup and reset) (default: a fresh one)
         # :window :: the WindowMarks of the server's measured window, whose edges' pipes the server
         #            inherits when the window channel is on (default: a fresh one, never marked)
+        # :bind_host :: the address the server listens on: the loopback, or the address a load host
+        #               reaches (load.host) (default: Servers::HOST)
+        # :tls :: load.tls: the Tls::Certificate the server presents on its TLS bind; its probes,
+        #         app and session checks speak https, and a TLS check proves the certificate
+        #         (default: nil)
         # :services :: the app's started services (a Services::Group), put back to their template once
         #              the app's hooks and setup ran, before the server boots; nil without (default: nil)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
                        ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
-                       window: nil, services: nil)
+                       window: nil, bind_host: Servers::HOST, tls: nil, services: nil)
           @trial = trial
           @app = app
           @variant = variant
@@ -58,6 +63,8 @@ module Rackbench
           @guard = guard
           @hooks = hooks || AppHooks.new(logs_dir: File.dirname(log_path))
           @window = window || WindowMarks.new(work_dir)
+          @bind_host = bind_host
+          @tls = tls
           @services = services
         end
 
@@ -78,11 +85,12 @@ module Rackbench
           run_setup if @app.setup && !@services&.templated?
           @services&.prepare_trial!
           app_logs = AppLogs.new(@app.dir)
-          port = Ports.free_port
+          port = Ports.free_port(host: @bind_host)
           argv = @guard + @layout.server_prefix + @bundle.exec_prefix(@variant.command) + command(config, port)
           File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
           server = ServerProcess.new(argv: argv, env: @env.to_h.merge(window_env), clean_env: true, chdir: @app.dir,
-                                     log_path: @log_path, port: port, fds: window_env.empty? ? {} : @window.spawn_fds)
+                                     log_path: @log_path, port: port, host: @bind_host,
+                                     fds: window_env.empty? ? {} : @window.spawn_fds, tls: @tls)
           begin
             server.start
           ensure
@@ -95,6 +103,7 @@ module Rackbench
           identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: @expectation.call).verify!
           identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
           identity["hooks"] = hooks unless hooks.empty?
+          identity["tls"] = check_tls(config, port) if @tls
           server.check_app(path: @app.load_path, expect_status: @app.expect_status,
                            expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
           check_session(config, port)
@@ -131,16 +140,27 @@ module Rackbench
           file = config.load[:requests_file] || @app.requests
           return unless @app.expect_session_body && file
 
-          ServerProcess::SessionCheck.verify!(url: "http://#{Servers::HOST}:#{port}#{@app.load_path}",
+          ServerProcess::SessionCheck.verify!(url: "#{@tls ? "https" : "http"}://#{@bind_host}:#{port}#{@app.load_path}",
                                               requests_file: file, expect_body: @app.expect_session_body,
                                               headers: config.load[:headers] || [],
-                                              cookie_presets: config.load[:cookie_presets] || [])
+                                              cookie_presets: config.load[:cookie_presets] || [],
+                                              ca_file: @tls&.ca_path)
+        end
+
+        # load.tls: one handshake proves the server serves the trial's
+        # certificate (and h2 by ALPN for load.protocol h2); what it
+        # negotiated joins the identity record.
+        def check_tls(config, port)
+          alpn = config.load[:protocol] == "h2" ? "h2" : "http/1.1"
+          ServerProcess::TlsCheck.verify!(port: port, tls: @tls, alpn: alpn)
         end
 
         def command(config, port)
+          raise SetupError, @adapter.tls_reason if @tls && @adapter.tls_reason
+
           @adapter.command(app_dir: @app.dir, config_ru: File.join(@app.dir, "config.ru"), port: port,
                            processes: config.processes, threads: config.threads, work_dir: @work_dir,
-                           options: config.server.options, environment: @env["RACK_ENV"])
+                           options: config.server.options, environment: @env["RACK_ENV"], host: @bind_host, tls: @tls)
         end
 
         # Runs the app's setup script (e.g. creating and seeding its database

@@ -36,9 +36,17 @@ module Rackbench
       # itself), nil for any other ruby; +recipe+ is that build's record,
       # stored with every trial so a report says what source and patches
       # a label was built from.
+      #
+      # +gems+ is what the bundle locks (gem name => version, Bundler's own
+      # left out), or nil for a trial without a bundle (a benchmark
+      # script): every process must load those gems at those versions
+      # (Gem.loaded_specs, which Bundler fills with the whole bundle before
+      # the server's code runs). +gem_pins+ is what the experiment pins
+      # (name => requirement, `gems:`): every process must load each at a
+      # version that satisfies it.
       Expectation = Struct.new(:label, :options, :description, :exe, :jit, :env, :server_gem, :server_version,
                                :threads, :bundle_without, :malloc, :gc_compact_before_fork, :gc_env, :build, :recipe,
-                               keyword_init: true)
+                               :gems, :gem_pins, keyword_init: true)
 
       class Expectation
         PROBE_TIMEOUT_S = 120
@@ -79,13 +87,15 @@ module Rackbench
         # :threads :: the server's threads per process (default: nil)
         # :bundle_without :: the groups the bundle leaves out, or nil (default: nil, not checked)
         # :gc_compact_before_fork :: the server compacts the heap before forking workers (default: false)
+        # :gems :: the bundle's locked gem versions, or nil (default: nil, not checked)
+        # :gem_pins :: gem name => requirement the trial pins (default: {})
         #
         # Raises SetupError, before the server boots, for a setting the
         # variant's own command shows it cannot honour: a RUBY_GC_*
         # variable the ruby did not take, MJIT that compiles nothing, a
         # compaction asked of a ruby without GC.compact.
         def self.build(variant:, probe:, env:, server_gem:, server_version:, threads: nil, bundle_without: nil,
-                       gc_compact_before_fork: false)
+                       gc_compact_before_fork: false, gems: nil, gem_pins: {})
           ruby = "ruby '#{variant.name}' (#{probe["description"].to_s[/\A\S+ \S+/]})"
           params = probe["gc_params"] || {}
           problems = RuntimeSettings.gc_problems(env.checked, params, ruby: ruby)
@@ -100,11 +110,14 @@ module Rackbench
               threads: threads, bundle_without: bundle_without,
               malloc: variant.malloc || probe.dig("malloc", "name"), gc_compact_before_fork: gc_compact_before_fork,
               gc_env: RuntimeSettings.gc_taken(env.checked, params), build: variant.install.recipe&.fetch("key", nil),
-              recipe: variant.install.recipe && Rubies::Build::Recipe.stored(variant.install.recipe)).freeze
+              recipe: variant.install.recipe && Rubies::Build::Recipe.stored(variant.install.recipe),
+              gems: gems&.reject { |name, _| name == "bundler" }, gem_pins: gem_pins).freeze
         end
 
+        # JSON-ready, for the trial's record; without the locked gems, which
+        # the record keeps once already (gem_versions).
         def to_h
-          super.transform_keys(&:to_s)
+          super.transform_keys(&:to_s).except("gems")
         end
       end
 
