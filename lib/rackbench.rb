@@ -49,4 +49,5 @@ module Rackbench
   autoload :Fleet, File.expand_path("rackbench/fleet", __dir__)
   autoload :Tls, File.expand_path("rackbench/tls", __dir__)
   autoload :Instructions, File.expand_path("rackbench/instructions", __dir__)
+  autoload :Services, File.expand_path("rackbench/services", __dir__)
 end

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # rails-posts: a database-backed page as most Rails apps serve them:
-# ActiveRecord on SQLite, a list of N posts with their authors rendered
+# ActiveRecord on SQLite (or on PostgreSQL: rails-posts-pg), a list of N posts with their authors rendered
 # through an ERB layout and a partial per post, no caching of any kind;
 # plus a JSON variant, a post page, a login form and replies (the session
 # mix). Forgery protection is Rails' default for ActionController::Base
@@ -14,7 +14,7 @@ require "action_view/railtie"
 require_relative "../shared/rails_production"
 require_relative "posts_db"
 
-unless File.file?(PostsDb.path)
+unless PostsDb.postgresql? || File.file?(PostsDb.path)
   abort "rails-posts: no database at #{PostsDb.path}: run setup.rb first (bundle exec ruby setup.rb)"
 end
 

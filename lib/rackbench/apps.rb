@@ -27,16 +27,17 @@ module Rackbench
   # :setup_hook, :reset_hook :: the user's app's commands (Experiment::Hook), run once per Bundler
   #                             environment and before each trial (Trial::Http::AppHooks), or nil
   # :bundle_without :: the experiment's Gemfile groups to leave out, or nil (BundleEnv::Groups decides)
+  # :services :: the services rackbench starts for it (Array of Services::Spec; [] for none)
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
                    :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
-                   :setup_hook, :reset_hook, :expect_session_body, :bundle_without, keyword_init: true)
+                   :setup_hook, :reset_hook, :expect_session_body, :bundle_without, :services, keyword_init: true)
 
   # Reopened so that its methods live in the struct.
   class App
     # The App an experiment's app entry (an Experiment::AppSpec) names: a
     # built-in app with what the entry overrides, or the user's own app at
     # its path with the entry's expectations. The entry's env adds to (and
-    # wins over) a built-in app's own.
+    # wins over) a built-in app's own; the entry's services replace its own.
     def self.resolve(spec)
       base = spec.builtin ? Apps.builtin(spec.name).to_h : { name: spec.name, builtin: false }
       overrides = spec.to_h.compact.slice(:name, :health, :load_path, :expect_status, :expect_content_type,
@@ -45,6 +46,7 @@ module Rackbench
       overrides[:env] = (base[:env] || {}).merge(spec.env || {})
       overrides[:setup_hook] = spec.setup
       overrides[:reset_hook] = spec.reset
+      overrides[:services] = spec.services || base[:services] || []
       new(health: "/", load_path: "/", expect_status: 200, **base.merge(overrides))
     end
 
@@ -65,11 +67,11 @@ module Rackbench
     ROOT = File.expand_path("../../apps", __dir__)
     # Keys of an app.yml, and what each must be.
     MANIFEST_KEYS = %w[description health load_path expect_status expect_content_type expect_body engines setup
-                       max_error_rate requests env expect_session_body variants].freeze
+                       max_error_rate requests env expect_session_body services variants].freeze
     # Keys a variant may change.
     VARIANT_KEYS = (MANIFEST_KEYS - %w[variants setup engines]).freeze
     ENGINES = %w[ruby jruby truffleruby].freeze
-    DEFAULTS = { health: "/", load_path: "/", expect_status: 200, env: {}.freeze }.freeze
+    DEFAULTS = { health: "/", load_path: "/", expect_status: 200, env: {}.freeze, services: [].freeze }.freeze
 
     module_function
 
@@ -142,6 +144,10 @@ module Rackbench
       fields[:setup] = app_file(dir, fields[:setup], "setup", where) if fields[:setup]
       fields[:requests] = app_file(dir, fields[:requests], "requests", where) if fields[:requests]
       fields[:env] = app_env(fields[:env], where) if fields.key?(:env)
+      if fields.key?(:services)
+        fields[:services] = Services::Spec.list(fields[:services], "services",
+                                                fail: ->(key, message) { raise ConfigError, "#{where}: #{key}: #{message}" })
+      end
       if fields.key?(:expect_session_body)
         text = fields[:expect_session_body]
         unless text.is_a?(String) && !text.empty? && !text.match?(/[\x00-\x1f]/)

@@ -338,7 +338,7 @@ module Rackbench
     end
 
     # App keys added after the first release: in the fingerprint only when given.
-    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without].freeze
+    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without services].freeze
 
     # malloc and build (added later) only when given: older experiments keep
     # their fingerprint. A build is its recipe's key, which digests the

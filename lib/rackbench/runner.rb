@@ -172,7 +172,9 @@ module Rackbench
         with_watchdog do
           trials = examined_trials
           kind.prepare(trials)
-          trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
+          kind.around_run do
+            trials.map { |trial| kind.examine(trial).tap { |examination| yield examination if block_given? } }
+          end
         end
       end
     end
@@ -201,7 +203,10 @@ module Rackbench
                     (@machine && Runner.with_run_parts(@machine, variants: variants, layout: @layout)) ||
                     Runner.capture_environment(err: @err, variants: variants, layout: @layout)
       environment = environment.merge("detect" => @detect.to_h) if @detect
-      with_watchdog { store_and_run(environment) }
+      # What the kind keeps for the run (its services) starts inside the
+      # watchdog's watch and before the store is touched: a service that
+      # cannot start stops the run with nothing stored.
+      with_watchdog { kind.around_run { store_and_run(environment) } }
     end
 
     # An earlier runner of this directory that died (kill -9) may have left

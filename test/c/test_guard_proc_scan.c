@@ -5,6 +5,7 @@
  */
 #include "check.h"
 #include "proc_scan.h"
+#include "sweep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -127,8 +128,20 @@ static void test_snapshot(void)
     /* Another user's processes are left out. */
     CHECK(proc_snapshot_take(&snap, root, geteuid() + 1, MARKER, strlen(MARKER)) == 0);
     CHECK_EQ_U64(snap.count, 0);
+    /* Every owner's with PROC_ANY_UID (root's sweep: the services it runs
+     * under their own accounts), marked the same way. */
+    CHECK(proc_snapshot_take(&snap, root, PROC_ANY_UID, MARKER, strlen(MARKER)) == 0);
+    CHECK_EQ_U64(snap.count, 8);
+    CHECK(find(&snap, 10) && find(&snap, 10)->marked);
     proc_snapshot_free(&snap);
     CHECK(snap.entries == NULL && snap.environ_buf == NULL && snap.count == 0);
+}
+
+/* Root sweeps every owner's processes; anyone else only their own. */
+static void test_sweep_owner(void)
+{
+    CHECK(sweep_owner(0) == PROC_ANY_UID);
+    CHECK(sweep_owner(1000) == 1000);
 }
 
 static void test_missing_dir(void)
@@ -201,6 +214,7 @@ int main(void)
 {
     build_tree();
     test_snapshot();
+    test_sweep_owner();
     test_missing_dir();
     test_read_stat_and_ancestors();
     test_real_proc();

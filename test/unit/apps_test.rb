@@ -9,7 +9,8 @@ describe Rackbench::Apps do
   let(:apps) { Rackbench::Apps.all }
 
   it "lists every app directory and every variant" do
-    assert_equal %w[cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts], Rackbench::Apps.names
+    assert_equal %w[cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts rails-posts-pg],
+                 Rackbench::Apps.names
     assert_equal Rackbench::Apps.names, Rackbench::Experiment.builtin_apps
   end
 
@@ -86,7 +87,7 @@ describe Rackbench::Apps do
 
   it "declares the apps that need CRuby and says why a JRuby trial cannot run them" do
     ruby_only = apps.select(&:engines).map(&:name)
-    assert_equal %w[io-wait long-list mix mix-users rails-hello rails-posts], ruby_only
+    assert_equal %w[io-wait long-list mix mix-users rails-hello rails-posts rails-posts-pg], ruby_only
     assert_nil Rackbench::Apps.builtin("rails-posts").unsupported_reason("ruby")
     assert_equal "app rails-posts runs on ruby only (not jruby)",
                  Rackbench::Apps.builtin("rails-posts").unsupported_reason("jruby")
@@ -126,6 +127,7 @@ describe "rackbench apps" do
     assert_match(/\| app +\| measures +\| load +\| check/, out)
     assert_match(%r{\| rails-posts +\| .*\| GET /posts +\| 200, text/html, "Post 1000}, out)
     assert_match(/\| mix +\| .*\| mix\.requests \(request list\)/, out)
+    assert_match(%r{\| rails-posts-pg +\| .*\| GET /posts on postgresql +\|}, out)
   end
 
   it "prints every app as JSON" do
@@ -139,6 +141,7 @@ describe "rackbench apps" do
     posts = doc.find { |app| app["name"] == "rails-posts" }
     assert_equal ["setup.rb", ["ruby"], "/up"], posts.values_at("setup", "engines", "health")
     assert_equal 0.1, doc.find { |app| app["name"] == "errors" }["max_error_rate"]
+    assert_equal [[], ["postgresql"]], %w[rails-posts rails-posts-pg].map { |name| doc.find { |app| app["name"] == name }["services"] }
   end
 
   it "rejects an argument" do

@@ -19,18 +19,20 @@ describe Rackbench::Report::Columns do
 
   # Two configurations on which every condition holds: open loop (the
   # engine fixture's), latency measured, large responses (8 MiB each),
-  # the second behind a caching proxy and over TLS.
+  # the second behind a caching proxy, over TLS and with a service.
   let(:report) do
     proxy = { "name" => "nginx-cache", "program" => "nginx", "version" => "1.22.1",
               "sample" => { "cpu_user_s" => 0.2, "cpu_system_s" => 0.3, "duration_s" => 2.0, "pss_peak_bytes" => 7_000_000 },
               "cache" => { "hits" => 95, "misses" => 5, "uncached" => 0 } }
+    services = [{ "name" => "postgresql", "program" => "postgres", "version" => "15.18",
+                  "sample" => { "cpu_user_s" => 0.3, "cpu_system_s" => 0.1, "duration_s" => 2.0, "pss_peak_bytes" => 40_000_000 } }]
     Rackbench::Store.open(dir) do |store|
       ReportStore.fill(store, { ReportStore.dims(ruby: "a").merge("app" => "download") => [50, 51, 49, 50, 50],
                                 ReportStore.dims(ruby: "b").merge("app" => "download") => [60, 61, 59, 60, 60, nil] },
                        fields: lambda { |dims, _, engine|
                          next {} unless dims["ruby"] == "b"
 
-                         { proxy: proxy, result: engine.merge("tls" => ReportStore.tls_document) }
+                         { proxy: proxy, services: services, result: engine.merge("tls" => ReportStore.tls_document) }
                        })
       Rackbench::Report.new(store)
     end

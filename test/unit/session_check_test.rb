@@ -80,6 +80,39 @@ describe Rackbench::ServerProcess::SessionCheck do
     assert_equal 'GET /posts after the first entries does not show "Signed in" (4 of 4 pages)',
                  check.problem(anonymous, "/posts", "Signed in")
     slow = result(entry("login", status: { "200" => 1 }), entry("session-check", errors: { "timeout" => 0 }, requests: 0))
-    assert_equal "GET /posts was not reached after the first entries ({})", check.problem(slow, "/posts", "x")
+    assert_equal "GET /posts was not reached after the first entries ({}, in 32 s)", check.problem(slow, "/posts", "x")
+  end
+
+  # An engine that answers each run with the next of results, keeping the settings.
+  def engine(*results)
+    Struct.new(:results, :settings) do
+      def run(settings)
+        self.settings << settings
+        results.shift
+      end
+    end.new(results, [])
+  end
+
+  it "runs again for longer when the login took the whole run, and fails only past the longest" do
+    Dir.mktmpdir do |dir|
+      file = File.join(dir, "list.requests")
+      File.write(file, "--- first name=login\nGET /login\n")
+      slow = result(entry("login", status: { "200" => 1 }), entry("session-check", requests: 0))
+      fine = result(entry("login", status: { "200" => 1 }), entry("session-check", status: { "200" => 2 }))
+      fake = engine(slow, slow, fine)
+      assert_same fine, check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: fake)
+      assert_equal [2.0, 8.0, 32.0], fake.settings.map(&:duration_s)
+
+      never = engine(slow, slow, slow)
+      error = assert_raises(Rackbench::SetupError) do
+        check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: never)
+      end
+      assert_equal "session check failed: GET /posts was not reached after the first entries ({}, in 32 s)", error.message
+      refused = engine(result(entry("login", status: { "422" => 1 }), entry("session-check", requests: 0)))
+      assert_raises(Rackbench::SetupError) do
+        check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: refused)
+      end
+      assert_equal 1, refused.settings.size, "a refused login is not run again"
+    end
   end
 end

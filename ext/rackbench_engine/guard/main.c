@@ -5,8 +5,9 @@
  *   rackbench-guard PARENT_PID COMMAND [ARGS...]
  *       runs COMMAND with the parent-death signal armed (exec_guard.h)
  *   rackbench-guard --sweep NAME=VALUE GRACE_MS
- *       stops now every process of this user whose environment holds the
- *       entry NAME=VALUE, and their descendants (sweep.h); prints
+ *       stops now every process of this user (any user's, for root) whose
+ *       environment holds the entry NAME=VALUE, and their descendants
+ *       (sweep.h); prints
  *       {"termed":N,"killed":N,"survivors":N}
  *   rackbench-guard --watch NAME=VALUE GRACE_MS
  *       waits for end of file on stdin (the runner holds the pipe's write

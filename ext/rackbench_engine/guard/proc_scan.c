@@ -113,7 +113,8 @@ static pid_t pid_of_name(const char *name) {
 }
 
 /*
- * Reads one process into *out. Returns 1 when it belongs to uid and was
+ * Reads one process into *out. Returns 1 when it belongs to uid (any owner
+ * for PROC_ANY_UID) and was
  * read, 0 when it is to be left out, -1 when out of memory. The files are
  * opened through the process's directory: if the process exits and its PID
  * is reused meanwhile, the reads fail instead of reading the newcomer.
@@ -125,7 +126,7 @@ static int read_process(proc_snapshot *snap, int proc_fd, const char *name, pid_
     struct stat owner;
     proc_stat stat;
     int result = 0;
-    if (fstat(dir_fd, &owner) == 0 && owner.st_uid == uid && read_stat_at(dir_fd, &stat) == 0 &&
+    if (fstat(dir_fd, &owner) == 0 && (uid == PROC_ANY_UID || owner.st_uid == uid) && read_stat_at(dir_fd, &stat) == 0 &&
         stat.pid == pid) {
         ssize_t environ_len = proc_stat_exited(&stat) ? -1 : read_environ_at(snap, dir_fd);
         if (environ_len == -2) {

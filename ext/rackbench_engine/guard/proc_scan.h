@@ -35,9 +35,13 @@ typedef struct {
 
 #define PROC_SNAPSHOT_INIT {NULL, 0, 0, NULL, 0}
 
+/* The uid proc_snapshot_take reads as "every owner" ((uid_t)-1 is no
+ * account's: the kernel reserves it). */
+#define PROC_ANY_UID ((uid_t)-1)
+
 /*
  * Replaces the snapshot's entries by every process under proc_dir whose
- * directory belongs to uid, each marked when its environment holds the
+ * directory belongs to uid (any owner for PROC_ANY_UID), each marked when its environment holds the
  * entry_len bytes at entry exactly (see environ_has_entry). A process that
  * vanishes while being read is left out; one whose environment cannot be
  * read (not dumpable) is kept, unmarked. Returns 0, or -1 with errno set

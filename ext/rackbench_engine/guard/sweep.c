@@ -37,13 +37,15 @@ static void deliver(const sweep_options *options, sweep_table *table, const swee
     }
 }
 
+uid_t sweep_owner(uid_t euid) { return euid == 0 ? PROC_ANY_UID : euid; }
+
 int sweep_run(const sweep_options *options, sweep_counts *counts, char *reason, size_t reason_size) {
     proc_snapshot snap = PROC_SNAPSHOT_INIT;
     sweep_table table = SWEEP_TABLE_INIT;
     unsigned char *selected = NULL;
     size_t selected_capacity = 0;
     size_t entry_len = strlen(options->entry);
-    uid_t uid = geteuid();
+    uid_t uid = sweep_owner(geteuid());
     sweep_phase phase = SWEEP_PHASE_TERM;
     uint64_t deadline_ms = now_ms() + (uint64_t)options->grace_ms;
     int result = 0;

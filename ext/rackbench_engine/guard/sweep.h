@@ -1,7 +1,7 @@
 /*
- * sweep.h - stops, now, every process of this user that carries one
- * environment entry (the experiment's marker), and whatever they start
- * while being stopped.
+ * sweep.h - stops, now, every process of this user (of any user for root)
+ * that carries one environment entry (the experiment's marker), and
+ * whatever they start while being stopped.
  *
  * Rounds of: scan /proc, choose (marked processes and their descendants,
  * never a protected one), signal, wait SWEEP_POLL_INTERVAL_MS. TERM first,
@@ -16,6 +16,7 @@
 #include "sweep_plan.h"
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* How long KILLed processes get to disappear (one may be in the middle of a
  * system call); the same allowance the runner's own stop gives. */
@@ -34,6 +35,15 @@ typedef struct {
     const proc_key *protected_keys; /* never signalled (self, ancestors) */
     size_t protected_count;
 } sweep_options;
+
+/*
+ * The owner whose processes a sweep run with effective uid euid scans:
+ * euid itself, or every owner (PROC_ANY_UID) for root. A runner started as
+ * root starts the services it cannot run as root (PostgreSQL refuses it)
+ * under their own accounts, still carrying its marker; root may signal
+ * them, and the marker's exact entry keeps every other process out.
+ */
+uid_t sweep_owner(uid_t euid);
 
 /*
  * Runs one sweep as options say. Returns 0 with *counts filled, or -1 with

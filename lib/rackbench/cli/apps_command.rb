@@ -38,12 +38,14 @@ module Rackbench
           "check" => { "status" => app.expect_status, "content_type" => app.expect_content_type,
                        "body" => app.expect_body },
           "setup" => app.setup && File.basename(app.setup), "engines" => app.engines,
-          "max_error_rate" => app.max_error_rate
+          "max_error_rate" => app.max_error_rate, "services" => app.services.map(&:canonical)
         }
       end
 
+      # What the load requests, and the services the app gets.
       def load_text(app)
-        app.requests ? "#{File.basename(app.requests)} (request list)" : "GET #{app.load_path}"
+        text = app.requests ? "#{File.basename(app.requests)} (request list)" : "GET #{app.load_path}"
+        app.services.empty? ? text : "#{text} on #{app.services.map(&:name).join(", ")}"
       end
 
       def check_text(app)

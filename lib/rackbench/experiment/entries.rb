@@ -45,8 +45,11 @@ module Rackbench
     # +bundle_without+ is the Gemfile groups the app's Bundler environment
     # leaves out (a frozen Array of names, [] for every group), or nil when
     # the file does not say (see BundleEnv::Groups for what applies then).
+    # +services+ is what rackbench starts for the app (a frozen Array of
+    # Services::Spec, replacing a built-in app's own), or nil when the
+    # file does not say.
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
-                         :expect_body, :env, :setup, :reset, :expect_session_body, :bundle_without,
+                         :expect_body, :env, :setup, :reset, :expect_session_body, :bundle_without, :services,
                          keyword_init: true)
 
     # A command of the user's app (+setup+ or +reset+): the +command+ line
@@ -60,7 +63,7 @@ module Rackbench
       BUILD_KEYS = %w[source ref patches configure env].freeze
       SERVER_KEYS = %w[name label options].freeze
       APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset
-                    expect_session_body bundle_without].freeze
+                    expect_session_body bundle_without services].freeze
       HOOK_KEYS = %w[command timeout].freeze
       # How long a hook may run when the file does not say: a setup may
       # create and migrate a database, a reset only restores one.
@@ -277,7 +280,8 @@ module Rackbench
                                            "themselves)")
         end
         AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key),
-                    bundle_without: bundle_without(item, key), **expectations(item, key, {}))
+                    bundle_without: bundle_without(item, key), services: services(item, key),
+                    **expectations(item, key, {}))
       end
 
       def user_app(name, item, key)
@@ -290,7 +294,16 @@ module Rackbench
         AppSpec.new(name: name, builtin: false, path: dir, env: app_env(item, key),
                     setup: hook(item["setup"], "setup", "#{key}.setup"),
                     reset: hook(item["reset"], "reset", "#{key}.reset"),
-                    bundle_without: bundle_without(item, key), **expectations(item, key, APP_DEFAULTS))
+                    bundle_without: bundle_without(item, key), services: services(item, key),
+                    **expectations(item, key, APP_DEFAULTS))
+      end
+
+      # The services rackbench starts for the app (Services::Spec.list),
+      # or nil when not given.
+      def services(item, key)
+        return nil unless item.key?("services")
+
+        Services::Spec.list(item["services"], "#{key}.services", fail: ->(path, message) { @checker.fail!(path, message) })
       end
 
       # A list of group names ([] allowed: every group), or nil when not

@@ -47,7 +47,9 @@ module Rackbench
 
     # :argv :: the command, an Array of Strings (run without a shell)
     # :log_path :: file that receives the server's stdout and stderr (appended to)
-    # :port :: the port the server binds
+    # :port :: the port the server binds, or nil for a process on a unix
+    #          socket (a service: no port is checked at start and stop, and
+    #          there is nothing to probe over HTTP)
     # :env :: extra environment variables; nil values unset (default: {})
     # :chdir :: working directory (default: the current one)
     # :host :: the address the server binds (default: 127.0.0.1)
@@ -65,7 +67,7 @@ module Rackbench
       @env = env.to_h { |key, value| [key.to_s, value&.to_s] }.freeze
       @chdir = chdir.to_s
       @log_path = log_path.to_s
-      @port = Integer(port)
+      @port = port && Integer(port)
       @host = host
       @clean_env = clean_env
       @fds = fds
@@ -81,7 +83,7 @@ module Rackbench
     # cannot be run. Returns self.
     def start
       raise Error, "server already started (pid #{@pid})" if @pid
-      raise SetupError, "port #{port} is already in use on #{host}" if Ports.in_use?(port, host: host)
+      raise SetupError, "port #{port} is already in use on #{host}" if port && Ports.in_use?(port, host: host)
 
       FileUtils.mkdir_p(File.dirname(log_path))
       log = File.open(log_path, "a")
@@ -192,7 +194,7 @@ module Rackbench
       @stop_result = { stop_s: now - started, killed: killed, exit_status: @exit_status }
       note_in_log(format("stopped in %.2fs: server %s%s", @stop_result[:stop_s], describe_exit,
                          killed ? ", KILLed after a #{format_s(grace_s)} grace period" : ""))
-      unless Ports.wait_free(port, timeout_s: port_timeout_s, host: host)
+      if port && !Ports.wait_free(port, timeout_s: port_timeout_s, host: host)
         raise SetupError, "port #{port} is still in use #{format_s(port_timeout_s)} after the server stopped"
       end
 

@@ -12,8 +12,10 @@ module Rackbench
   # Watchdog.marker_env(results_dir) in its environment, and so does
   # everything those processes start, including what leaves the process
   # group or the session. A sweep (rackbench-guard --sweep) stops every
-  # process of this user carrying that exact entry, and their descendants:
-  # TERM, up to grace_s, KILL, tracking each process by PID and start time.
+  # process of this user (of any user when the runner is root: the services
+  # it starts under their own accounts) carrying that exact entry, and
+  # their descendants: TERM, up to grace_s, KILL, tracking each process by
+  # PID and start time.
   #
   #   watchdog = Watchdog.start(results_dir: dir, grace_s: 10)
   #   begin

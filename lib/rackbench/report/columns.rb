@@ -40,6 +40,8 @@ module Rackbench
         proxied: ->(entries) { entries.any? { |e| e["proxy_memory_peak_bytes"] || e["cache_hit_ratio"] } },
         # A proxy with a cache ran.
         cached: ->(entries) { entries.any? { |e| e["cache_hit_ratio"] } },
+        # An app had services (services:).
+        served: ->(entries) { entries.any? { |e| e["services"]&.any? } },
         # A configuration ran over TLS (load.tls): its handshakes' cost and
         # the share of responses that paid one go beside the others.
         tls: ->(entries) { entries.any? { |e| e["tls_handshake_share"] || e["tls_handshake_us"] } }
@@ -92,7 +94,15 @@ module Rackbench
          cell("instructions_ratio_ci95_high", pick: ->(doc) { doc&.dig("against_baseline", "ratio_ci95")&.last }),
          cell("instructions_verdict", pick: against.call("verdict"))]
       end
-      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :instructions_cells
+      # The CSV cells of configs.services: each service's figures
+      # (postgresql_cpu_cores, ..., memcached_memory_peak_bytes), empty for
+      # a configuration without it.
+      def self.service_cells
+        Services::NAMES.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
+          cell("#{service}_#{figure}", pick: ->(list) { list&.find { |e| e["name"] == service }&.fetch(figure) })
+        end
+      end
+      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :instructions_cells, :service_cells
 
       ALL = [
         Column.new("id", value: :id, csv: cell("config_id")),
@@ -243,7 +253,14 @@ module Rackbench
         # InstructionsSummary#to_h): the views show it in a section of its
         # own (a row per configuration, the time figures beside when both
         # were measured); CSV after every column written before it.
-        Column.new("instructions", value: :instructions_h, csv: instructions_cells)
+        Column.new("instructions", value: :instructions_h, csv: instructions_cells),
+        # The app's services (ServiceFigures): CPU and memory over the
+        # window per service; the terminal writes them in a section of their
+        # own; CSV after every column written before them.
+        Column.new("services", value: :services, csv: service_cells,
+                   html: cell("services", align: :left, only: :served, format: lambda { |list, _, _|
+                     Array(list).map { |e| ServiceFigures.text(e) }.join("; ")
+                   }))
       ].freeze
 
       module_function

@@ -5,6 +5,7 @@ require_relative "entry_summary"
 require_relative "entry_text"
 require_relative "inside_summary"
 require_relative "proxy_figures"
+require_relative "service_figures"
 require_relative "gem_differences"
 require_relative "instructions_summary"
 require_relative "instructions_flags"
@@ -191,6 +192,14 @@ module Rackbench
       def proxy_memory_peak_bytes = ProxyFigures.memory_peak_bytes(ok_records)
       # The median rate over a day (86,400 x req/s).
       def requests_per_day = ProxyFigures.requests_per_day(rps_median)
+
+      # What the app's services cost (ServiceFigures.of: CPU and memory per
+      # service over the windows), or nil for an app without services.
+      def services
+        return @services if defined?(@services)
+
+        @services = ServiceFigures.of(ok_records)
+      end
 
       # The inside figures over the ok batches (InsideSummary), or nil when
       # no ok batch has one.

@@ -46,12 +46,14 @@ module Rackbench
         # Only instructions measured: no time figure to show, the
         # instructions table is the report's.
         unless configs.any?(&:time?)
-          return [warning_lines, labels_line, title, instructions(configs), @report.history.summary_line, detect_lines,
+          return [warning_lines, labels_line, title, instructions(configs), service_lines(configs),
+                  @report.history.summary_line, detect_lines,
                   host_lines, flag_lines(configs), ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
         end
 
         [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), instructions(configs), detect_lines, host_lines, flag_lines(configs),
+         pages(configs), inside(configs), instructions(configs), service_lines(configs), detect_lines, host_lines,
+         flag_lines(configs),
          ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
       end
 
@@ -204,6 +206,17 @@ module Rackbench
 
         ["Machine warnings (the figures below are less trustworthy):",
          *warnings.map { |w| w["at"] == "experiment" ? "  #{w["message"]}" : "  #{w["at"]}: #{w["message"]}" }].join("\n")
+      end
+
+      # What each configuration's services cost over the windows
+      # (ServiceFigures), or nil when no app had services.
+      def service_lines(configs)
+        lines = configs.flat_map do |c|
+          Array(c.services).map { |entry| "  #{c.label}: #{ServiceFigures.text(entry)}" }
+        end
+        return nil if lines.empty?
+
+        ["Services (CPU over each measured window, median over the ok batches; memory peak):", *lines].join("\n")
       end
 
       # What every configuration really ran, as each process of its trials

@@ -112,7 +112,8 @@ module Rackbench
           "timeline" => timeline(r.timeline), "warmup_timeline" => timeline(r.warmup_timeline),
           "inside" => inside_figures, "proxy" => r.proxy, "service" => service, "probes" => engine["probes"],
           "measure" => instructions? ? "instructions" : "time",
-          "instructions" => instructions&.slice("requests", "instructions", "per_request", "processes")
+          "instructions" => instructions&.slice("requests", "instructions", "per_request", "processes"),
+          "services" => r.services
         }
       end
 

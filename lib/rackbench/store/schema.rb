@@ -284,6 +284,15 @@ module Rackbench
         lambda do |db|
           db.alter_table(:trials) { add_column :instructions, String, text: true }        # JSON
           db.alter_table(:trial_history) { add_column :instructions, String, text: true } # JSON
+        end,
+
+        # 11: the app's services (Trial::Record#services: each one's name and
+        # version, the restore of its template and the state it left, its
+        # process tree's CPU and memory over the window). Stored trials had
+        # none: NULL.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :services, String, text: true }        # JSON
+          db.alter_table(:trial_history) { add_column :services, String, text: true } # JSON
         end
       ].freeze
 

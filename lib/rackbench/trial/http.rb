@@ -32,6 +32,9 @@ module Rackbench
     #                      env:); default: an Instructions::Support keeping its answers in the
     #                      rackbench cache)
     # :load_hosts :: the experiment's load hosts (load.host) (default: a LoadHosts over ssh)
+    # :services :: what starts the apps' services: #check!(apps) (raises ConfigError) and
+    #              #start(apps, context:) returning what Services::Started.start returns (#for(app name)
+    #              => Services::Group, #stop) (default: Services::Started)
     class Http < Kind
       NAME = "http"
       # Above this share of failed requests (transport errors and responses
@@ -47,11 +50,13 @@ module Rackbench
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
                      proxy_launcher: Proxy::Launch.method(:new), load_hosts: LoadHosts.new, valgrind: nil,
-                     valgrind_support: nil)
+                     valgrind_support: nil, services: Services::Started)
         super(context)
         @load_hosts = load_hosts
         @valgrind = valgrind
         @valgrind_support = valgrind_support
+        @services_source = services
+        @services = nil
         @proxies = proxies
         @proxy_launcher = proxy_launcher
         @bundles = bundles || BundleCache.new(out: context.out, marker_env: context.marker_env,
@@ -107,6 +112,7 @@ module Rackbench
       def check!
         check_profiler!
         @load_hosts.prepare!(source.configurations) if source.respond_to?(:configurations)
+        check_services!
         missing = source.pass_env.reject { |name| @context.parent_env.key?(name) }
         return if missing.empty?
 
@@ -122,9 +128,28 @@ module Rackbench
         lines = PoolCheck.warnings(source.apps, source.threads.max)
         return lines unless layout.pinned?
 
-        proxy = source.respond_to?(:proxy) && source.proxy != [Proxy::NONE] ? " (with the proxy)" : ""
+        beside = [(source.respond_to?(:proxy) && source.proxy != [Proxy::NONE] ? "the proxy" : nil),
+                  (service_apps.empty? ? nil : "the services")].compact
+        proxy = beside.empty? ? "" : " (with #{beside.join(" and ")})"
         ["server on CPU #{layout.server_cpus.join(",")}#{proxy}, load engine on CPU #{layout.engine_cpus.join(",")}",
          *lines]
+      end
+
+      # The services of the run's apps (`services:`, Services::Started),
+      # started before the block (the run's trials) and stopped after it,
+      # however it ends. A service that cannot start raises SetupError in
+      # one line before any trial.
+      def around_run
+        return yield if service_apps.empty?
+
+        @services = @services_source.start(service_apps, context: @context)
+        begin
+          yield
+        ensure
+          started = @services
+          @services = nil
+          started.stop
+        end
       end
 
       # Runs trial (an Experiment::Plan::Trial); returns its Record.
@@ -160,14 +185,24 @@ module Rackbench
       # What the trial learns, in order; facts keeps what is known before
       # a failure (the gem versions, what the server ran).
       def measure(trial, variant, facts)
-        config = trial.config
-        adapter = Servers.fetch(config.server.name)
-        app = App.resolve(config.app)
+        app = App.resolve(trial.config.app)
         # Normally left out of the plan already; a clear failure otherwise,
         # before minutes of a gem install that cannot work.
         reason = app.unsupported_reason(variant.install.engine)
         raise SetupError, reason if reason
 
+        services = services_for(app)
+        services&.begin_trial # the documents are this trial's restore and window only
+        measure_app(trial, variant, facts, app, services)
+      ensure
+        facts[:services] = services.documents if services
+      end
+
+      # The trial of app (with its Services::Group, or nil) from its bundle
+      # to its server's stop.
+      def measure_app(trial, variant, facts, app, services)
+        config = trial.config
+        adapter = Servers.fetch(config.server.name)
         bundle = bundle_for(config, app, variant, adapter)
         facts[:gem_versions] = bundle.gem_versions
         facts[:network] = @load_hosts.network(config) # the round trip, before the server boots
@@ -193,8 +228,8 @@ module Rackbench
                                  max_error_rate: app.max_error_rate || @max_error_rate,
                                  marker_env: @context.marker_env, sampler: @sampler.call(booted.server),
                                  machine: @machine.call, calibrations: @calibrations, window: window,
-                                 proxy: proxy, work_dir: work_dir(trial), tls: tls_certificate(config),
-                                 edges: edges).run(facts)
+                                 proxy: proxy, services: services, work_dir: work_dir(trial),
+                                 tls: tls_certificate(config), edges: edges).run(facts)
           measured = measured.merge(inside: inside(trial, booted, window, measured[:result]))
           measured = counting.add_to(measured, edges, booted) if counting
           trial.profiled? ? ProfileRun.new(trial, work_dir(trial), @context.results_dir).add_to(measured) : measured
@@ -288,12 +323,33 @@ module Rackbench
                        log_path: log_path(trial), ready_timeout_s: ready_timeout_s(counting),
                        stop_grace_s: @context.stop_grace_s, guard: guard, hooks: hooks, window: window,
                        bind_host: @load_hosts.bind_host(trial.config), tls: tls_certificate(trial.config),
-                       **(counting ? { wrapper: counting.wrapper } : {}))
+                       services: services_for(app), **(counting ? { wrapper: counting.wrapper } : {}))
       end
 
       # The readiness deadline: valgrind's boot is slower (InstructionsRun).
       def ready_timeout_s(counting)
         counting ? counting.ready_timeout_s(@context.ready_timeout_s) : @context.ready_timeout_s
+      end
+
+      # The started services of app (a Services::Group), or nil for an app
+      # without services.
+      def services_for(app)
+        @services&.for(app.name)
+      end
+
+      # The run's apps that have services (resolved Apps), once.
+      def service_apps
+        @service_apps ||= if source.respond_to?(:apps)
+                            source.apps.map { |spec| App.resolve(spec) }.reject { |app| app.services.empty? }
+                          else
+                            []
+                          end
+      end
+
+      # A service whose program is not installed, or (as root) whose
+      # account does not exist, stops the run before anything is stored.
+      def check_services!
+        @services_source.check!(service_apps) unless service_apps.empty?
       end
 
       # load.tls: the run's certificate (Tls.certificate), made once into
@@ -324,7 +380,8 @@ module Rackbench
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
         trial_env.merge!(adapter.tls_env(tls_certificate(config), work_dir)) if config.load[:tls]
-        ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env, app_env: app.env,
+        ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env,
+                      service_env: services_for(app)&.env || {}, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,
                       trial_env: trial_env,
                       also_check: watched_env, threads: config.threads, processes: config.processes)
@@ -339,6 +396,9 @@ module Rackbench
           apps = source.apps.flat_map do |spec|
             (spec.builtin ? Apps.builtin(spec.name).env.keys : []) + spec.env.to_h.keys
           end
+          # A service's variable: the apps without the service prove they
+          # run without it (rails-posts on SQLite has no DATABASE_URL).
+          apps += service_apps.flat_map { |app| app.services.flat_map(&:env_names) }
           # A variant's malloc sets (or unsets) LD_PRELOAD.
           rubies = source.rubies.flat_map { |r| r.env.keys + (r.malloc ? ["LD_PRELOAD"] : []) }
           (rubies + source.env.keys + apps).uniq

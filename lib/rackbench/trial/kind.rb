@@ -40,6 +40,12 @@ module Rackbench
       # ConfigError); nothing by default.
       def check!; end
 
+      # Runs the block (the run's trials) with what the kind keeps for the
+      # whole run started before it and stopped after it, however it ends
+      # (the HTTP kind's services); only the block by default.
+      def around_run
+        yield
+      end
       # Makes ready, before the first of +trials+ runs (the trials left to
       # run, Experiment::Plan::Trial), what they share and what could stop
       # them all: the HTTP kind installs their Bundler environments, so

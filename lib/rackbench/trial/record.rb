@@ -36,6 +36,10 @@ module Rackbench
     #            that host, the server's address and the round trip between
     #            them measured before the trial (Load::RemoteHost#to_h); nil
     #            when the engine ran beside the server
+    # Services :: services (the app's services, Services::Running#to_h each: name, version, where it
+    #             answered, the restore of its template and the state it left, its process tree's
+    #             sample over the window; nil for an app without services and trials stored before
+    #             the services' migration)
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -43,11 +47,11 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt inside proxy host network instructions].freeze
+                  load_settings layout log_path attempt inside proxy host network instructions services].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
       DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy
-                     network instructions].freeze
+                     network instructions services].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)

@@ -19,6 +19,8 @@ module Rackbench
     #                 trial has them), so that Rails' database pool and an
     #                 app's own config/puma.rb follow the configuration
     #   server     :: what the adapter needs
+    #   services   :: where the app's services answer (DATABASE_URL, REDIS_URL,
+    #                 MEMCACHE_SERVERS: Services::Group#env)
     #   app        :: the app's env (app.yml or the experiment's app entry)
     #   ruby       :: the ruby variant's env (nil unsets)
     #   experiment :: the experiment's env for this configuration
@@ -58,6 +60,7 @@ module Rackbench
       # :parent :: the shell's environment (ENV)
       # :bundle :: the trial's BundleEnv (or anything with #bundle_variables), or nil
       # :server_env :: the adapter's variables
+      # :service_env :: the app's services' variables (default: {})
       # :app_env, :ruby_env, :experiment_env :: Hash name => value (nil unsets, for ruby_env)
       # :pass_env :: names to take from parent (default: [])
       # :trial_env :: rackbench's own markers, always last (default: {})
@@ -68,8 +71,8 @@ module Rackbench
       # :threads, :processes :: the trial's threads per process and
       #                processes (Integer), or nil when the trial has none
       #                (a benchmark script): see THREADS_VARS (default: nil)
-      def initialize(parent:, bundle:, server_env: {}, app_env: {}, ruby_env: {}, experiment_env: {}, pass_env: [],
-                     trial_env: {}, also_check: [], threads: nil, processes: nil)
+      def initialize(parent:, bundle:, server_env: {}, service_env: {}, app_env: {}, ruby_env: {}, experiment_env: {},
+                     pass_env: [], trial_env: {}, also_check: [], threads: nil, processes: nil)
         @entries = {}
         @user_names = []
         machine(parent)
@@ -78,13 +81,14 @@ module Rackbench
         concurrency = self.class.concurrency_variables(threads: threads, processes: processes)
         layer(concurrency, "configuration")
         layer(server_env, "server")
+        layer(service_env, "services")
         user = { "app" => app_env, "ruby" => ruby_env, "experiment" => experiment_env }
         user.each { |source, vars| layer(vars, source) }
         pair_rack_and_rails(user)
         pass(parent, pass_env)
-        # The concurrency variables are checked (and so reported from inside
-        # the server) whenever the trial sets them, whoever won.
-        checked_names = PAIRED + concurrency.keys + @user_names + (also_check - pass_env)
+        # The concurrency and service variables are checked (and so reported
+        # from inside the server) whenever the trial sets them, whoever won.
+        checked_names = PAIRED + concurrency.keys + service_env.keys.map(&:to_s) + @user_names + (also_check - pass_env)
         @checked = checked_names.uniq.to_h { |name| [name, self[name]] }.freeze
         # The identity agent in every server process reports these names.
         layer(trial_env.merge(CHECKED_LIST_VAR => @checked.keys.join(",")), "trial")

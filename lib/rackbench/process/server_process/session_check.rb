@@ -13,8 +13,13 @@ module Rackbench
     # that reason instead of measuring anonymous pages (doc/apps.md).
     module SessionCheck
       # One connection for this long: enough for a login and a few pages of
-      # a slow app; every request still has the timeout below.
+      # most apps; every request still has the timeout below.
       DURATION_S = 2.0
+      # A slow app may spend the whole run on its login (Redmine's first
+      # pages after a boot on a busy machine take seconds each): when every
+      # first entry answered but the load path was not reached, the check
+      # runs again on a new connection for 4 times as long, up to this.
+      MAX_DURATION_S = 32.0
       TIMEOUT_S = 10.0
       ENTRY_NAME = "session-check"
 
@@ -35,15 +40,30 @@ module Rackbench
           file = File.join(dir, "session-check.requests")
           text = RequestList.absolute_users(File.read(requests_file), File.dirname(File.expand_path(requests_file)))
           File.write(file, check_list(text, path, expect_body))
-          settings = LoadSettings.build(url: url, connections: 1, threads: 1, duration_s: DURATION_S,
-                                        timeout_s: TIMEOUT_S, requests_file: file, cookies: true,
-                                        headers: headers, cookie_presets: cookie_presets, ca_file: ca_file)
-          result = engine.run(settings)
-          problem = problem(result, path, expect_body)
-          raise SetupError, "session check failed: #{problem}" if problem
+          duration_s = DURATION_S
+          loop do
+            settings = LoadSettings.build(url: url, connections: 1, threads: 1, duration_s: duration_s,
+                                          timeout_s: TIMEOUT_S, requests_file: file, cookies: true,
+                                          headers: headers, cookie_presets: cookie_presets, ca_file: ca_file)
+            result = engine.run(settings)
+            problem = problem(result, path, expect_body)
+            return result unless problem
+            raise SetupError, "session check failed: #{problem}" if duration_s >= MAX_DURATION_S || !unreached?(result)
 
-          result
+            duration_s = [duration_s * 4, MAX_DURATION_S].min
+          end
         end
+      end
+
+      # Whether the run ended before the load path was requested, every
+      # first entry having answered: too short for the app, not a failure.
+      def unreached?(result)
+        *logins, check = result.entries
+        logins.all? do |entry|
+          entry["requests"].positive? && entry["errors"].values.none?(&:positive?) &&
+            entry["status"].keys.all? { |code| code.to_i.between?(200, 399) }
+        end &&
+          check["requests"].zero? && check["errors"].values.none?(&:positive?)
       end
 
       # The list's @users line, its first entries, verbatim and in order,
@@ -76,7 +96,8 @@ module Rackbench
         failed = check["errors"]["capture"]
         return nil if ok.positive? && failed.zero?
         if ok.zero? && failed.zero?
-          return "GET #{path} was not reached after the first entries (#{check["errors"].select { |_, n| n.positive? }})"
+          return "GET #{path} was not reached after the first entries (#{check["errors"].select { |_, n| n.positive? }}" \
+                 "#{", in #{MAX_DURATION_S.round} s" if check["errors"].values.none?(&:positive?)})"
         end
 
         "GET #{path} after the first entries does not show #{expect_body.inspect} (#{failed} of #{ok + failed} pages)"

@@ -21,13 +21,15 @@ module Rackbench
         #            WindowMarks; nil marks nothing (default: nil)
         # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
         #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
+        # :services :: the app's services (a Services::Group): their #start / #stop follow the window's
+        #              edges with the server's sampler, and a service that ended fails the trial (default: nil)
         # :work_dir :: the trial's directory, where the request list with its session probe goes
         #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
         # :tls :: the Tls::Certificate of a load.tls trial's server (default: nil)
         # :edges :: what else follows the window's edges (#started, #ended; an instructions trial's
         #           Instructions::Edges), first at each: a fixed count's engine waits for it (default: nil)
         def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, work_dir: nil, tls: nil, edges: nil)
+                       calibrations:, window: nil, proxy: nil, services: nil, work_dir: nil, tls: nil, edges: nil)
           @trial = trial
           @app = app
           @server = server
@@ -41,6 +43,7 @@ module Rackbench
           @calibrations = calibrations
           @window = window
           @proxy = proxy
+          @services = services
           @work_dir = work_dir
           @tls = tls
           @edges = edges
@@ -193,20 +196,23 @@ module Rackbench
             @machine.start
             @sampler.start
             @proxy&.start
+            @services&.start
             @sampling = true
           end
         rescue Error, SystemCallError
           nil # a sample that cannot be taken is left out, never the measurement
         end
 
-        # The sampler's summary, the machine's and the proxy's window, once;
-        # nil for a run that ended before its window started.
+        # The sampler's summary, the machine's and the proxy's window, once
+        # (the services keep theirs: Services::Running); nil for a run that
+        # ended before its window started.
         def stop_sampling
           @sampling_lock.synchronize do
             @stopped ||= if @sampling
-                           [stopped { @sampler.stop }, stopped { @machine.stop }, @proxy && stopped { @proxy.stop }]
+                           [stopped { @sampler.stop }, stopped { @machine.stop }, @proxy && stopped { @proxy.stop },
+                            @services && stopped { @services.stop }]
                          else
-                           [nil, nil, nil]
+                           [nil, nil, nil, nil]
                          end
           end
         end
@@ -223,6 +229,9 @@ module Rackbench
         def verdict(result)
           return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
           return { status: "failed", reason: @proxy.failure("during the measurement") } if @proxy && !@proxy.alive?
+          if (service_failure = @services&.failure("during the measurement"))
+            return { status: "failed", reason: service_failure }
+          end
           # A server that answers, but not in HTTP/2: the trial measured
           # nothing of what it names, whatever else was counted.
           if (not_h2c = result.not_h2c_reason)

@@ -44,9 +44,11 @@ module Rackbench
         #         (default: nil)
         # :wrapper :: an argv prefix the server's command runs under, after the CPU pinning (an
         #             instructions trial's valgrind: InstructionsRun#wrapper) (default: none)
+        # :services :: the app's started services (a Services::Group), put back to their template once
+        #              the app's hooks and setup ran, before the server boots; nil without (default: nil)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
                        ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
-                       window: nil, bind_host: Servers::HOST, tls: nil, wrapper: [])
+                       window: nil, bind_host: Servers::HOST, tls: nil, wrapper: [], services: nil)
           @trial = trial
           @app = app
           @variant = variant
@@ -66,6 +68,7 @@ module Rackbench
           @bind_host = bind_host
           @tls = tls
           @wrapper = wrapper
+          @services = services
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
@@ -80,7 +83,10 @@ module Rackbench
           File.write(@log_path, "")
           hooks = @hooks.before_trial(app: @app, bundle: @bundle, variant: @variant, adapter: @adapter, env: @env,
                                       work_dir: @work_dir)
-          run_setup if @app.setup
+          # A built-in app's setup seeds its services once: their template
+          # holds what it wrote from then on.
+          run_setup if @app.setup && !@services&.templated?
+          @services&.prepare_trial!
           app_logs = AppLogs.new(@app.dir)
           port = Ports.free_port(host: @bind_host)
           argv = @guard + @layout.server_prefix + @wrapper + @bundle.exec_prefix(@variant.command) + command(config, port)
