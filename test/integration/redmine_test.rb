@@ -3,22 +3,22 @@
 require "test_helper"
 require "json"
 require "open3"
-require_relative "../support/redmine"
+require "support/redmine_app"
 
 # An app nobody here wrote, on real services: Redmine (Debian's package,
-# test/support/redmine.rb) with its own Gemfile.lock, on the PostgreSQL and
+# test/support/redmine_app.rb) with its own Gemfile.lock, on the PostgreSQL and
 # Redis that rackbench starts from `services:`, its schema and data made by
 # its own setup (migrations, default data, four users), loaded by four
 # connections that log in as four different users through its
 # CSRF-protected form and write notes. Two batches prove that:
 # - each connection is its own user: the engine's probes at both edges of
-#   the window see each slot's own page, and Redmine's own log names all
-#   four users;
+#   the window see each slot's own page, and Redmine's own log (to the
+#   server's output: RAILS_LOG_TO_STDOUT) names all four users;
 # - every batch starts from the same database state: the row count of
 #   every table, checked by rackbench against the template before each
 #   trial, is the same before both, though each trial wrote notes;
 # - PostgreSQL's CPU per request is reported;
-# - the gems are the app's own lock's (Rails 6.1, pg).
+# - the gems are the app's own lock's (Rails 7.2, pg).
 describe "Redmine on services (integration)" do
   before { require_engine! }
 
@@ -32,13 +32,8 @@ describe "Redmine on services (integration)" do
     Open3.capture3(RbConfig.ruby, "-Ilib", "exe/rackbench", *args, chdir: root)
   end
 
-  # The version app's Gemfile.lock pins gem to (its platform left out).
-  def locked_version(app, gem)
-    File.read(File.join(app, "Gemfile.lock"))[/^    #{Regexp.escape(gem)} \(([^)-]+)(?:-[^)]+)?\)$/, 1]
-  end
-
   it "logs four users in, starts every batch from the same rows, and reports PostgreSQL's CPU per request" do
-    app = RedmineApp.prepare
+    app = RedmineApp.dir
     file = File.join(dir, "redmine.yml")
     File.write(file, <<~YAML)
       name: redmine-services
@@ -48,7 +43,7 @@ describe "Redmine on services (integration)" do
       apps:
         - name: redmine
           path: #{app}
-          env: { SECRET_KEY_BASE: "#{RedmineApp::SECRET_KEY_BASE}", REDMINE_LANG: en }
+          env: { REDMINE_LANG: en, RAILS_LOG_TO_STDOUT: "1" }
           setup: { command: #{RedmineApp::SETUP}, timeout: 20m }
           services: [postgresql, redis]
           health: /login
@@ -72,8 +67,8 @@ describe "Redmine on services (integration)" do
       start = trial.result.dig("probes", "start")
       assert_equal [0, 4], [start["failed"], start["passed"] + start["unchecked"]], "batch #{trial.batch}: #{start}"
       assert_equal 4, trial.result.dig("probes", "end", "passed"), "batch #{trial.batch}: every slot its own page at the end"
-      # Redmine's own log of the trial names every user it served.
-      log = File.read(File.join(results, "work", File.basename(trial.log_path, ".log"), "app-logs", "production.log"))
+      # Redmine's own log of the trial (its server's output) names every user it served.
+      log = File.read(trial.log_path)
       assert_equal logins, logins.select { |login| log.include?("Current user: #{login} (id=") }, "batch #{trial.batch}"
       # Each session wrote a note (the state below changes in every trial),
       # in the warmup or, for a slow login, in the window.
@@ -90,8 +85,9 @@ describe "Redmine on services (integration)" do
     assert trials.all? { |trial| trial.services.all? { |s| s["restore_s"] } }, "restored before each trial"
 
     # The app's own locked gems ran.
-    assert_equal [locked_version(app, "rails"), locked_version(app, "pg")],
-                 trials.first.gem_versions.values_at("rails", "pg")
+    locked = RedmineApp.locked_versions.values_at("rails", "pg")
+    assert_match(/\A7\.2\.\d+ 1\.5\.\d+\z/, locked.join(" "), "the lock's Rails 7.2 and pg 1.5")
+    assert_equal locked, trials.first.gem_versions.values_at("rails", "pg")
 
     # PostgreSQL's CPU per request in the report.
     report, = rackbench("report", "--results", results)

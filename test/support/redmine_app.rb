@@ -19,9 +19,17 @@ require "support/test_rubies"
 #   database configuration and the instances directory;
 # - the instance's files come from test/fixtures/apps/redmine: its
 #   Gemfile.lock, generated once through the RubyGems mirror with Ruby
-#   3.1.2's Bundler (2.3.15), its Gemfile.local (the database adapter, and
-#   thin, which Redmine's Gemfile otherwise declares only when the gem
-#   directory happens to hold it) and its database.yml.
+#   3.1.2's Bundler (2.3.15), its Gemfile.local (the database adapters:
+#   sqlite3 for the instance's database.yml, pg for the PostgreSQL that
+#   services: starts and names in DATABASE_URL; redis for Rails' cache
+#   there; and thin, which Redmine's Gemfile otherwise declares only when
+#   the gem directory happens to hold it) and its database.yml;
+# - for the benchmark on services (test/integration/redmine_test.rb):
+#   SETUP (script/rackbench_setup.rb: Redmine's migrations, its default
+#   data and lib/tasks/rackbench.rake's seed, each in a process of its
+#   own), the users of USERS_CSV (db/rackbench-users.csv) the seed makes
+#   and REQUESTS logs in as, and config/additional_environment.rb, which
+#   puts Rails' cache in Redis when REDIS_URL is set.
 #
 # Redmine 6.0's Gemfile says `ruby '>= 3.1.0', '< 3.4.0'`: it runs on 3.1
 # and 3.3, not on 3.4, which is what the tests need of it.
@@ -37,6 +45,12 @@ module RedmineApp
   SECRET_KEY = "rackbench-test-instance-not-a-secret-#{"0" * 64}"
   # Debian's package links these to libjs-* and ruby-jquery-rails files.
   JAVASCRIPTS = %w[jquery-ui.min.js jquery_ujs.js chart.min.js raphael.js jquery.min.js].freeze
+  # Four users (login,password), each with their own password.
+  USERS_CSV = File.join(FIXTURES, "users.csv")
+  # The request list that logs each connection in as its own user.
+  REQUESTS = File.join(FIXTURES, "redmine.requests")
+  # The app's setup command (its `setup:` in an experiment).
+  SETUP = "script/rackbench_setup.rb"
 
   module_function
 
@@ -44,9 +58,24 @@ module RedmineApp
   # TestRubies::Unavailable when the package cannot be had.
   def dir
     TestRubies.locked(File.join(File.dirname(DIR), ".lock")) do
-      prepare unless File.file?(File.join(DIR, ".prepared"))
+      marker = File.join(DIR, ".prepared")
+      prepare unless File.file?(marker) && File.read(marker) == prepared_text
     end
     DIR
+  end
+
+  # What the marker of a prepared app holds: the package and a digest of
+  # the fixtures it was prepared from and of this file, which writes the
+  # rest (a change to any of them prepares it again: a few seconds; the
+  # Bundler environments, kept elsewhere, are found again).
+  def prepared_text
+    fixtures = Dir[File.join(FIXTURES, "*")].sort.map { |path| "#{File.basename(path)}\0#{File.read(path)}" }
+    "#{PACKAGE[:file]} #{Digest::SHA256.hexdigest([File.read(__FILE__), *fixtures].join("\0"))}\n"
+  end
+
+  # The users' logins, in USERS_CSV's order.
+  def logins
+    File.readlines(USERS_CSV, chomp: true).drop(1).map { |line| line.split(",").first }
   end
 
   # gem name => version, as the app's Gemfile.lock locks them.
@@ -60,7 +89,7 @@ module RedmineApp
     TestRubies.run!("dpkg", "-x", package, staging, what: "extract #{PACKAGE[:file]}")
     app = File.join(staging, "usr", "share", "redmine")
     instance(app)
-    File.write(File.join(app, ".prepared"), "#{PACKAGE[:file]}\n")
+    File.write(File.join(app, ".prepared"), prepared_text)
     File.rename(app, DIR)
   ensure
     FileUtils.rm_rf(staging) if staging
@@ -79,6 +108,19 @@ module RedmineApp
     FileUtils.mkdir_p(%w[config db log tmp public files].map { |sub| File.join(root, sub) })
     FileUtils.cp(File.join(FIXTURES, "database.yml"), File.join(root, "config"))
     File.write(File.join(root, "config", "secret_key.txt"), SECRET_KEY)
+    benchmark(app)
+  end
+
+  # What the benchmark on services adds (see the top of this file).
+  def benchmark(app)
+    FileUtils.cp(File.join(FIXTURES, "rackbench.rake"), File.join(app, "lib", "tasks"))
+    FileUtils.cp(USERS_CSV, File.join(app, "db", "rackbench-users.csv"))
+    FileUtils.mkdir_p(File.join(app, "script"))
+    FileUtils.cp(File.join(FIXTURES, "rackbench_setup.rb"), File.join(app, SETUP))
+    File.write(File.join(app, "config", "additional_environment.rb"), <<~RUBY)
+      # rackbench's tests: Rails' cache in the Redis that services: starts.
+      config.cache_store = :redis_cache_store, { url: ENV.fetch("REDIS_URL") } if ENV["REDIS_URL"]
+    RUBY
   end
 
   # The package, from the cache's sources/ or downloaded there first.
