@@ -202,10 +202,15 @@ module Rackbench
       list << "no baseline configuration to compare with" if pair.baseline.nil?
       list << "not in the candidate: none of its trials ran" if pair.candidate.nil?
       { "baseline" => pair.baseline, "candidate" => pair.candidate }.each do |side, config|
-        next if config.nil? || config.failed.zero?
+        next if config.nil?
 
-        reason = config.trials.reject(&:ok?).map(&:reason).compact.first.to_s.lines.first.to_s.strip
-        list << "#{config.failed} failed trial#{"s" unless config.failed == 1} on the #{side} side" \
+        # Time and instructions trials alike: a failed one is a batch the
+        # figures lack.
+        failed = config.all_trials.reject(&:ok?)
+        next if failed.empty?
+
+        reason = failed.map(&:reason).compact.first.to_s.lines.first.to_s.strip
+        list << "#{failed.size} failed trial#{"s" unless failed.size == 1} on the #{side} side" \
                 "#{": #{reason}" unless reason.empty?}"
       end
       list

@@ -36,8 +36,9 @@ describe "instructions per request in the report" do
                                  load_settings: { "count" => 2000, "measure" => "instructions" }, instructions: doc)
   end
 
-  # +time+: { dims => [rps...] } time trials; +counts+: { dims => [per_request...] }.
-  def report(time: {}, counts: {})
+  # +time+: { dims => [rps...] } time trials; +counts+: { dims => [per_request...] };
+  # +options+: the Report's (baseline:, ...).
+  def report(time: {}, counts: {}, failed: [], **options)
     @reports = @reports.to_i + 1
     Rackbench::Store.open(File.join(dir, @reports.to_s)) do |store|
       id = time.empty? ? nil : ReportStore.fill(store, time)
@@ -47,7 +48,11 @@ describe "instructions per request in the report" do
       counts.each do |dims, values|
         values.each_with_index { |v, i| store.save_trial(id, instructions_trial(dims, i + 1, position += 1, v)) }
       end
-      Rackbench::Report.new(store)
+      failed.each do |dims|
+        trial = instructions_trial(dims, 99, position += 1, 1)
+        store.save_trial(id, trial.with(status: "failed", reason: "valgrind: the server did not answer", instructions: nil))
+      end
+      Rackbench::Report.new(store, **options)
     end
   end
 
@@ -92,6 +97,31 @@ describe "instructions per request in the report" do
     end
     assert_equal "no difference detected", wide.configs.last.to_h.dig("instructions", "against_baseline", "verdict")
     assert_equal 0.01, wide.to_h.dig("settings", "instructions_equivalence")
+  end
+
+  it "gates on instructions per request with their own band, and cannot say when an instructions trial failed" do
+    gate = lambda do |r, text|
+      Rackbench::Gate.within(r, rules: Rackbench::Gate::Rule.parse_all([text]))
+    end
+    slower = report(counts: { a => plain, b => plain.map { |v| v * 1.005 } }, baseline: "ruby=a")
+    # Inside time's ±1% band this 0.5% would be "no difference detected",
+    # and no limit could catch it; the instructions' ±0.1% band lets it.
+    result = gate.call(slower, "instructions>0.2%")
+    assert_equal Rackbench::Gate::REGRESSED, result.status
+    check = result.results.first.checks.first
+    assert_equal ["instructions per request", "worse"], [check.rule.figure.words, check.verdict]
+    assert_in_delta 1.005, check.ratio, 1e-6
+    within = gate.call(slower, "instructions_per_request>1%")
+    assert_equal Rackbench::Gate::OK, within.status
+    assert_match(/worse, within the 1% limit/, within.results.first.checks.first.explanation)
+
+    same = report(counts: { a => plain, b => plain.reverse }, baseline: "ruby=a")
+    assert_equal Rackbench::Gate::OK, gate.call(same, "instructions>0.2%").status
+
+    broken = report(counts: { a => plain, b => plain }, failed: [b], baseline: "ruby=a")
+    result = gate.call(broken, "instructions>0.2%")
+    assert_equal Rackbench::Gate::CANNOT_SAY, result.status
+    assert_includes result.results.first.problems.first, "1 failed trial on the candidate side: valgrind"
   end
 
   it "shows both verdicts side by side in the terminal, the CSV and the page" do

@@ -51,9 +51,9 @@ module Rackbench
       def initialize(options, confidence:, strict: false)
         @options = options
         @strict = strict
-        @compare_options = options.compare_options.merge(
-          confidence: confidence, resamples: Stats.family_resamples(confidence, options.resamples)
-        )
+        family = { confidence: confidence, resamples: Stats.family_resamples(confidence, options.resamples) }
+        @compare_options = options.compare_options.merge(family)
+        @instructions_compare_options = options.compare_options(instructions: true).merge(family)
       end
 
       # Whether +rule+'s figure has values on both sides of +pair+, enough
@@ -81,7 +81,8 @@ module Rackbench
 
         # batches_needed (with "no difference detected") is for the rule's limit.
         detect = rule.limit.positive? ? rule.limit : @options.detect
-        judged(rule, medians, Stats.compare(base, cand, **@compare_options, detect: detect))
+        compare_options = figure.instructions ? @instructions_compare_options : @compare_options
+        judged(rule, medians, Stats.compare(base, cand, **compare_options, detect: detect))
       end
 
       private

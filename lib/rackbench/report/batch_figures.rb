@@ -19,7 +19,9 @@ module Rackbench
       # better :: :higher or :lower
       # unit :: how its values are written (#format): :rate, :us, :count or :bytes
       # values :: ConfigSummary => [value of each ok batch that has one] (nil: none has)
-      Figure = Struct.new(:name, :aliases, :words, :better, :unit, :values, keyword_init: true) do
+      # instructions :: true for instructions per request, judged with their
+      #                 own equivalence band (Options#instructions_equivalence)
+      Figure = Struct.new(:name, :aliases, :words, :better, :unit, :values, :instructions, keyword_init: true) do
         # The values of +config+'s batches that have the figure, or nil
         # when none has (a figure its runs did not measure).
         def of(config)
@@ -77,7 +79,13 @@ module Rackbench
         # The sampler's peak over the window (PSS of the server's process
         # tree, RSS where PSS is unknown): measured with or without the agent.
         Figure.new(name: "memory", aliases: %w[pss], words: "server memory (PSS peak)", better: :lower, unit: :bytes,
-                   values: ->(config) { config.ok_trials.map { |t| t.record.pss_peak_bytes || t.record.rss_peak_bytes } })
+                   values: ->(config) { config.ok_trials.map { |t| t.record.pss_peak_bytes || t.record.rss_peak_bytes } }),
+        # callgrind's count over each instructions trial's window
+        # (`measure: instructions`, InstructionsSummary): a batch varies by
+        # about 0.1% where time varies by percents, so a limit such as
+        # `instructions>0.5%` is judged with the instructions' own band.
+        Figure.new(name: "instructions", aliases: %w[instructions_per_request], words: "instructions per request",
+                   better: :lower, unit: :count, values: ->(config) { config.instructions&.values }, instructions: true)
       ].freeze
 
       # The Figure called +name+ (or one of its aliases). Raises
