@@ -32,6 +32,8 @@ module Rackbench
     #                      env:); default: an Instructions::Support keeping its answers in the
     #                      rackbench cache)
     # :load_hosts :: the experiment's load hosts (load.host) (default: a LoadHosts over ssh)
+    # :gc_run :: runs a ruby's `-w` check of its RUBY_GC_* variables before the run
+    #            (GcSettingsCheck; default: Rubies::Child.run)
     # :services :: what starts the apps' services: #check!(apps) (raises ConfigError) and
     #              #start(apps, context:) returning what Services::Started.start returns (#for(app name)
     #              => Services::Group, #stop) (default: Services::Started)
@@ -50,8 +52,9 @@ module Rackbench
                      probe: Identity::Expectation.method(:probe), inside: Inside::Collection.method(:new),
                      max_error_rate: MAX_ERROR_RATE, proxies: Proxy.method(:fetch),
                      proxy_launcher: Proxy::Launch.method(:new), load_hosts: LoadHosts.new, valgrind: nil,
-                     valgrind_support: nil, services: Services::Started)
+                     valgrind_support: nil, services: Services::Started, gc_run: Rubies::Child.method(:run))
         super(context)
+        @gc_run = gc_run
         @load_hosts = load_hosts
         @valgrind = valgrind
         @valgrind_support = valgrind_support
@@ -450,6 +453,7 @@ require_relative "http/lock_notice"
 require_relative "http/pool_check"
 require_relative "http/bundle_cache"
 require_relative "http/gem_sets"
+require_relative "http/gc_settings_check"
 require_relative "http/preparation"
 require_relative "identity"
 require_relative "http/app_hooks"

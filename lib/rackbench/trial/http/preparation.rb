@@ -3,14 +3,18 @@
 module Rackbench
   module Trial
     class Http < Kind
-      # Installs the Bundler environment of every (app, ruby, server) the
-      # trials need, each gem set's own first (GemSets), and says how the
-      # gems are resolved. Raises SetupError, before any trial, for an
-      # environment that does not install or does not hold its set's
+      # Checks every configuration's RUBY_GC_* variables against its ruby
+      # (GcSettingsCheck), then installs the Bundler environment of every
+      # (app, ruby, server) the trials need, each gem set's own first
+      # (GemSets), and says how the gems are resolved. Raises SetupError,
+      # before any trial, for a GC variable a ruby does not take, and for
+      # an environment that does not install or does not hold its set's
       # versions.
       def prepare(trials)
         configs = gem_sets.order(trials.map(&:config))
         return if configs.empty?
+
+        GcSettingsCheck.new(variants: @context.variants, parent_env: @context.parent_env, run: @gc_run).check!(configs)
 
         gem_sets.describe(configs).each { |line| @context.out.puts "Gems: #{line}" }
         configs.each do |config|
