@@ -11,6 +11,7 @@ require_relative "html_report/style"
 require_relative "html_report/scripts"
 require_relative "html_report/inside_section"
 require_relative "html_report/instructions_section"
+require_relative "html_report/hosts_section"
 require_relative "html_report/page"
 require_relative "html_report/frame"
 

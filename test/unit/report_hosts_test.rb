@@ -47,4 +47,26 @@ describe Rackbench::Report::Hosts do
     assert_equal ["too few batches"], hosts.map { |h| h.comparison.verdict }.uniq
     assert_empty Rackbench::Report::Hosts.of(trials({ "bench-a" => 1.0 }), options)
   end
+
+  it "shows the hosts in the HTML report, the host that stands apart marked, and no section for one host" do
+    hosts = Rackbench::Report::Hosts.of(trials({ "bench-a" => 1.0, "bench-b" => 1.0, "bench-c" => 0.9 }), options)
+    document = lambda do |list|
+      Rackbench::HtmlReport::Document.new({ "format" => Rackbench::HtmlReport::Document::FORMAT,
+                                            "format_version" => Rackbench::HtmlReport::Document::FORMAT_VERSION,
+                                            "experiment" => { "name" => "fleet" }, "configs" => [], "hosts" => list })
+    end
+    doc = document.call(hosts.map(&:to_h))
+    section = Rackbench::HtmlReport::HostsSection.new(doc)
+    html = section.render
+    assert_includes html, %(<section id="hosts">)
+    rows = html.scan(%r{<tr><td>(bench-[abc])</td>(.*?)</tr>}m)
+    assert_equal %w[bench-a bench-b bench-c], rows.map(&:first)
+    assert_equal [false, false, true], rows.map { |_, cells| cells.include?("stands apart") }
+    assert_includes rows.last.last, "<td>17, 18, 19, 20, 21, 22, 23, 24</td>"
+    assert_match(/<td class="num">0\.9\d\d<\/td>/, rows.last.last, "its ratio to the other hosts")
+
+    single = document.call([])
+    assert_equal "", Rackbench::HtmlReport::HostsSection.new(single).render
+    refute Rackbench::HtmlReport::HostsSection.new(single).any?
+  end
 end
