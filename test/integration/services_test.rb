@@ -176,9 +176,15 @@ describe "services (integration)" do
     wait_until(timeout_s: 60, interval_s: 0.2, message: "no PostgreSQL or Redis process left") do
       service_pids.none? { |pid| alive?(pid) } && marked.call.empty?
     end
-    # The next run removes what the killed one left on disk.
-    Rackbench::Services::Workspace.sweep
-    refute Dir.exist?(workspace.to_s), "the killed run's services directory removed by the next run's sweep"
+    # The next run removes what the killed one left on disk. Another run's
+    # sweep (a services test in the other lane) may hold the dead run's
+    # lock while it removes the directory: then this sweep passes it over
+    # and the directory goes a moment later, so wait for it.
+    refute_nil workspace, "the killed run's services directory"
+    wait_until(timeout_s: 30, interval_s: 0.2, message: "the killed run's services directory removed by a sweep") do
+      Rackbench::Services::Workspace.sweep
+      !Dir.exist?(workspace)
+    end
   ensure
     if runner
       Process.kill(:KILL, runner)

@@ -6,12 +6,14 @@ require "open3"
 require "support/test_rubies"
 
 # load.tls through `rackbench run` with real servers: rack-hello on Puma
-# (ssl_bind) and Falcon (https://, over HTTP/1.1 and h2 by ALPN), on the
-# system's 3.1 and on 3.4.5 built from source (test/support/test_rubies.rb:
-# its Puma and Falcon, and Falcon's localhost gem, are other versions),
-# beside a plain Puma trial, each booted, identity-checked, TLS-checked,
-# measured and stored like any other trial. Puma's h2 is left out of the
-# plan with its reason. One run for the file; windows are short: these
+# (ssl_bind), Falcon (https://, over HTTP/1.1 and h2 by ALPN), WEBrick
+# (webrick/https) and Thin (--ssl, EventMachine's TLS: on 3.1 only, whose
+# eventmachine is built already), on the system's 3.1 and on 3.4.5 built
+# from source (test/support/test_rubies.rb: its servers, and Falcon's
+# localhost gem, are other versions), beside a plain Puma trial, each
+# booted, identity-checked, TLS-checked, measured and stored like any other
+# trial. h2 on the servers that serve HTTP/1.1 only is left out of the plan
+# with its reason. One run for the file; windows are short: these
 # check what ran and what was stored, never speed.
 # The experiment, kept out of the top level (the integration lanes load
 # several files into one process).
@@ -23,10 +25,10 @@ module TlsTrialsTestFixtures
     rubies:
       - ruby
       - { name: r34, build: { source: #{TestRubies.tarball("3.4")} } }
-    servers: [puma, falcon]
+    servers: [puma, falcon, webrick, thin]
     apps: [rack-hello]
     processes: 1
-    threads: 1
+    threads: 2 # WEBrick serves one kept-alive connection per thread: two, for the two connections
     load:
       tls: [false, true]
       protocol: [http1, h2]
@@ -36,7 +38,8 @@ module TlsTrialsTestFixtures
       timeout: 5s
     exclude:
       - { load.tls: false, load.protocol: h2 }
-      - { load.tls: false, server: falcon }
+      - { load.tls: false, server: [falcon, webrick, thin] }
+      - { server: thin, ruby: r34 }
       - { load.tls: false, ruby: r34 }
   YAML
 end
@@ -73,15 +76,18 @@ describe "load.tls trials (integration)" do
     end
   end
 
-  it "runs Puma and Falcon over TLS on 3.1 and 3.4, proves each served the run's certificate, and leaves Puma's h2 out" do
-    assert_equal 7, trials.size
+  it "runs four servers over TLS on 3.1 and 3.4, proves each served the run's certificate, and leaves h2 out where not served" do
+    assert_equal 10, trials.size
     assert trials.all?(&:ok?), trials.map { |t| [t.key, t.reason] }.inspect
     out = self.class.experiment_run.first
-    assert_match(/puma does not serve h2 over TLS \(it serves http1 over TLS\)/, out)
+    %w[puma webrick thin].each { |server| assert_match(/#{server} does not serve h2 over TLS \(it serves http1 over TLS\)/, out) }
 
     fingerprint = Rackbench::Tls.certificate(File.join(results, "tls")).fingerprint
-    expected = { ["puma", "http1"] => nil, ["falcon", "http1"] => "http/1.1", ["falcon", "h2"] => "h2" }
+    expected = { ["puma", "http1"] => nil, ["falcon", "http1"] => "http/1.1", ["falcon", "h2"] => "h2",
+                 ["webrick", "http1"] => nil, ["thin", "http1"] => nil }
     expected.to_a.product(%w[ruby r34]).each do |((server, protocol), alpn), ruby|
+      next if server == "thin" && ruby == "r34"
+
       t = trial(server, true, protocol, ruby: ruby)
       refute_nil t, "#{server} #{protocol} over TLS on #{ruby}"
       assert_equal(ruby == "r34" ? "3.4.5" : RUBY_VERSION, t.identity["description"][/\Aruby ([\d.]+)/, 1])
@@ -90,7 +96,8 @@ describe "load.tls trials (integration)" do
       assert_equal server, identity.dig("server_gem", "name")
       assert_equal fingerprint, identity.dig("tls", "certificate_sha256"), "#{server} served the run's certificate"
       assert_equal "TLSv1.3", identity.dig("tls", "version")
-      # Puma's MiniSSL answers no ALPN; Falcon chooses what was offered.
+      # Puma's MiniSSL, WEBrick and Thin answer no ALPN; Falcon chooses
+      # what was offered.
       assert_equal [alpn], [identity.dig("tls", "alpn")], "#{server} #{protocol}: ALPN"
 
       result = t.result
@@ -116,7 +123,7 @@ describe "load.tls trials (integration)" do
     assert status.success?, err
     configs = JSON.parse(json)["configs"]
     tls, plain = configs.partition { |c| c["dims"]["load.tls"] }
-    assert_equal 6, tls.size
+    assert_equal 9, tls.size
     tls.each do |c|
       assert_operator c["tls_handshake_us"], :>, 0, c["label"]
       assert_operator c["tls_handshake_share"], :>=, 0, c["label"]

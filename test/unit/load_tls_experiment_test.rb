@@ -132,14 +132,38 @@ describe "load.tls" do
       assert_equal File.read(cert.ca_key_path), File.read(File.join(state, "development.key"))
     end
 
-    it "lets puma and falcon serve TLS, h2 only on falcon, and says why for the others" do
-      assert_equal %w[falcon puma], Rackbench::Servers.tls_capable
+    it "starts thin with its --ssl flags and the run's certificate, and plain without" do
+      thin = Rackbench::Servers.fetch("thin")
+      argv = thin.command(config_ru: "config.ru", port: 9292, processes: 1, threads: 1, work_dir: dir, tls: cert)
+      assert_equal ["--ssl", "--ssl-key-file", cert.key_path, "--ssl-cert-file", cert.cert_path, "--ssl-disable-verify"],
+                   argv[argv.index("--ssl"), 6]
+      refute_includes thin.command(config_ru: "config.ru", port: 9292, processes: 1, threads: 1, work_dir: dir), "--ssl"
+    end
+
+    it "boots webrick with its own TLS on the run's certificate and key, and without it when load.tls is off" do
+      webrick = Rackbench::Servers.fetch("webrick")
+      script = File.read(webrick.command(config_ru: "config.ru", port: 9292, processes: 1, threads: 2, work_dir: dir,
+                                         tls: cert).first)
+      assert_includes script, %(require "webrick/https")
+      assert_includes script, "SSLEnable: true"
+      assert_includes script, "OpenSSL::X509::Certificate.new(File.read(#{cert.cert_path.inspect}))"
+      assert_includes script, "OpenSSL::PKey.read(File.read(#{cert.key_path.inspect}))"
+      plain = File.read(webrick.command(config_ru: "config.ru", port: 9292, processes: 1, threads: 2, work_dir: dir).first)
+      refute_includes plain, "SSLEnable"
+    end
+
+    it "lets falcon, puma, thin and webrick serve TLS, h2 only on falcon, and says why for the others" do
+      assert_equal %w[falcon puma thin webrick], Rackbench::Servers.tls_capable
       assert_nil Rackbench::Servers.fetch("falcon").protocol_reason("h2", tls: true)
       assert_equal "puma does not serve h2 over TLS (it serves http1 over TLS); load.protocol h2 needs a server " \
                    "that does, e.g. falcon", Rackbench::Servers.fetch("puma").protocol_reason("h2", tls: true)
-      (Rackbench::Servers.names - %w[falcon puma]).each do |name|
+      %w[thin webrick].each do |name|
+        assert_match(/\A#{name} does not serve h2 over TLS \(it serves http1 over TLS\)/,
+                     Rackbench::Servers.fetch(name).protocol_reason("h2", tls: true))
+      end
+      (Rackbench::Servers.names - %w[falcon puma thin webrick]).each do |name|
         assert_equal "#{name}: rackbench does not start it with TLS (load.tls needs a server that terminates TLS " \
-                     "itself: falcon, puma)", Rackbench::Servers.fetch(name).tls_reason
+                     "itself: falcon, puma, thin, webrick)", Rackbench::Servers.fetch(name).tls_reason
       end
     end
   end
@@ -173,7 +197,7 @@ describe "load.tls" do
       launcher = Fakes::Launcher.new
       run = runner(text, engine, launcher: launcher)
       assert_equal ["unicorn: rackbench does not start it with TLS (load.tls needs a server that terminates TLS " \
-                    "itself: falcon, puma)"], run.plan.skipped.map(&:reason)
+                    "itself: falcon, puma, thin, webrick)"], run.plan.skipped.map(&:reason)
       run.run
       settings = engine.settings.first
       assert_match %r{\Ahttps://127\.0\.0\.1:\d+/\z}, settings.url

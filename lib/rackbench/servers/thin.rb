@@ -14,6 +14,11 @@ module Rackbench
     #
     #   thin start --address 127.0.0.1 --port PORT --environment ENV
     #              --rackup CONFIG_RU [--threaded --threadpool-size T] [option flags]
+    #              [--ssl --ssl-key-file KEY --ssl-cert-file CERT --ssl-disable-verify]
+    #
+    # With load.tls Thin terminates TLS itself through EventMachine's
+    # start_tls (OpenSSL), over HTTP/1.1 only; it asks no client
+    # certificate (--ssl-disable-verify).
     class Thin < Adapter
       Option = ServerOptions::Option
       OPTIONS = ServerOptions::Schema.new(
@@ -51,13 +56,16 @@ module Rackbench
         "processes 1, threads >= 1 (1: event loop only; T: --threaded with a pool of T); CRuby only"
       end
 
-      def command(config_ru:, port:, threads:, options: {}, environment: DEFAULT_ENVIRONMENT, host: HOST, **)
+      def command(config_ru:, port:, threads:, options: {}, environment: DEFAULT_ENVIRONMENT, host: HOST, tls: nil, **)
         values = option_values(options)
         argv = ["thin", "start", "--address", host, "--port", Integer(port).to_s,
                 "--environment", environment_name(environment), "--rackup", config_ru.to_s]
         argv += ["--threaded", "--threadpool-size", threads.to_s] if threads > 1
+        argv += ["--ssl", "--ssl-key-file", tls.key_path, "--ssl-cert-file", tls.cert_path, "--ssl-disable-verify"] if tls
         argv + values.flat_map { |key, value| option_flags(key, value) }
       end
+
+      def tls? = true
 
       private
 

@@ -17,7 +17,9 @@ module Rackbench
     #
     # WEBrick takes no options: its one concurrency knob is the trial's
     # threads, and it has no environment flag (RACK_ENV comes from the
-    # environment).
+    # environment). With load.tls the script turns on WEBrick's own TLS
+    # (webrick/https: SSLEnable with the run's certificate and key), over
+    # HTTP/1.1 only.
     class WEBrick < Adapter
       BOOT_FILE = "webrick_boot.rb"
 
@@ -35,10 +37,12 @@ module Rackbench
         "processes 1, threads >= 1 (= MaxClients, one thread per connection); CRuby and JRuby"
       end
 
-      def command(config_ru:, port:, threads:, work_dir:, options: {}, host: HOST, **)
+      def command(config_ru:, port:, threads:, work_dir:, options: {}, host: HOST, tls: nil, **)
         option_values(options) # refuses any option: WEBrick takes none
-        [write_work_file(work_dir, BOOT_FILE, boot_script(config_ru, port, threads, host), mode: 0o755)]
+        [write_work_file(work_dir, BOOT_FILE, boot_script(config_ru, port, threads, host, tls), mode: 0o755)]
       end
+
+      def tls? = true
 
       private
 
@@ -50,7 +54,7 @@ module Rackbench
       # prefix loads a script path into its own Ruby process (as `bundle
       # exec` does), so it runs on the Ruby and options being measured; run
       # directly, the kernel starts it with the ruby on PATH.
-      def boot_script(config_ru, port, threads, host)
+      def boot_script(config_ru, port, threads, host, tls)
         <<~RUBY
           #!/usr/bin/env ruby
           # frozen_string_literal: true
@@ -71,9 +75,23 @@ module Rackbench
           app = Rack::Builder.parse_file(#{File.expand_path(config_ru).inspect})
           app = app.first if app.is_a?(Array) # Rack 2 returns [app, options]
           options = { Host: #{host.inspect}, Port: #{Integer(port)}, MaxClients: #{Integer(threads)}, AccessLog: [] }
+          #{tls ? tls_lines(tls) : "# load.tls off: plain HTTP"}
           handler.run(app, **options) do |server|
             %w[TERM INT].each { |signal| trap(signal) { server.shutdown } }
           end
+        RUBY
+      end
+
+      # The boot script's lines that turn on WEBrick's TLS with +tls+'s
+      # certificate and key (the run's, Tls.certificate).
+      def tls_lines(tls)
+        <<~RUBY.chomp
+          require "openssl"
+          require "webrick/https"
+          options.merge!(SSLEnable: true, SSLVerifyClient: OpenSSL::SSL::VERIFY_NONE,
+                         SSLCertificate: OpenSSL::X509::Certificate.new(File.read(#{tls.cert_path.inspect})),
+                         SSLPrivateKey: OpenSSL::PKey.read(File.read(#{tls.key_path.inspect})),
+                         SSLCertName: nil) # no self-signed certificate of WEBrick's own
         RUBY
       end
     end
