@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "support/old_store"
 require "json"
 require "sequel"
 
@@ -22,21 +23,10 @@ describe "migrating a results database from schema 9 to 10" do
                                                               "instructions" => 386_275_696, "per_request" => 193_137.848 }],
              "functions" => [] }.freeze
 
-  def schema9
-    db = Sequel.sqlite(path)
-    db.create_table(Rackbench::Store::Schema::VERSION_TABLE) { Integer :version, null: false }
-    Rackbench::Store::Schema::MIGRATIONS.first(9).each { |migration| migration.call(db) }
-    db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 9)
-    experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now, rackbench_version: "0.3.0")
-    row = { experiment_id: experiment, kind: "http", status: "ok", ruby: "ruby", processes: 1, threads: 1,
-            dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(INSTRUCTIONS_MIGRATION_RESULT), proxy: JSON.generate(INSTRUCTIONS_MIGRATION_PROXY) }
-    db[:trials].insert(row.merge(key: "kept"))
-    db[:trials].insert(row.merge(key: "retried", attempt: 2))
-    db[:trial_history].insert(row.merge(key: "retried", attempt: 1, status: "failed", trial_id: 99,
-                                        superseded_at: Time.now))
-    yield db if block_given?
-    db.disconnect
-    experiment
+  def schema9(&block)
+    OldStore.create(path, version: 9, rackbench_version: "0.3.0",
+                          row: { result: JSON.generate(INSTRUCTIONS_MIGRATION_RESULT),
+                                 proxy: JSON.generate(INSTRUCTIONS_MIGRATION_PROXY) }, &block)
   end
 
   it "reads stored trials back with no counts, and stores a new trial's" do

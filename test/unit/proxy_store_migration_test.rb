@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "support/old_store"
 require "json"
 require "sequel"
 
@@ -21,21 +22,10 @@ describe "migrating a results database from schema 5" do
             "sample" => { "cpu_user_s" => 0.1, "cpu_system_s" => 0.2, "duration_s" => 2.0 },
             "cache" => { "hits" => 1590, "misses" => 10, "uncached" => 0, "statuses" => { "HIT" => 1590, "MISS" => 10 } } }.freeze
 
-  def schema5
-    db = Sequel.sqlite(path)
-    db.create_table(Rackbench::Store::Schema::VERSION_TABLE) { Integer :version, null: false }
-    Rackbench::Store::Schema::MIGRATIONS.first(5).each { |migration| migration.call(db) }
-    db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 5)
-    experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now, rackbench_version: "0.2.0")
-    row = { experiment_id: experiment, kind: "http", status: "ok", ruby: "ruby", processes: 1, threads: 1,
-            dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(PROXY_MIGRATION_RESULT), inside: JSON.generate(PROXY_MIGRATION_INSIDE) }
-    db[:trials].insert(row.merge(key: "kept"))
-    db[:trials].insert(row.merge(key: "retried", attempt: 2))
-    db[:trial_history].insert(row.merge(key: "retried", attempt: 1, status: "failed", trial_id: 99,
-                                        superseded_at: Time.now))
-    yield db if block_given?
-    db.disconnect
-    experiment
+  def schema5(&block)
+    OldStore.create(path, version: 5, rackbench_version: "0.2.0",
+                          row: { result: JSON.generate(PROXY_MIGRATION_RESULT),
+                                 inside: JSON.generate(PROXY_MIGRATION_INSIDE) }, &block)
   end
 
   it "reads stored trials and earlier attempts back with no proxy, and stores a new trial's" do

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "support/old_store"
 require "json"
 require "sequel"
 
@@ -34,17 +35,8 @@ describe "migrating a results database to the services' schema" do
 
   # A database at the schema just before the services' column.
   def before_services
-    version = services_migration_index
-    db = Sequel.sqlite(path)
-    db.create_table(Rackbench::Store::Schema::VERSION_TABLE) { Integer :version, null: false }
-    Rackbench::Store::Schema::MIGRATIONS.first(version).each { |migration| migration.call(db) }
-    db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: version)
-    experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now, rackbench_version: "0.2.0")
-    row = { experiment_id: experiment, kind: "http", status: "ok", ruby: "ruby", processes: 1, threads: 1,
-            dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(SERVICES_MIGRATION_RESULT) }
-    db[:trials].insert(row.merge(key: "kept"))
-    db.disconnect
-    experiment
+    OldStore.create(path, version: services_migration_index, rackbench_version: "0.2.0", retried: false,
+                          row: { result: JSON.generate(SERVICES_MIGRATION_RESULT) })
   end
 
   it "reads stored trials back with no services, and stores a new trial's and a failed attempt's" do

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "support/old_store"
 require "json"
 require "sequel"
 
@@ -20,22 +21,8 @@ describe "migrating a results database from schema 4" do
              "missing" => [] }.freeze
 
   # A database at schema 4, as rackbench wrote it before migration 5.
-  def schema4
-    db = Sequel.sqlite(path)
-    db.create_table(Rackbench::Store::Schema::VERSION_TABLE) { Integer :version, null: false }
-    Rackbench::Store::Schema::MIGRATIONS.first(4).each { |migration| migration.call(db) }
-    db[Rackbench::Store::Schema::VERSION_TABLE].insert(version: 4)
-    experiment = db[:experiments].insert(name: "old", fingerprint: "f", created_at: Time.now,
-                                         rackbench_version: "0.1.0")
-    row = { experiment_id: experiment, kind: "http", status: "ok", ruby: "ruby", processes: 1, threads: 1,
-            dims: JSON.generate("ruby" => "ruby"), result: JSON.generate(RESULT) }
-    db[:trials].insert(row.merge(key: "kept"))
-    db[:trials].insert(row.merge(key: "retried", attempt: 2))
-    db[:trial_history].insert(row.merge(key: "retried", attempt: 1, status: "failed", trial_id: 99,
-                                        superseded_at: Time.now))
-    yield db if block_given?
-    db.disconnect
-    experiment
+  def schema4(&block)
+    OldStore.create(path, version: 4, rackbench_version: "0.1.0", row: { result: JSON.generate(RESULT) }, &block)
   end
 
   it "reads every stored trial and earlier attempt back with no inside document, and stores new ones" do
