@@ -120,7 +120,7 @@ describe "the results store on PostgreSQL" do
                             environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                             watchdog: Fakes::Watchdog.new,
                             collaborators: { engine: engine, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
-                                             sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } })
+                                             companions: Fakes.companions })
     end
     assert_raises(Rackbench::Interrupted) { runner.call(nil, VaryingEngine.new(interrupt_at: 4)).run }
     rackbench!("store", "copy", sqlite_dir, database)

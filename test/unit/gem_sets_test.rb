@@ -185,7 +185,7 @@ describe "Rackbench::Runner preparing the gems" do
                           environment: { "test" => true }, stop_grace_s: 0, resume: resume,
                           parent_env: { "PATH" => "/usr/bin:/bin" }, watchdog: Fakes::Watchdog.new,
                           collaborators: { engine: Fakes::Engine.new, launcher: launcher, bundles: bundles,
-                                           sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } })
+                                           companions: Fakes.companions })
   end
 
   it "installs every environment before the first trial, and says how the gems are resolved" do

@@ -54,7 +54,7 @@ describe "Rackbench::Runner's labels" do
 
   def runner(labels: {}, resume: false, err: StringIO.new)
     collaborators = { engine: Fakes::Engine.new, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
-                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } }
+                      companions: Fakes.companions }
     Rackbench::Runner.new(source: experiment, results_dir: results, out: out, err: err,
                           installs: [Fakes.install], resume: resume,
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),

@@ -35,8 +35,7 @@ describe "trials of an app with services" do
 
   def runner(exp, services: self.services)
     collaborators = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new,
-                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new },
-                      services: services }
+                      companions: Fakes.companions(services: { services: services }) }
     Rackbench::Runner.new(source: exp, results_dir: dir, out: out, err: StringIO.new, installs: [Fakes.install],
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: [0], engine_cpus: [1]),
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
