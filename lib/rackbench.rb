@@ -50,4 +50,7 @@ module Rackbench
   autoload :Tls, File.expand_path("rackbench/tls", __dir__)
   autoload :Instructions, File.expand_path("rackbench/instructions", __dir__)
   autoload :Services, File.expand_path("rackbench/services", __dir__)
+  autoload :Sidecar, File.expand_path("rackbench/process/sidecar", __dir__)
+  autoload :Registry, File.expand_path("rackbench/registry", __dir__)
+  autoload :AgentFiles, File.expand_path("rackbench/agent_files", __dir__)
 end

@@ -36,6 +36,7 @@ module Rackbench
       "cache" => ["cache_command", "CacheCommand", "list what rackbench keeps between runs (built rubies, gem environments); prune it"],
       "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"],
       "apps" => ["apps_command", "AppsCommand", "list the benchmark apps shipped with rackbench"],
+      "services" => ["services_command", "ServicesCommand", "list the services and proxies rackbench can start beside a server"],
       "micro" => ["micro_command", "MicroCommand", "run a micro-benchmark outside HTTP (fibers: threads, processes, fibers over pipes)"]
     }.freeze
 

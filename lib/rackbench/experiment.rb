@@ -60,7 +60,7 @@ module Rackbench
     # String); pass_env (Array of variable names the servers take from the
     # shell); exclude (Array of Hash of dimension => Array of values);
     # inside (one of INSIDE_MODES); proxy (the topologies in front of the
-    # server: Array of Proxy::NAMES, ["none"] without the key); measure
+    # server: Array of Proxy.names, ["none"] without the key); measure
     # (what the trials measure: Instructions::MEASURES, time and/or
     # instructions, in that order; ["time"] without the key).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
@@ -253,7 +253,7 @@ module Rackbench
       # `proxy:` one topology name or a list of them (a list of several is
       # the dimension "proxy").
       def proxy(value, checker)
-        checker.list!(value, "proxy") { |name, key| checker.one_of!(name, key, Proxy::NAMES, "proxy") }.freeze
+        checker.list!(value, "proxy") { |name, key| checker.one_of!(name, key, Proxy.names, "proxy") }.freeze
       end
     end
 

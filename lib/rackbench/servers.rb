@@ -3,9 +3,9 @@
 require_relative "server_options"
 
 module Rackbench
-  # The registry of app-server adapters. Each adapter lives in its own file,
-  # lib/rackbench/servers/NAME.rb, and registers itself under NAME (as Roda
-  # plugins do), so adding a server means adding one file.
+  # The registry of app-server adapters (a Registry). Each adapter lives in
+  # its own file, lib/rackbench/servers/NAME.rb, and registers itself under
+  # NAME (as Roda plugins do), so adding a server means adding one file.
   #
   # == The adapter interface
   #
@@ -83,40 +83,35 @@ module Rackbench
     # reachable from the network, and "localhost" may resolve to ::1.
     HOST = "127.0.0.1"
 
-    @registry = {}
+    REGISTRY = Registry.new("server", File.expand_path("servers", __dir__))
 
     class << self
       # Registers adapter under name (a String or Symbol).
       def register(name, adapter)
-        @registry[name.to_s] = adapter
+        REGISTRY.register(name, adapter)
       end
 
       # Removes the adapter registered as name (a test's own adapter, once
       # the test is done with it); returns it, or nil.
       def unregister(name)
-        @registry.delete(name.to_s)
+        REGISTRY.unregister(name)
       end
 
       # The names of every registered adapter (all shipped ones are loaded
       # first), sorted.
       def names
-        load_all
-        @registry.keys.sort
+        REGISTRY.names
       end
 
       # The adapter registered as name; raises ConfigError listing the known
       # names when there is none.
       def fetch(name)
-        key = name.to_s
-        load_adapter(key) unless @registry.key?(key)
-        @registry.fetch(key) do
-          raise ConfigError, "unknown server #{key.inspect} (known: #{names.join(", ")})"
-        end
+        REGISTRY.fetch(name)
       end
 
       # Every adapter, in name order.
       def all
-        names.map { |name| @registry.fetch(name) }
+        REGISTRY.all
       end
 
       # The names of the adapters that can serve load.tls.
@@ -128,26 +123,7 @@ module Rackbench
       # when there is none (the experiment loader then leaves the options to
       # be checked when the trial's command is built).
       def option_schema(name)
-        key = name.to_s
-        load_adapter(key) unless @registry.key?(key)
-        @registry[key]&.option_schema
-      end
-
-      private
-
-      def adapter_files
-        Dir[File.expand_path("servers/*.rb", __dir__)]
-      end
-
-      def load_all
-        adapter_files.each { |path| require path }
-      end
-
-      # Loads servers/NAME.rb when it exists; only names matching a shipped
-      # file are ever required, so a name cannot point outside that folder.
-      def load_adapter(key)
-        path = adapter_files.find { |file| File.basename(file, ".rb") == key }
-        require path if path
+        REGISTRY[name]&.option_schema
       end
     end
 

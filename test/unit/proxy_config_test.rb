@@ -87,6 +87,6 @@ describe "proxy configurations" do
     assert_nil Rackbench::Proxy::Binary.find("rackbench-no-such-program", path: dir)
     assert_equal "/bin/sh", Rackbench::Proxy::Binary.find("sh", path: "/bin")
     assert_nil Rackbench::Proxy.unsupported_reason("none")
-    assert_raises(KeyError) { Rackbench::Proxy.fetch("squid") }
+    assert_raises(Rackbench::ConfigError) { Rackbench::Proxy.fetch("squid") }
   end
 end

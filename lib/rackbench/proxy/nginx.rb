@@ -67,5 +67,8 @@ module Rackbench
         Binary.find(@binary)
       end
     end
+
+    register("nginx", position: 1) { Nginx.new(cache: false) }
+    register("nginx-cache", position: 2) { Nginx.new(cache: true) }
   end
 end

@@ -71,5 +71,7 @@ module Rackbench
         CacheCounts::Varnishstat.new(Binary.find(@stat_binary) || @stat_binary, File.join(dir, WORK_DIR))
       end
     end
+
+    register("varnish", position: 3) { Varnish.new }
   end
 end

@@ -98,7 +98,7 @@ module Rackbench
       # (postgresql_cpu_cores, ..., memcached_memory_peak_bytes), empty for
       # a configuration without it.
       def self.service_cells
-        Services::NAMES.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
+        Services.names.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
           cell("#{service}_#{figure}", pick: ->(list) { list&.find { |e| e["name"] == service }&.fetch(figure) })
         end
       end
