@@ -5,6 +5,7 @@ require_relative "runner/estimate"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
 require_relative "runner/steps"
+require_relative "runner/stored_experiment"
 require_relative "runner/trial_loop"
 require "etc"
 
@@ -78,11 +79,15 @@ module Rackbench
     # :batch :: run this batch of the plan only (a fleet's claim, Fleet::Worker) (default: nil: all)
     # :rerun :: with batch, run the batch's stored trials again too, each as the next attempt at its key
     #           (its earlier attempts kept as history): a batch runs whole on one host (default: false)
+    # :queued :: the stored row (Store#experiment) of the experiment a fleet's worker runs a batch of:
+    #            its trials go into that row, once this host's labels are proven to be the row's
+    #            (StoredExperiment#claim) (default: nil: the row is found or made here)
     def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
                    parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {},
-                   host: Etc.uname[:nodename], batch: nil, rerun: false)
+                   host: Etc.uname[:nodename], batch: nil, rerun: false, queued: nil)
       @source = source
+      @queued = queued
       @detect = detect
       @given_labels = labels
       @results_dir = File.expand_path(results_dir)
@@ -127,11 +132,17 @@ module Rackbench
       @labels ||= Labels.capture(given: @given_labels, source: @source, variants: variants)
     end
 
-    # The fingerprint the experiment is stored under: the source's, with
-    # the labels (Labels#fingerprint), so that another revision or other
-    # labels make another experiment and a resumed run finds its own.
+
+    # The fingerprint the experiment is stored under (StoredExperiment).
     def stored_fingerprint
       labels.fingerprint(@source.fingerprint)
+    end
+
+    # A fleet worker's proof, before it claims a batch of the experiment
+    # stored as +row+, that it would run what the row names
+    # (StoredExperiment#check!); raises SetupError.
+    def check_queued!(row)
+      StoredExperiment.new(source: @source, labels: labels, environment: nil, config_keys: nil).check!(row)
     end
 
     # The kind of trial that runs the source's configurations.
@@ -232,11 +243,9 @@ module Rackbench
 
     def store_and_run(environment)
       open_store do |store|
-        experiment_id = store.find_or_create_experiment(
-          name: @source.name, fingerprint: stored_fingerprint, seed: @source.seed, batches: @source.batches,
-          source_text: @source.source_text, environment: environment,
-          config_keys: @source.configurations_for(variants).map(&:key), labels: labels.to_h
-        )
+        stored = StoredExperiment.new(source: @source, labels: labels, environment: environment,
+                                      config_keys: @source.configurations_for(variants).map(&:key))
+        experiment_id = @queued ? stored.claim(store, @queued) : stored.find_or_create(store)
         done = store.finished_keys(experiment_id)
         refuse_rerun(done, store) unless done.empty? || @resume
         warn_other_labels(store, experiment_id) if @resume && done.empty?

@@ -60,7 +60,8 @@ module Rackbench
         check_fleet_options(options)
         summary = Fleet::Submit.new(experiment, store: options[:fleet], testbed: options[:testbed] || Fleet::DEFAULT_TESTBED,
                                                 resume: options[:resume], retry_failed: options[:retry_failed],
-                                                detach: options[:detach], out: options[:json] ? @err : @out, err: @err).run
+                                                detach: options[:detach], labels: Labels.parse(options[:labels] || []),
+                                                out: options[:json] ? @err : @out, err: @err).run
         return CLI::EXIT_OK unless summary
 
         FileUtils.mkdir_p(options[:results]) # report.html goes there
