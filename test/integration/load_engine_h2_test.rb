@@ -22,7 +22,7 @@ describe "load engine over h2c" do
   # to hold the engine's against. One server for the file's nghttpd tests.
   def self.nghttpd
     @nghttpd ||= begin
-      flunk_text = "nghttpd not found: install the Debian package nghttp2-server (bin/setup does)"
+      flunk_text = "nghttpd not found: install the Debian package nghttp2-server (bin/setup --all does)"
       raise flunk_text unless system("command -v nghttpd >/dev/null 2>&1")
 
       root = Dir.mktmpdir("rackbench-h2-root")
