@@ -143,6 +143,7 @@ module Rackbench
         FileUtils.mkdir_p(File.dirname(agent_path))
         FileUtils.cp(shared, "#{agent_path}.tmp", preserve: true)
         File.rename("#{agent_path}.tmp", agent_path)
+        @agents.used(version)
         out.puts "  Passenger #{version}'s agent copied from #{shared} (compiled once for every ruby)"
         true
       end

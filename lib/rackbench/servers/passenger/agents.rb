@@ -88,6 +88,14 @@ module Rackbench
         File.rename("#{target}.tmp.#{Process.pid}", target)
       end
 
+      # Marks the agent of +version+ used now (copied into a ruby's gems):
+      # `rackbench cache` shows when, prune --older-than goes by it.
+      def used(version)
+        FileUtils.touch(dir(version))
+      rescue SystemCallError
+        nil
+      end
+
       # Records a finished compile of +version+ beside its agent.
       def record(version, duration_s:, objects:)
         build = { "version" => version, "compiler" => compiler_line.strip, "compiled_at" => Time.now.utc.iso8601,
@@ -100,21 +108,35 @@ module Rackbench
         nil # the record only feeds estimates: a read-only cache must not fail the compile
       end
 
+      # The directory of every kept agent (any version, any compiler), with
+      # the record of its compile when it has one (nil for an agent kept
+      # before compiles were recorded): [[dir, Build or nil], ...].
+      def kept
+        Dir.glob(File.join(@root, "*", AGENT)).sort.map do |agent|
+          dir = File.dirname(agent)
+          [dir, read_build(File.join(dir, RECORD))]
+        end
+      end
+
       # Every recorded compile (any version, any compiler), oldest first.
       def builds
-        Dir.glob(File.join(@root, "*", RECORD)).filter_map do |path|
-          data = JSON.parse(File.read(path))
-          Build.new(version: data["version"], compiler: data["compiler"], compiled_at: Time.iso8601(data["compiled_at"]),
-                    duration_s: data["duration_s"].to_f, objects: data["objects"].to_i)
-        rescue JSON::ParserError, SystemCallError, ArgumentError, TypeError
-          nil
-        end.sort_by(&:compiled_at)
+        Dir.glob(File.join(@root, "*", RECORD)).filter_map { |path| read_build(path) }.sort_by(&:compiled_at)
       end
 
       # The last compile on this machine: what the next one estimates
       # from (another version compiles about as many objects), or nil.
       def last_build
         builds.last
+      end
+
+      private
+
+      def read_build(path)
+        data = JSON.parse(File.read(path))
+        Build.new(version: data["version"], compiler: data["compiler"], compiled_at: Time.iso8601(data["compiled_at"]),
+                  duration_s: data["duration_s"].to_f, objects: data["objects"].to_i)
+      rescue JSON::ParserError, SystemCallError, ArgumentError, TypeError, NoMethodError
+        nil
       end
     end
   end
