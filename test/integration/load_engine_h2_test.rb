@@ -198,7 +198,7 @@ describe "load engine over h2c" do
       assert_equal 0, h2["not_h2c_connections"], "Falcon answered the preface in HTTP/2"
       # The other side: the http1 trial spoke HTTP/1.1 (the engine writes its h2 block for h2c only).
       assert_nil trials.find { |t| t.result["settings"]["protocol"] == "http1" }.result["h2"]
-      report, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results)
+      report, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--wide")
       assert_includes report, "body MB/s"
     end
   end
