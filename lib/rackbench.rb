@@ -47,6 +47,7 @@ module Rackbench
   autoload :Watchdog, File.expand_path("rackbench/process/watchdog", __dir__)
   autoload :Proxy, File.expand_path("rackbench/proxy", __dir__)
   autoload :Fleet, File.expand_path("rackbench/fleet", __dir__)
+  autoload :Text, File.expand_path("rackbench/text", __dir__)
   autoload :Tls, File.expand_path("rackbench/tls", __dir__)
   autoload :Instructions, File.expand_path("rackbench/instructions", __dir__)
   autoload :Services, File.expand_path("rackbench/services", __dir__)

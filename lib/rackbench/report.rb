@@ -199,8 +199,8 @@ module Rackbench
       InsideNoise.of(@configs.map { |c| c.to_h["inside"] })
     end
 
-    def terminal_table(color: false)
-      Terminal.new(self, color: color).render
+    def terminal_table(color: false, width: nil)
+      Terminal.new(self, color: color, width: width).render
     end
 
     def to_csv

@@ -2,6 +2,7 @@
 
 require_relative "runner/cpu_layout"
 require_relative "runner/estimate"
+require_relative "runner/preparation"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
 require_relative "runner/steps"
@@ -190,6 +191,19 @@ module Rackbench
       end
     end
 
+    # The long work (Runner::Preparation) done before the first of +trials+
+    # (default: the plan's): Passenger's agent, when it is not compiled yet.
+    def preparation(trials = plan.trials)
+      Preparation.new(trials, variants)
+    end
+
+    # The plan for --dry-run: the trials in order, then what is done before
+    # the first.
+    def plan_listing
+      texts = preparation.texts
+      texts.empty? ? plan.to_s : "#{plan}\n#{texts.map { |text| "Before the first trial: #{text}\n" }.join}"
+    end
+
     # The trials `examine` boots: one per (ruby, server, app), in plan order.
     def examined_trials
       first_batch = plan.trials.select { |trial| trial.batch == 1 && !trial.profiled? }
@@ -286,7 +300,7 @@ module Rackbench
       remaining = plan.remaining(done - retries.keys)
       remaining = remaining.select { |trial| trial.batch == @batch } if @batch
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
-      announce(done, remaining, retries, estimate.remaining(remaining))
+      announce(done, remaining, retries, estimate.remaining(remaining), preparation(remaining))
       # What every remaining trial needs (their gems) is made ready first:
       # a problem with it stops the run here, before any trial.
       kind.prepare(remaining)
@@ -315,13 +329,17 @@ module Rackbench
       raise UsageError, "--detect compares configurations; this experiment runs #{count}" if count < 2
     end
 
-    def announce(done, remaining, retries, guess)
+    # The run's first lines: its trials, their estimate with what is built
+    # first (+preparation+: Passenger's agent), and where results go.
+    def announce(done, remaining, retries, guess, preparation)
       stored = done.size - retries.size
+      first = preparation.empty? ? "" : ", #{Experiment::Plan.format_duration(preparation.estimate_s)} of it built first"
       @out.puts "Experiment #{@source.name}: #{plan.size} trials" \
                 "#{", #{stored} already stored" unless stored.zero?}" \
                 "#{", #{retries.size} failed to retry" unless retries.empty?}, #{remaining.size} to run " \
-                "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
-                "results in #{@results_dir}"
+                "(about #{Experiment::Plan.format_duration(guess.seconds + preparation.estimate_s)}#{first}" \
+                "#{", #{"trials " unless preparation.empty?}#{guess.note}" if guess.note}); results in #{@results_dir}"
+      preparation.texts.each { |text| @out.puts "  first: #{text}" }
       @out.puts "  labels: #{labels.text}" unless labels.empty?
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
       @out.puts "  #{@detect.describe}" if @detect

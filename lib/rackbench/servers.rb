@@ -61,6 +61,13 @@ module Rackbench
   #   (Passenger's agent); +out+ receives progress lines, +log+ the
   #   output. Returns :reused or :compiled; raises SetupError. Optional:
   #   most servers need none (Adapter's does nothing).
+  # preparation(install) ::
+  #   What #prepare_bundle will do for the bundles of +install+ (a
+  #   Rubies::Install) when it takes minutes, known before any bundle is
+  #   installed: a Servers::Preparation (what it is, an estimate of its
+  #   time), or nil when nothing long is left to do (a compile cached on
+  #   this machine). The plan, `--dry-run` and `rackbench check` show it
+  #   before the work starts. Optional (Adapter's: nil).
   # protocols ::
   #   The load protocols (load.protocol) the server answers on its one
   #   http:// endpoint: "http1", and "h2c" for a server that also serves
@@ -82,6 +89,14 @@ module Rackbench
     # Every server binds here explicitly: a benchmark server must never be
     # reachable from the network, and "localhost" may resolve to ::1.
     HOST = "127.0.0.1"
+
+    # A long piece of work a server needs done on this machine before its
+    # first trial (Adapter#preparation): +key+ identifies it (two rubies
+    # needing one compile show it once), +text+ says what it is ("compile
+    # Passenger 6.2.1's agent"), +estimate_s+ how long it likely takes and
+    # +basis+ what that estimate rests on.
+    Preparation = Struct.new(:key, :text, :estimate_s, :basis, keyword_init: true)
+
 
     REGISTRY = Registry.new("server", File.expand_path("servers", __dir__))
 
@@ -168,6 +183,9 @@ module Rackbench
 
       # Nothing to prepare unless the adapter says otherwise.
       def prepare_bundle(_bundle, out:, log:, tty: false, extra_env: {}); end
+
+      # Nothing long to prepare unless the adapter says otherwise.
+      def preparation(_install) = nil
 
       # Checks common to every server, then the adapter's own (#own_limits,
       # which also sees the options, String keys).

@@ -40,7 +40,8 @@ describe "gem sets (integration)" do
       #{extra}
     YAML
     results = File.join(dir, name)
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
+    # --wide: the report's lines whole (the gems' lines are matched whole).
+    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, "--wide", stdin_data: "")
     assert status.success?, "run failed: #{err}\n#{out.lines.last(30).join}"
     [out, results, Rackbench::Store.open(results, &:trials)]
   end

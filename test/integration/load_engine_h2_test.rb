@@ -22,7 +22,7 @@ describe "load engine over h2c" do
   # to hold the engine's against. One server for the file's nghttpd tests.
   def self.nghttpd
     @nghttpd ||= begin
-      flunk_text = "nghttpd not found: install the Debian package nghttp2-server (bin/setup does)"
+      flunk_text = "nghttpd not found: install the Debian package nghttp2-server (bin/setup --all does)"
       raise flunk_text unless system("command -v nghttpd >/dev/null 2>&1")
 
       root = Dir.mktmpdir("rackbench-h2-root")
@@ -198,7 +198,7 @@ describe "load engine over h2c" do
       assert_equal 0, h2["not_h2c_connections"], "Falcon answered the preface in HTTP/2"
       # The other side: the http1 trial spoke HTTP/1.1 (the engine writes its h2 block for h2c only).
       assert_nil trials.find { |t| t.result["settings"]["protocol"] == "http1" }.result["h2"]
-      report, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results)
+      report, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--wide")
       assert_includes report, "body MB/s"
     end
   end

@@ -72,7 +72,7 @@ describe "rackbench profile (integration)" do
       load: { connections: 1, duration: 1s, warmup: 0.3s, timeout: 10s }
       profile: { tool: stackprof, mode: wall }
     YAML
-    stdout, stderr, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    stdout, stderr, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, "--wide")
     assert status.success?, "#{stderr}\n#{stdout}"
     assert_match(/Profile of .*app=cpu.*: stackprof wall, every 1000 µs/, stdout)
     assert_match(/Top frames by self:\n.*\n +\d+\.\d% +\d+\.\d%  /, stdout)

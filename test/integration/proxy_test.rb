@@ -192,8 +192,9 @@ module ProxyRun
           - { app: rack-hello, proxy: [none, nginx-cache] }
           - { app: rails-posts, proxy: [nginx, varnish] }
       YAML
+      # --wide: the report's table whole (its proxy columns are matched side by side).
       out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                        "--results", RESULTS)
+                                        "--results", RESULTS, "--wide")
       raise "rackbench run failed:\n#{out}\n#{err}" unless status.success?
 
       trials = Rackbench::Store.open(RESULTS, &:trials).to_h { |t| ["#{t.app}/#{t.dims["proxy"]}", t] }

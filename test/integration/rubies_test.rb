@@ -103,7 +103,7 @@ describe "Rubies named by path, run for real" do
     assert_equal [system_ruby, system_ruby], [system_install.path, system_install.exe]
     assert_match(%r{/libruby-[\d.]+\.so\.[\d.]+\z}, system_install.libruby)
 
-    jruby = installs.find { |i| i.usable? && i.engine == "jruby" } || flunk("no JRuby found (bin/setup installs it)")
+    jruby = installs.find { |i| i.usable? && i.engine == "jruby" } || flunk("no JRuby found (bin/setup --all installs it)")
     assert_equal "java", File.basename(jruby.exe)
     refute_equal jruby.exe, jruby.path
     assert_nil jruby.libruby

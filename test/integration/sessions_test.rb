@@ -91,7 +91,7 @@ describe "sessions held or lost (integration)" do
     # Every view names the lost sessions.
     config = report["configs"].find { |c| c["dims"]["load.connections"] == 10 && c["dims"]["load.requests"] == one }
     assert(config["flags"].any? { |f| f["kind"] == "failed" && f["message"].include?("6 of 10 connection slots lost their session") })
-    text, = rackbench("report", "--results", results)
+    text, = rackbench("report", "--results", results, "--wide") # the flag's line whole
     assert_includes text, "6 of 10 connection slots lost their session"
     csv, = rackbench("report", "--results", results, "--csv")
     assert(csv.lines.any? { |line| line.include?("10") && line.include?("failed") }, csv)

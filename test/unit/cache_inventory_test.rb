@@ -128,6 +128,27 @@ describe Rackbench::CacheInventory do
     assert [old, recent].all? { |path| File.exist?(path) }, "decisions alone remove nothing"
   end
 
+  it "lists Passenger's agents with their compile, kept by --unused and pruned by age" do
+    dir = File.join(@root, "passenger-agents", "6.2.1-3f4db522ef1f")
+    FileUtils.mkdir_p(dir)
+    File.write(File.join(dir, "PassengerAgent"), "#!/bin/sh\n")
+    File.chmod(0o755, File.join(dir, "PassengerAgent"))
+    File.write(File.join(dir, "build.json"),
+               JSON.generate("version" => "6.2.1", "compiler" => "g++ (Debian 12.2.0-14) 12.2.0",
+                             "compiled_at" => "2026-12-03T09:37:00Z", "duration_s" => 252.4, "objects" => 92))
+    age(dir, 40)
+
+    agent = inventory.items.find { |item| item.kind == "agent" }
+    assert_equal "Passenger 6.2.1's agent, compiled in 4m12s (g++ (Debian 12.2.0-14) 12.2.0)", agent.name
+    assert_equal [dir], agent.paths
+
+    kept = Rackbench::CacheInventory::Prune.new([agent], unused: true).decisions.first
+    assert_equal [false, "kept by --unused (prune it with --older-than)"], [kept.remove, kept.reason]
+    assert_equal [true, "unused for 40 d"],
+                 Rackbench::CacheInventory::Prune.new([agent], older_than_s: 30 * 86_400).decisions.first
+                                                 .then { |d| [d.remove, d.reason] }
+  end
+
   it "removes what a stopped build left, and refuses a prune without a condition" do
     leftover = File.join(@root, "rubies", "work", "dddddddddddddddd-999999999")
     FileUtils.mkdir_p(leftover)

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "json"
 require "stringio"
 require "rackbench/bundle_env"
 require "rackbench/servers/passenger/agent_build"
@@ -86,7 +87,7 @@ describe Rackbench::Servers::PassengerAgentBuild do
     assert_equal %w[passenger-config compile-agent --auto --optimize --working-dir], agent.first(5)
     assert_equal %w[passenger-config build-native-support], native
     refute(File.read(@args).include?("download"))
-    assert_match(/Compiling Passenger 6\.2\.1's agent from source, once for this gem .*log: #{Regexp.escape(@log)}/,
+    assert_match(/Compiling Passenger 6\.2\.1's agent from source, once for every ruby \(it takes minutes; log: #{Regexp.escape(@log)}\)/,
                  out.string)
     assert_match(/Passenger 6\.2\.1's agent compiled in \d+ s \(2 objects\)/, out.string)
     assert_includes File.read(@log), "Compilation finished!"
@@ -97,6 +98,32 @@ describe Rackbench::Servers::PassengerAgentBuild do
     out = GoOut.new(@env["FAKE_WAIT_FOR"])
     assert_equal :compiled, build(progress_interval_s: 0.05).ensure_built!(out: out, log: @log)
     assert_match(/^  compiling Passenger 6\.2\.1's agent: \d+ objects, \d+ s$/, out.string)
+  end
+
+  it "records each compile, and estimates the next one from it: its time, then the objects left" do
+    assert_equal :compiled, build.ensure_built!(out: StringIO.new, log: @log)
+    agents = Rackbench::Servers::PassengerAgents.new(root: File.join(@dir, "shared"))
+    last = agents.last_build
+    assert_equal ["6.2.1", 2], [last.version, last.objects]
+    assert_operator last.duration_s, :>=, 0.0
+    record = JSON.parse(File.read(File.join(File.dirname(agents.agent_path("6.2.1")), "build.json")))
+    assert_equal Rackbench::Servers::PassengerAgents.compiler.strip, record["compiler"]
+
+    # Another version (an agent of its own): the progress says how far it is against the last compile.
+    File.write(File.join(File.dirname(agents.agent_path("6.2.1")), "build.json"),
+               JSON.generate(record.merge("duration_s" => 600.0, "objects" => 4)))
+    @bundle.versions = { "passenger" => "6.3.0" }
+    @agent = @env["FAKE_AGENT"] = File.join(@gem_dir, "gems", "passenger-6.3.0", "buildout", "support-binaries",
+                                             "PassengerAgent")
+    @env["FAKE_WAIT_FOR"] = File.join(@dir, "go")
+    out = GoOut.new(@env["FAKE_WAIT_FOR"])
+    assert_equal :compiled, build(progress_interval_s: 0.05).ensure_built!(out: out, log: @log)
+    assert_match(/Compiling Passenger 6\.3\.0's agent from source, once for every ruby \(about 10m00s, as the last compile here; /,
+                 out.string)
+    # 2 of 4 objects (half) in a few seconds at most: about as long again left, at this compile's pace.
+    assert_match(/^  compiling Passenger 6\.3\.0's agent: 2 of about 4 objects, \d+ s(, about \d+ s left)?$/, out.string)
+    assert_equal "6.3.0", agents.last_build.version
+    assert_equal %w[6.3.0 6.2.1], agents.versions
   end
 
   it "compiles no agent when it is there, and leaves the native support to Passenger's own check" do

@@ -81,7 +81,7 @@ describe "proxy configurations" do
   it "names a missing program, and finds one on PATH or in /usr/sbin" do
     absent = File.join(dir, "absent")
     assert_equal "proxy nginx-cache needs nginx, which is not installed (Debian: apt-get install nginx; " \
-                 "bin/setup installs it)", Rackbench::Proxy::Nginx.new(cache: true, binary: absent).unsupported_reason
+                 "bin/setup --all installs it)", Rackbench::Proxy::Nginx.new(cache: true, binary: absent).unsupported_reason
     assert_match(/\Aproxy varnish needs #{absent}, not installed/, Rackbench::Proxy::Varnish.new(binary: absent).unsupported_reason)
     assert_nil Rackbench::Proxy::Binary.find(absent)
     assert_nil Rackbench::Proxy::Binary.find("rackbench-no-such-program", path: dir)

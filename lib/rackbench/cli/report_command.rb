@@ -28,6 +28,7 @@ module Rackbench
           end
           p.on("--trials", "print the per-trial table instead of the configurations") { options[:trials] = true }
           p.on("--history", "print the earlier attempts of retried trials (--retry-failed)") { options[:history] = true }
+          wide_option(p, options)
           p.on("--sort ORDER", %w[order rps], "rows in experiment order (default) or by median req/s (rps)") do |v|
             options[:sort] = v.to_sym
           end
@@ -48,7 +49,7 @@ module Rackbench
       def print_report(store, options)
         if options[:trials]
           trial_report = TrialReport.new(store, experiment_id: options[:id], name: options[:experiment])
-          return @out.print(trial_report.table)
+          return @out.print(trial_report.table(width: output_width(options)))
         end
 
         report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
@@ -73,7 +74,8 @@ module Rackbench
         elsif options[:csv_pages]
           @out.print report.to_csv_pages
         else
-          @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order).render
+          @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order,
+                                          width: output_width(options)).render
         end
       end
     end

@@ -66,7 +66,7 @@ module Rackbench
 
         FileUtils.mkdir_p(options[:results]) # report.html goes there
         print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
-                                                            store: options[:fleet])
+                                                            store: options[:fleet], width: output_width(options))
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: follow again with #{[*resume_command(files, options), "--fleet",
@@ -165,6 +165,7 @@ module Rackbench
           end
           p.on("--detach", "with --fleet: queue the batches and return") { options[:detach] = true }
           p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
+          wide_option(p, options)
         end
       end
     end

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "terminal-table"
 require_relative "command"
 
 module Rackbench
@@ -14,8 +13,10 @@ module Rackbench
     class ServicesCommand < Command
       def run(argv)
         json = false
-        rest = parse_options(argv, "Usage: rackbench services [--json]") do |p|
+        options = {}
+        rest = parse_options(argv, "Usage: rackbench services [--json] [--wide]") do |p|
           p.on("--json", "print JSON") { json = true }
+          wide_option(p, options)
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}'" unless rest.empty?
@@ -25,8 +26,8 @@ module Rackbench
         if json
           @out.puts JSON.pretty_generate("services" => services, "proxies" => proxies)
         else
-          @out.puts table("service", services)
-          @out.puts table("proxy", proxies)
+          @out.puts table("service", services, output_width(options))
+          @out.puts table("proxy", proxies, output_width(options))
         end
         CLI::EXIT_OK
       end
@@ -45,14 +46,14 @@ module Rackbench
           "version" => reason ? nil : topology.version, "missing" => reason }
       end
 
-      def table(what, rows)
+      def table(what, rows, width)
         cells = rows.map do |row|
           program = Array(row["programs"] || row["program"]).join(", ")
           what_it_gives = row.key?("env") ? row["env"] : (row["cache"] ? "caches" : "no cache")
           [row["name"], program, what_it_gives, row["version"] || "not installed"]
         end
-        Terminal::Table.new(headings: [what, "program", what == "service" ? "the app gets" : "cache", "installed"],
-                            rows: cells).to_s
+        Text::Table.new(headings: [what, "program", what == "service" ? "the app gets" : "cache", "installed"],
+                        rows: cells, width: width).to_s
       end
     end
   end

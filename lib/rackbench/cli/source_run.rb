@@ -27,13 +27,13 @@ module Rackbench
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err,
                             detect: options[:detect], labels: Labels.parse(options[:labels] || []))
         if options[:dry_run]
-          @out.print runner.plan
+          @out.print runner.plan_listing
           return CLI::EXIT_OK
         end
 
         summary = runner.run
         print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
-                                                            store: store_target(options))
+                                                            store: store_target(options), width: output_width(options))
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: resume with #{resume.shelljoin}"

@@ -32,7 +32,7 @@ module Rackbench
       def unsupported_reason
         return nil if path
 
-        "proxy #{name} needs nginx, which is not installed (Debian: apt-get install nginx; bin/setup installs it)"
+        "proxy #{name} needs nginx, which is not installed (Debian: apt-get install nginx; bin/setup --all installs it)"
       end
 
       # "1.22.1", from `nginx -v` (which prints to stderr), or nil.

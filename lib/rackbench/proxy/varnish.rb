@@ -39,7 +39,7 @@ module Rackbench
         return nil if missing.empty?
 
         "proxy varnish needs #{missing.join(" and ")}, not installed (Debian: apt-get install varnish; " \
-          "bin/setup installs it)"
+          "bin/setup --all installs it)"
       end
 
       # "7.1.1", from `varnishd -V`, or nil.

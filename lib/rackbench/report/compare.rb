@@ -167,8 +167,8 @@ module Rackbench
       end
 
       # The comparison as a terminal table, then what A and B are.
-      def terminal_table
-        CompareTerminal.new(self).render
+      def terminal_table(width: nil)
+        CompareTerminal.new(self, width: width).render
       end
 
       private
