@@ -74,8 +74,9 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
     w->protocol_state = protocol->create(w);
 }
 
-void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns) {
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t now_ns) {
     tls_counters *c = &w->tls[phase];
+    uint64_t start_ns = tls_conn_hello_sent(t) ? t->hello_sent_ns : now_ns;
     c->handshakes++;
     if (t->resumed) c->resumed++;
     hist_record(t->resumed ? c->resumed_ns : c->full_ns, now_ns - start_ns);

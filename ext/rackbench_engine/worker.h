@@ -224,10 +224,10 @@ int worker_may_start(worker *w, uint64_t now_ns);
  * its slot), which is why the schedule advances before each start. */
 void worker_dispatch_due(worker *w, uint64_t now_ns);
 
-/* Counts a completed handshake of conn t, opened for a request of phase,
- * whose ClientHello went out at start_ns, and keeps what the run's first
- * handshake negotiated. */
-void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns);
+/* Counts a handshake of conn t that completed at now_ns, opened for a
+ * request of phase (its time from t->hello_sent_ns), and keeps what the
+ * run's first handshake negotiated. */
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t now_ns);
 
 /* Counts a connection whose TLS failed (t->failure, t->reason: the first
  * reason is kept). */
