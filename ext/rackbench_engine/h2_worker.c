@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "h2_worker_state.h"
+#include "request_render.h"
 
 /* hc has output to write at the end of this turn (restart_ready). */
 static void mark_dirty(h2_conn *hc) {

@@ -29,6 +29,7 @@
 
 #include "clock.h"
 #include "expect.h"
+#include "request_render.h"
 
 /* After a failed connect a slot waits before retrying, so a dead server
  * costs a bounded number of attempts instead of a busy loop. */
