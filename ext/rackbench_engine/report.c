@@ -12,7 +12,7 @@ static double seconds(uint64_t ns) { return (double)ns / 1e9; }
 static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 static double per_second(uint64_t count, uint64_t ns) { return ns ? (double)count / seconds(ns) : 0.0; }
 
-static void write_latency(json_writer *j, const char *key, const histogram *h) {
+void report_write_latency(json_writer *j, const char *key, const histogram *h) {
     json_key(j, key);
     json_object_begin(j);
     int empty = h->total == 0;
@@ -27,7 +27,6 @@ static void write_latency(json_writer *j, const char *key, const histogram *h) {
     json_object_end(j);
 }
 
-static void write_histogram(json_writer *j, const histogram *h);
 static void write_counts(json_writer *j, const uint64_t *status, const uint64_t *errors);
 
 /* "entries": per request-list entry, in file order (null for one URL). */
@@ -61,8 +60,8 @@ static void write_entries(json_writer *j, const run_result *r) {
         json_kv_u64(j, "requests", m->requests);
         json_kv_u64(j, "hops", m->hops);
         write_counts(j, m->status, m->errors);
-        write_latency(j, "latency_us", m->latency);
-        write_histogram(j, m->latency);
+        report_write_latency(j, "latency_us", m->latency);
+        report_write_histogram(j, "histogram", m->latency);
         json_key(j, "warmup");
         json_object_begin(j);
         json_kv_u64(j, "requests", wu->requests);
@@ -76,8 +75,8 @@ static void write_entries(json_writer *j, const run_result *r) {
     for (int p = 0; p < PHASE_COUNT; p++) entry_stats_free(merged[p], set->count);
 }
 
-static void write_histogram(json_writer *j, const histogram *h) {
-    json_key(j, "histogram");
+void report_write_histogram(json_writer *j, const char *key, const histogram *h) {
+    json_key(j, key);
     json_object_begin(j);
     json_kv_string(j, "scheme", "log-linear");
     json_kv_string(j, "unit", "ns");
@@ -119,7 +118,7 @@ static void write_counts(json_writer *j, const uint64_t *status, const uint64_t 
 
 static void write_status_and_errors(json_writer *j, const phase_stats *ps) { write_counts(j, ps->status, ps->errors); }
 
-static void write_timeline(json_writer *j, const run_result *r, phase_id phase) {
+void report_write_timeline(json_writer *j, const run_result *r, phase_id phase, const char *count_key) {
     phase_stats **list = calloc((size_t)r->worker_count, sizeof(*list));
     if (!list) { perror("rackbench-engine: out of memory"); exit(1); }
     for (int i = 0; i < r->worker_count; i++) list[i] = &r->workers[i].phases[phase];
@@ -130,7 +129,7 @@ static void write_timeline(json_writer *j, const run_result *r, phase_id phase) 
     for (size_t s = 0; s < count; s++) {
         json_object_begin(j);
         json_kv_u64(j, "second", points[s].second);
-        json_kv_u64(j, "requests", points[s].requests);
+        json_kv_u64(j, count_key, points[s].requests);
         json_kv_u64(j, "errors", points[s].errors);
         json_kv_u64(j, "bytes", points[s].bytes);
         json_kv_double(j, "p50_us", (double)points[s].p50_ns / 1e3, 3);
@@ -228,7 +227,7 @@ static void write_late(json_writer *j, const run_result *r, const phase_stats *m
  * space exec created; ru_maxrss also keeps the peak of the process that
  * exec replaced (a forked Ruby runner of 80 MB, say), so it is only the
  * fallback where /proc is missing. */
-static uint64_t peak_rss_bytes(const struct rusage *usage) {
+uint64_t report_peak_rss_bytes(const struct rusage *usage) {
     FILE *f = fopen("/proc/self/status", "r");
     if (f) {
         char line[256];
@@ -438,8 +437,8 @@ static void write_tls_phase(json_writer *j, const run_result *r, phase_id phase,
     tls_counters t;
     merge_tls(r, phase, &t, full, resumed);
     write_tls_counts(j, &t, responses);
-    write_latency(j, "full_handshake_us", full);
-    write_latency(j, "resumed_handshake_us", resumed);
+    report_write_latency(j, "full_handshake_us", full);
+    report_write_latency(j, "resumed_handshake_us", resumed);
     free(full);
     free(resumed);
 }
@@ -521,9 +520,9 @@ void report_json(FILE *out, const run_result *r) {
     json_kv_u64(j, "body_bytes", m->body_bytes);
     json_kv_double(j, "mb_per_s", per_second(m->body_bytes, r->measured_ns) / 1e6, 3);
     write_status_and_errors(j, m);
-    write_latency(j, "latency_us", &m->latency);
-    write_histogram(j, &m->latency);
-    write_timeline(j, r, PHASE_MEASURE);
+    report_write_latency(j, "latency_us", &m->latency);
+    report_write_histogram(j, "histogram", &m->latency);
+    report_write_timeline(j, r, PHASE_MEASURE, "requests");
     write_late(j, r, m);
     write_entries(j, r);
     write_h2(j, r);
@@ -551,8 +550,8 @@ void report_json(FILE *out, const run_result *r) {
     json_kv_double(j, "rps", per_second(wu->requests, r->warmup_actual_ns), 3);
     json_kv_u64(j, "bytes", wu->bytes);
     write_status_and_errors(j, wu);
-    write_latency(j, "latency_us", &wu->latency);
-    write_timeline(j, r, PHASE_WARMUP);
+    report_write_latency(j, "latency_us", &wu->latency);
+    report_write_timeline(j, r, PHASE_WARMUP, "requests");
     json_object_end(j);
 
     double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
@@ -573,7 +572,7 @@ void report_json(FILE *out, const run_result *r) {
 
     json_key(j, "memory");
     json_object_begin(j);
-    json_kv_u64(j, "max_rss_bytes", peak_rss_bytes(&r->cpu_end));
+    json_kv_u64(j, "max_rss_bytes", report_peak_rss_bytes(&r->cpu_end));
     json_object_end(j);
     json_object_end(j);
     fputc('\n', out);

@@ -59,7 +59,8 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
     }
     if (rate_per_s > 0) {
         w->interval_ns = 1e9 / rate_per_s;
-        w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
+        /* With a setup, the clock is not fixed yet: run_setup_phase sets it. */
+        if (!clock->setup) w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
     }
     w->tls_ctx = tls_ctx;
     if (tls_ctx) {
@@ -254,6 +255,44 @@ static void run_loop(worker *w) {
     if (proto->finish) proto->finish(w);
 }
 
+/* The protocol's setup (run_clock.setup): from the setup's common start
+ * until the protocol says it is done or the run is interrupted; then the
+ * two meetings with the main thread, which fixes the clock in between. */
+static void run_setup_phase(worker *w) {
+    run_setup *setup = w->clock->setup;
+    const worker_protocol *proto = w->protocol;
+    struct timespec start = clock_timespec(setup->start_ns);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR && !engine_interrupted) {
+    }
+    uint64_t now_ns = clock_now_ns();
+    w->think_due_ns = UINT64_MAX;
+    proto->setup(w, now_ns);
+    struct epoll_event events[MAX_EVENTS];
+    uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+    while (!engine_interrupted && !proto->setup_done(w)) {
+        now_ns = clock_now_ns();
+        if (now_ns >= next_housekeeping_ns || now_ns >= w->think_due_ns) {
+            proto->housekeeping(w, now_ns);
+            next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+            if (proto->setup_done(w)) break;
+        }
+        uint64_t until_ns = w->think_due_ns < next_housekeeping_ns ? w->think_due_ns : next_housekeeping_ns;
+        int n = wait_events(w, events, now_ns, until_ns);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            perror("rackbench-engine: epoll_wait");
+            exit(1);
+        }
+        if (n > 0) now_ns = clock_now_ns();
+        for (int i = 0; i < n; i++) proto->on_event(events[i].data.ptr, events[i].events, now_ns);
+    }
+    pthread_barrier_wait(&setup->done);
+    pthread_barrier_wait(&setup->clock_set);
+    /* The open loop's schedule counts from the clock fixed just now. */
+    if (worker_open_loop(w))
+        w->sched_origin_ns = open_loop_origin_ns(w->clock->start_ns, w->interval_ns, w->id, w->cfg->threads);
+}
+
 void *worker_run(void *arg) {
     worker *w = arg;
     const run_clock *clock = w->clock;
@@ -266,6 +305,7 @@ void *worker_run(void *arg) {
         perror("rackbench-engine: epoll_create1");
         exit(1);
     }
+    if (clock->setup) run_setup_phase(w);
     phase_stats_init(&w->phases[PHASE_WARMUP], clock->start_ns);
     phase_stats_init(&w->phases[PHASE_MEASURE], clock->measure_start_ns);
     struct timespec start = clock_timespec(clock->start_ns);
