@@ -71,25 +71,6 @@ static int usage_error(const char *fmt, ...) {
     return 2;
 }
 
-int cli_parse_duration(const char *text, uint64_t *out_ns) {
-    if (!text || !*text) return -1;
-    errno = 0;
-    char *end = NULL;
-    double value = strtod(text, &end);
-    if (errno || end == text || !isfinite(value) || value < 0) return -1;
-    double scale;
-    if (*end == '\0' || strcmp(end, "s") == 0) scale = 1e9;
-    else if (strcmp(end, "ms") == 0) scale = 1e6;
-    else if (strcmp(end, "us") == 0) scale = 1e3;
-    else if (strcmp(end, "m") == 0) scale = 60e9;
-    else if (strcmp(end, "h") == 0) scale = 3600e9;
-    else return -1;
-    double ns = value * scale;
-    if (ns > 1e15) return -1; /* about 11 days: surely a typo */
-    *out_ns = (uint64_t)llround(ns);
-    return 0;
-}
-
 int cli_parse_cpus(const char *text, int *cpus, int max) {
     int count = 0;
     const char *p = text;
