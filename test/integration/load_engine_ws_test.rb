@@ -43,7 +43,8 @@ describe "load engine over WebSockets" do
 
   it "counts a broadcast that never came as missing: every 10th dropped reads a delivery of 0.9" do
     ws_server(drop_every: 10) do |server|
-      result = run_ws(server.url("/broadcast"), clients: 6, workload: "broadcast", interval_s: 0.05)
+      # Two threads: each counts its own clients' receipts, merged by number.
+      result = run_ws(server.url("/broadcast"), clients: 6, threads: 2, workload: "broadcast", interval_s: 0.05)
       b = result.broadcast
       # 1 s at 50 ms: 20 broadcasts, whatever the machine's speed; the
       # server dropped the 10th and the 20th.
@@ -74,6 +75,16 @@ describe "load engine over WebSockets" do
       assert_in_delta 0.9, result.delivery_ratio, 1e-9
       assert_equal 5, server.count(:subscriptions)
       assert_equal 5, result.cable["confirms"]
+    end
+  end
+
+  it "tells the caller when the window opens and closes, after every client connected" do
+    ws_server do |server|
+      settings = Rackbench::WsLoadSettings.build(url: server.url, clients: 50, workload: "connect", duration_s: 0.3)
+      seen = []
+      result = Rackbench::LoadEngine.new.run(settings, on_phase: ->(phase) { seen << [phase, server.count(:upgrades)] })
+      assert_equal [[:measure, 50], [:end, 50]], seen
+      assert_equal 50, result.connected
     end
   end
 
