@@ -141,6 +141,30 @@ void report_write_timeline(json_writer *j, const run_result *r, phase_id phase, 
     free(list);
 }
 
+void report_write_settings_tls(json_writer *j, const engine_config *cfg) {
+    json_key(j, "tls");
+    if (cfg->tls) {
+        json_object_begin(j);
+        json_kv_bool(j, "verify", cfg->tls_verify);
+        json_kv_string(j, "ca_file", cfg->ca_file);
+        json_kv_bool(j, "resume", cfg->tls_resume);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
+}
+
+void report_write_cpus(json_writer *j, const engine_config *cfg) {
+    json_key(j, "cpus");
+    if (cfg->cpu_count > 0) {
+        json_array_begin(j);
+        for (int i = 0; i < cfg->cpu_count; i++) json_u64(j, (uint64_t)cfg->cpus[i]);
+        json_array_end(j);
+    } else {
+        json_null(j);
+    }
+}
+
 static void write_settings(json_writer *j, const run_result *r) {
     const engine_config *cfg = r->cfg;
     json_key(j, "settings");
@@ -171,16 +195,7 @@ static void write_settings(json_writer *j, const run_result *r) {
     static const char *const protocols[] = {"http1", "h2c", "h2"};
     json_kv_string(j, "protocol", protocols[cfg->protocol]);
     json_kv_u64(j, "streams", (uint64_t)cfg->streams);
-    json_key(j, "tls");
-    if (cfg->tls) {
-        json_object_begin(j);
-        json_kv_bool(j, "verify", cfg->tls_verify);
-        json_kv_string(j, "ca_file", cfg->ca_file);
-        json_kv_bool(j, "resume", cfg->tls_resume);
-        json_object_end(j);
-    } else {
-        json_null(j);
-    }
+    report_write_settings_tls(j, cfg);
     json_kv_string(j, "method", cfg->requests_file ? NULL : cfg->method);
     json_key(j, "headers");
     json_array_begin(j);
@@ -191,14 +206,7 @@ static void write_settings(json_writer *j, const run_result *r) {
     json_kv_bool(j, "cookies", cfg->cookies);
     json_kv_u64(j, "seed", cfg->seed);
     json_kv_string(j, "raw_file", cfg->raw_file);
-    json_key(j, "cpus");
-    if (cfg->cpu_count > 0) {
-        json_array_begin(j);
-        for (int i = 0; i < cfg->cpu_count; i++) json_u64(j, (uint64_t)cfg->cpus[i]);
-        json_array_end(j);
-    } else {
-        json_null(j);
-    }
+    report_write_cpus(j, cfg);
     json_object_end(j);
 }
 
@@ -471,10 +479,33 @@ static void write_tls(json_writer *j, const run_result *r, const phase_stats *m,
     json_object_end(j);
 }
 
+void report_write_cpu(json_writer *j, const run_result *r, const char *per_key, uint64_t count, int null_when_none) {
+    double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
+    double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
+    double wall_s = seconds(r->cpu_wall_ns);
+    double utilization = wall_s > 0 ? (user_s + system_s) / (wall_s * r->cfg->threads) : 0.0;
+    int pin_failed = 0;
+    for (int i = 0; i < r->worker_count; i++) pin_failed |= r->workers[i].pin_failed;
+    json_key(j, "cpu");
+    json_object_begin(j);
+    json_kv_double(j, "user_s", user_s, 6);
+    json_kv_double(j, "system_s", system_s, 6);
+    json_kv_double(j, "wall_s", wall_s, 6);
+    json_kv_double(j, "utilization", utilization, 4);
+    json_key(j, per_key);
+    if (count) json_double(j, (user_s + system_s) * 1e6 / (double)count, 4);
+    else if (null_when_none) json_null(j);
+    else json_double(j, 0.0, 4);
+    json_kv_u64(j, "threads", (uint64_t)r->cfg->threads);
+    json_kv_bool(j, "saturated", utilization > SATURATION_UTILIZATION);
+    json_kv_bool(j, "pinned", r->cfg->cpu_count > 0 && !pin_failed);
+    json_object_end(j);
+}
+
 void report_json(FILE *out, const run_result *r) {
     phase_stats merged[PHASE_COUNT];
     uint64_t connects = 0, attempts = 0, close_ignored = 0, server_closes = 0, idle_closes = 0, abandoned = 0;
-    int established = 0, pin_failed = 0;
+    int established = 0;
     for (int p = 0; p < PHASE_COUNT; p++) {
         memset(&merged[p], 0, sizeof(merged[p]));
         hist_init(&merged[p].latency);
@@ -490,7 +521,6 @@ void report_json(FILE *out, const run_result *r) {
         idle_closes += w->idle_closes;
         abandoned += w->abandoned;
         established += w->slots_established;
-        pin_failed |= w->pin_failed;
     }
     const phase_stats *m = &merged[PHASE_MEASURE];
     const phase_stats *wu = &merged[PHASE_WARMUP];
@@ -554,21 +584,7 @@ void report_json(FILE *out, const run_result *r) {
     report_write_timeline(j, r, PHASE_WARMUP, "requests");
     json_object_end(j);
 
-    double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
-    double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
-    double wall_s = seconds(r->cpu_wall_ns);
-    double utilization = wall_s > 0 ? (user_s + system_s) / (wall_s * r->cfg->threads) : 0.0;
-    json_key(j, "cpu");
-    json_object_begin(j);
-    json_kv_double(j, "user_s", user_s, 6);
-    json_kv_double(j, "system_s", system_s, 6);
-    json_kv_double(j, "wall_s", wall_s, 6);
-    json_kv_double(j, "utilization", utilization, 4);
-    json_kv_double(j, "us_per_request", m->requests ? (user_s + system_s) * 1e6 / (double)m->requests : 0.0, 4);
-    json_kv_u64(j, "threads", (uint64_t)r->cfg->threads);
-    json_kv_bool(j, "saturated", utilization > SATURATION_UTILIZATION);
-    json_kv_bool(j, "pinned", r->cfg->cpu_count > 0 && !pin_failed);
-    json_object_end(j);
+    report_write_cpu(j, r, "us_per_request", m->requests, 0);
 
     json_key(j, "memory");
     json_object_begin(j);

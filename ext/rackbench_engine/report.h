@@ -52,4 +52,13 @@ void report_write_histogram(json_writer *j, const char *key, const histogram *h)
 void report_write_timeline(json_writer *j, const run_result *r, phase_id phase, const char *count_key);
 uint64_t report_peak_rss_bytes(const struct rusage *usage);
 
+/* settings.tls (null but for https:// and wss://) and settings.cpus. */
+void report_write_settings_tls(json_writer *j, const engine_config *cfg);
+void report_write_cpus(json_writer *j, const engine_config *cfg);
+
+/* "cpu": the engine's CPU over the window and its drain, and per_key: the
+ * CPU microseconds per one of count (0 when count is 0, or null with
+ * null_when_none). */
+void report_write_cpu(json_writer *j, const run_result *r, const char *per_key, uint64_t count, int null_when_none);
+
 #endif

@@ -174,6 +174,20 @@ static int wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, u
     return n;
 }
 
+/* One wait of the loop (the run's or the setup's): events until until_ns,
+ * each handed to the protocol with the clock read after the wait. */
+static void dispatch_events(worker *w, uint64_t now_ns, uint64_t until_ns) {
+    struct epoll_event events[MAX_EVENTS];
+    int n = wait_events(w, events, now_ns, until_ns);
+    if (n < 0) {
+        if (errno == EINTR) return;
+        perror("rackbench-engine: epoll_wait");
+        exit(1);
+    }
+    if (n > 0) now_ns = clock_now_ns();
+    for (int i = 0; i < n; i++) w->protocol->on_event(events[i].data.ptr, events[i].events, now_ns);
+}
+
 int worker_may_start(worker *w, uint64_t now_ns) {
     count_window *cw = w->clock->count;
     if (!worker_counted(w)) return now_ns < w->clock->measure_end_ns;
@@ -215,7 +229,6 @@ static void run_loop(worker *w) {
     uint64_t now_ns = clock_now_ns();
     w->think_due_ns = UINT64_MAX;
     proto->start(w, now_ns);
-    struct epoll_event events[MAX_EVENTS];
     uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
     for (;;) {
         now_ns = clock_now_ns();
@@ -243,14 +256,7 @@ static void run_loop(worker *w) {
             uint64_t due_ns = next_due_ns(w);
             if (due_ns < until_ns) until_ns = due_ns;
         }
-        int n = wait_events(w, events, now_ns, until_ns);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("rackbench-engine: epoll_wait");
-            exit(1);
-        }
-        if (n > 0) now_ns = clock_now_ns();
-        for (int i = 0; i < n; i++) proto->on_event(events[i].data.ptr, events[i].events, now_ns);
+        dispatch_events(w, now_ns, until_ns);
     }
     if (proto->finish) proto->finish(w);
 }
@@ -267,7 +273,6 @@ static void run_setup_phase(worker *w) {
     uint64_t now_ns = clock_now_ns();
     w->think_due_ns = UINT64_MAX;
     proto->setup(w, now_ns);
-    struct epoll_event events[MAX_EVENTS];
     uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
     while (!engine_interrupted && !proto->setup_done(w)) {
         now_ns = clock_now_ns();
@@ -277,14 +282,7 @@ static void run_setup_phase(worker *w) {
             if (proto->setup_done(w)) break;
         }
         uint64_t until_ns = w->think_due_ns < next_housekeeping_ns ? w->think_due_ns : next_housekeeping_ns;
-        int n = wait_events(w, events, now_ns, until_ns);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("rackbench-engine: epoll_wait");
-            exit(1);
-        }
-        if (n > 0) now_ns = clock_now_ns();
-        for (int i = 0; i < n; i++) proto->on_event(events[i].data.ptr, events[i].events, now_ns);
+        dispatch_events(w, now_ns, until_ns);
     }
     pthread_barrier_wait(&setup->done);
     pthread_barrier_wait(&setup->clock_set);

@@ -87,24 +87,8 @@ static void write_settings(json_writer *j, const run_result *r) {
     for (int i = 0; i < cfg->header_count; i++) json_string(j, cfg->headers[i]);
     json_array_end(j);
     json_kv_u64(j, "seed", cfg->seed);
-    json_key(j, "cpus");
-    if (cfg->cpu_count > 0) {
-        json_array_begin(j);
-        for (int i = 0; i < cfg->cpu_count; i++) json_u64(j, (uint64_t)cfg->cpus[i]);
-        json_array_end(j);
-    } else {
-        json_null(j);
-    }
-    json_key(j, "tls");
-    if (cfg->tls) {
-        json_object_begin(j);
-        json_kv_bool(j, "verify", cfg->tls_verify);
-        json_kv_string(j, "ca_file", cfg->ca_file);
-        json_kv_bool(j, "resume", cfg->tls_resume);
-        json_object_end(j);
-    } else {
-        json_null(j);
-    }
+    report_write_cpus(j, cfg);
+    report_write_settings_tls(j, cfg);
     json_object_end(j);
 }
 
@@ -466,28 +450,6 @@ static void write_broadcast(json_writer *j, const run_result *r, const phase_sta
     free(mr.slowest_ns);
 }
 
-static void write_cpu(json_writer *j, const run_result *r, uint64_t messages) {
-    double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
-    double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
-    double wall_s = seconds(r->cpu_wall_ns);
-    double utilization = wall_s > 0 ? (user_s + system_s) / (wall_s * r->cfg->threads) : 0.0;
-    json_key(j, "cpu");
-    json_object_begin(j);
-    json_kv_double(j, "user_s", user_s, 6);
-    json_kv_double(j, "system_s", system_s, 6);
-    json_kv_double(j, "wall_s", wall_s, 6);
-    json_kv_double(j, "utilization", utilization, 4);
-    json_key(j, "us_per_message");
-    if (messages) json_double(j, (user_s + system_s) * 1e6 / (double)messages, 4);
-    else json_null(j);
-    json_kv_u64(j, "threads", (uint64_t)r->cfg->threads);
-    json_kv_bool(j, "saturated", utilization > SATURATION_UTILIZATION);
-    int pin_failed = 0;
-    for (int i = 0; i < r->worker_count; i++) pin_failed |= r->workers[i].pin_failed;
-    json_kv_bool(j, "pinned", r->cfg->cpu_count > 0 && !pin_failed);
-    json_object_end(j);
-}
-
 void ws_report_json(FILE *out, const run_result *r) {
     const engine_config *cfg = r->cfg;
     ws_conn_tally *tally = calloc(1, sizeof(*tally));
@@ -533,7 +495,7 @@ void ws_report_json(FILE *out, const run_result *r) {
     write_frames(j, tally);
     write_cable(j, r, tally);
     write_tls(j, r);
-    write_cpu(j, r, cfg->ws_workload == WS_WORKLOAD_CONNECT ? 0 : merged[PHASE_MEASURE].requests);
+    report_write_cpu(j, r, "us_per_message", cfg->ws_workload == WS_WORKLOAD_CONNECT ? 0 : merged[PHASE_MEASURE].requests, 1);
     json_key(j, "memory");
     json_object_begin(j);
     json_kv_u64(j, "max_rss_bytes", report_peak_rss_bytes(&r->cpu_end));

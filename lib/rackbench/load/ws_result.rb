@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "contract"
+
 module Rackbench
   # The load engine's result document for a WebSocket run
   # ("rackbench-engine-ws", doc/output.md), checked against the contract on
@@ -8,6 +10,8 @@ module Rackbench
   # WebSocket trial reads: connections, their failures by reason, round
   # trips, delivery, and the window's edges for sampling the server.
   class WsLoadResult
+    include LoadContract
+
     FORMAT = "rackbench-engine-ws"
     FORMAT_VERSION = 1
     BOOL = [true.class, false.class].freeze
@@ -166,21 +170,6 @@ module Rackbench
 
     def check(ok, message)
       raise EngineError, "load engine result: #{message}" unless ok
-    end
-
-    def check_types(hash, spec, prefix)
-      spec.each do |key, types|
-        value = hash[key]
-        next if types.any? { |t| value.is_a?(t) }
-
-        raise EngineError, "load engine result: #{prefix}#{key} is #{value.inspect[0, 40]}, " \
-                           "expected #{types.join(" or ")}"
-      end
-    end
-
-    def require_keys(name, hash, keys)
-      missing = keys - hash.keys
-      raise EngineError, "load engine result: #{name} lacks #{missing.join(", ")}" unless missing.empty?
     end
   end
 end
