@@ -4,6 +4,8 @@ $LOAD_PATH.unshift File.expand_path("../lib", __dir__)
 require "rackbench"
 require "minitest/autorun"
 require "tmpdir"
+require "support/cli"
+require "support/live_process"
 
 module Rackbench
   module TestHelpers
@@ -31,4 +33,4 @@ module Rackbench
   end
 end
 
-Minitest::Test.include Rackbench::TestHelpers
+Minitest::Test.include Rackbench::TestHelpers, Rackbench::Test::Cli, Rackbench::Test::LiveProcess

@@ -23,10 +23,6 @@ describe "a fleet of two workers, one killed" do
   let(:dir) { Dir.mktmpdir("rackbench-fleet") }
   after { FileUtils.rm_rf(dir) }
 
-  def rackbench_argv(*args)
-    [RbConfig.ruby, "-I", File.join(ROOT, "lib"), File.join(ROOT, "exe", "rackbench"), *args]
-  end
-
   def experiment_file
     File.join(dir, "fleet.yml").tap do |path|
       File.write(path, <<~YAML)
@@ -55,9 +51,9 @@ describe "a fleet of two workers, one killed" do
 
         # Each host has its gems before it claims (as a provisioned host
         # would): the namespaces reach no gem mirror.
-        out, status = Open3.capture2e(env, *rackbench_argv("check", file, "--results", File.join(dir, "check")))
+        out, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("check", file, "--results", File.join(dir, "check")))
         assert status.success?, out
-        out, status = Open3.capture2e(env, *rackbench_argv("run", file, "--fleet", url, "--testbed", "lab", "--detach"))
+        out, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("run", file, "--fleet", url, "--testbed", "lab", "--detach"))
         assert status.success?, out
         assert_match(/Experiment fleet-proof \(id 1\): 4 batches of 3 configurations for testbed lab .*: 4 queued/, out)
 
@@ -65,10 +61,10 @@ describe "a fleet of two workers, one killed" do
         logs = hosts.to_h { |h| [h.name, File.join(dir, "#{h.name}.log")] }
         workers = {}
         start_worker = lambda do |host|
-          workers[host.name] = net.spawn(host, *rackbench_argv("worker", url, "--testbed", "lab", "--results",
+          workers[host.name] = net.spawn(host, *cli_argv("worker", url, "--testbed", "lab", "--results",
                                                                File.join(dir, host.name), "--heartbeat", "1s",
                                                                "--dead-after", "6s", "--poll", "0.3s"),
-                                         env: env, out: logs[host.name], err: [:child, :out], chdir: dir)
+                                         env: Rackbench::Test::Cli.env(env), out: logs[host.name], err: [:child, :out], chdir: dir)
         end
 
         Sequel.connect(pg.url("fleet"), keep_reference: false) do |db|
@@ -101,7 +97,7 @@ describe "a fleet of two workers, one killed" do
             net.pids(hosts.first).empty?
           end
 
-          follow, status = Open3.capture2e(env, *rackbench_argv("run", file, "--fleet", url, "--testbed", "lab", "--resume",
+          follow, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("run", file, "--fleet", url, "--testbed", "lab", "--resume",
                                                                 "--results", File.join(dir, "follow")))
           assert status.success?, "#{follow}\n--- bench-b:\n#{log_tail(logs["bench-b"])}"
 

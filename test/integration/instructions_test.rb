@@ -41,8 +41,7 @@ describe "instructions per request (integration)" do
       results = File.join(dir, "results")
       # The probe's answers go to a cache of the test's own.
       env = { "RACKBENCH_CACHE" => File.join(dir, "cache") }
-      out, err, status = Open3.capture3(env, RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                        "--json", "--results", results)
+      out, err, status = rackbench("run", file, "--json", "--results", results, env: env)
       records = Rackbench::Store.open(results, &:trials)
       { status: status, out: out, err: err, records: records, dir: dir, results: results }
     end

@@ -192,7 +192,7 @@ module ProxyRun
           - { app: rack-hello, proxy: [none, nginx-cache] }
           - { app: rails-posts, proxy: [nginx, varnish] }
       YAML
-      out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
+      out, err, status = rackbench("run", file,
                                         "--results", RESULTS)
       raise "rackbench run failed:\n#{out}\n#{err}" unless status.success?
 
