@@ -233,18 +233,4 @@ describe Rackbench::CLI do
     assert_equal 0, code
     assert_match(/--no-keepalive/, out)
   end
-
-  it "prints the engine's JSON or the summary" do
-    ENV["RACKBENCH_ENGINE"] = File.expand_path("../fixtures/fake_engine", __dir__)
-    ENV["FAKE_ENGINE_RESULT"] = File.expand_path("../fixtures/engine_result.json", __dir__)
-    code, out, = cli("load", "--json", "http://127.0.0.1:1/")
-    assert_equal 0, code
-    assert_equal 400, JSON.parse(out)["requests"]
-    code, out, = cli("load", "http://127.0.0.1:1/")
-    assert_equal 0, code
-    assert_match(/Requests:\s+400/, out)
-  ensure
-    ENV.delete("RACKBENCH_ENGINE")
-    ENV.delete("FAKE_ENGINE_RESULT")
-  end
 end
