@@ -6,6 +6,7 @@ require "minitest/autorun"
 require "tmpdir"
 require "support/cli"
 require "support/live_process"
+require "support/file_time_reporter"
 
 module Rackbench
   module TestHelpers

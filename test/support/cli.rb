@@ -3,6 +3,7 @@
 require "open3"
 require "rbconfig"
 require "stringio"
+require_relative "failure_logs"
 
 module Rackbench
   module Test
@@ -13,6 +14,8 @@ module Rackbench
     # exported RACKBENCH_STORE (or another project's Bundler settings)
     # cannot make a test read or write their own database.
     module Cli
+      include FailureLogs
+
       ROOT = File.expand_path("../..", __dir__)
       EXE = File.join(ROOT, "exe", "rackbench")
 
@@ -47,12 +50,14 @@ module Rackbench
       end
 
       # Runs exe/rackbench with +args+ to its end; returns [stdout, stderr,
-      # Process::Status].
+      # Process::Status]. Should the test fail, its trials' logs are printed
+      # (FailureLogs).
       #
       # :env :: variables of the test's own, over the clean environment (default: {})
       # :chdir :: the directory it runs in (default: this one)
       # :stdin_data :: what it reads (default: nothing)
       def rackbench(*args, env: {}, chdir: Dir.pwd, stdin_data: "")
+        note_results_dir(args, chdir)
         Open3.capture3(Cli.env(env), *cli_argv(*args), chdir: chdir, stdin_data: stdin_data)
       end
 
@@ -70,6 +75,7 @@ module Rackbench
       # :env :: as for #rackbench
       # :options :: Process.spawn's (default: output to /dev/null)
       def spawn_rackbench(*args, env: {}, **options)
+        note_results_dir(args, options.fetch(:chdir, Dir.pwd))
         Process.spawn(Cli.env(env), *cli_argv(*args), **{ out: File::NULL, err: File::NULL, pgroup: true }.merge(options))
       end
 
