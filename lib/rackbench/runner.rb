@@ -19,6 +19,10 @@ module Rackbench
   #
   #   Runner.new(source: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
   class Runner
+    # How long a server may take to boot and answer its first request
+    # unless the command says (`rackbench run --ready-timeout`).
+    READY_TIMEOUT_S = 60
+
     # not_run :: planned trials a stopping rule (--detect) left unrun
     Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, :not_run, keyword_init: true)
 
@@ -79,7 +83,7 @@ module Rackbench
     # :rerun :: with batch, run the batch's stored trials again too, each as the next attempt at its key
     #           (its earlier attempts kept as history): a batch runs whole on one host (default: false)
     def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
-                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
+                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: READY_TIMEOUT_S, stop_grace_s: 10, environment: nil,
                    parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {},
                    host: Etc.uname[:nodename], batch: nil, rerun: false)
       @source = source
