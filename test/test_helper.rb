@@ -7,6 +7,7 @@ require "tmpdir"
 require "support/cli"
 require "support/live_process"
 require "support/file_time_reporter"
+require "support/no_process_reporter"
 
 module Rackbench
   module TestHelpers
@@ -19,6 +20,34 @@ module Rackbench
         flunk "timed out after #{timeout_s}s waiting for #{message}" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
 
         sleep interval_s
+      end
+    end
+
+    # How much slower than the CPU it used a short spin of this process ran
+    # just now: about 1 on an idle machine, about 15 at load average 30 on
+    # 2 CPUs. A deadline that only guards against a hang (never a claim)
+    # is scaled by it, so that a busy machine cannot outrun it, as the
+    # session check's deadline follows the app's own first answer.
+    def busy_factor(spin_cpu_s: 0.1)
+      cpu = -> { Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) }
+      wall = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+      cpu_start = cpu.call
+      wall_start = wall.call
+      spins = 0
+      spins += 1 while cpu.call - cpu_start < spin_cpu_s
+      [(wall.call - wall_start) / (cpu.call - cpu_start), 1.0].max
+    end
+
+    # Waits for a condition that a running process (+pid+, a child of this
+    # one) brings about, as long as it runs: fails at once, naming how it
+    # ended, should it end first; +timeout_s+ guards against a hang only.
+    def wait_while_running(pid, timeout_s:, message:, interval_s: 0.2)
+      wait_until(timeout_s: timeout_s, interval_s: interval_s, message: message) do
+        next true if yield
+
+        ended = Process.wait2(pid, Process::WNOHANG)
+        flunk "process #{pid} #{ended.last.inspect.delete_prefix("#<Process::Status: pid #{pid} ").delete_suffix(">")} before #{message}" if ended
+        false
       end
     end
 

@@ -28,7 +28,6 @@ describe "your app's hooks, logs and retried failures (integration)" do
     FileUtils.rm_rf(app_log_dir)
   end
 
-
   # An experiment file of the hooked app with +hooks+ (YAML lines of its
   # apps entry), 2 batches of one configuration.
   def experiment(name, hooks)

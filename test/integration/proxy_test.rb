@@ -134,7 +134,6 @@ describe "proxies (integration)" do
     end
   end
 
-
   def alive_pids(pids)
     pids.select do |pid|
       File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] != "Z"

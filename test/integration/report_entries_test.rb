@@ -15,7 +15,6 @@ describe "per-page results of a real run (integration)" do
   let(:results) { File.join(dir, "results") }
   after { FileUtils.rm_rf(dir) }
 
-
   it "reports one row per entry of the list, whose counts add up to the trial's" do
     File.write(File.join(dir, "pages.requests"), <<~REQUESTS)
       --- name=home weight=3

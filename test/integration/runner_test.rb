@@ -34,7 +34,6 @@ describe "rackbench run (integration)" do
     FileUtils.rm_rf(dir)
   end
 
-
   # Every process started for a trial of this test: the runner marks each
   # server with RACKBENCH_TRIAL_DIR under the results directory.
   def experiment_processes
@@ -74,7 +73,9 @@ describe "rackbench run (integration)" do
   it "runs 2 rubies x 2 servers x 2 thread counts, survives kill -9 and resumes: 8 trials, each once, all measured" do
     pid = spawn_rackbench("run", experiment_file, "--results", results)
     begin
-      wait_until(timeout_s: 120, interval_s: 0.2, message: "two stored trials") do
+      # As long as the runner runs (its own deadlines end it): a busy
+      # machine's bundle install and boots may take minutes.
+      wait_while_running(pid, timeout_s: 600 * busy_factor, message: "two stored trials") do
         File.exist?(File.join(results, "results.db")) && stored.size >= 2
       end
       Process.kill(:KILL, pid)
@@ -138,7 +139,10 @@ describe "rackbench run (integration)" do
       threads: 2
       load: { connections: 2, duration: 1s, warmup: 1s, timeout: 5s }
     YAML
-    out, err, status = rackbench("run", experiment_file, "--results", results)
+    # A JVM boots Puma in seconds on an idle machine, in minutes on a busy
+    # one: the boot's allowance follows what this machine gives now.
+    ready_timeout_s = (60 * busy_factor).ceil
+    out, err, status = rackbench("run", experiment_file, "--results", results, "--ready-timeout", "#{ready_timeout_s}s")
     assert status.success?, "run failed: #{err}\n#{out}"
     trial = stored.fetch(0)
     assert_equal "ok", trial.status, trial.reason

@@ -22,7 +22,6 @@ describe "services (integration)" do
                                   ready_timeout_s: 60, stop_grace_s: 10, parent_env: ENV)
   end
 
-
   after { FileUtils.rm_rf(dir) }
 
   def spec(name, **options)

@@ -26,7 +26,6 @@ describe "sessions held or lost (integration)" do
 
   after { FileUtils.rm_rf(dir) }
 
-
   # The app's log lines of a trial: [user, method, path, status].
   def app_log(results, trial)
     slug = Dir.children(File.join(results, "work")).find { |name| name.start_with?(format("%04d-", trial["position"])) }

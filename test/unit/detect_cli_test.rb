@@ -24,7 +24,6 @@ describe "rackbench run --detect (command line)" do
 
   after { FileUtils.rm_rf(dir) }
 
-
   # The experiment run would run (the CLI's --dry-run would also discover
   # the machine's rubies: slow here).
   def planned(*argv)

@@ -20,7 +20,6 @@ describe "rackbench gate (CLI)" do
     dir
   end
 
-
   def dims(ruby) = ReportStore.dims(ruby: ruby)
   def noisy(mean, seed) = ReportStore.noisy(mean, 0.01, 6, seed)
 

@@ -15,7 +15,6 @@ describe "rackbench profile and --speedscope" do
   let(:root) { Dir.mktmpdir("rackbench-profile-cli") }
   after { FileUtils.rm_rf(root) }
 
-
   def experiment_file(extra = "")
     File.join(root, "exp.yml").tap do |path|
       File.write(path, <<~YAML + extra)

@@ -9,7 +9,6 @@ describe "rackbench report and compare" do
   let(:root) { Dir.mktmpdir }
   after { FileUtils.rm_rf(root) }
 
-
   # A results directory holding one experiment with these configurations.
   def results(name, configs)
     dir = File.join(root, name)
