@@ -45,7 +45,14 @@ module Rackbench
       end
 
       # The argv that runs exe/rackbench with +args+ under the test's ruby.
+      # A `run` that does not set --ready-timeout gets 60 s times this
+      # machine's busy_factor now: in a test a boot's deadline guards
+      # against a hang, never a claim, and Redmine or JRuby boot in seconds
+      # on an idle machine but take minutes at load average 30.
       def cli_argv(*args)
+        if args.first == "run" && !args.include?("--ready-timeout")
+          args += ["--ready-timeout", "#{(Runner::READY_TIMEOUT_S * busy_factor).ceil}s"]
+        end
         [RbConfig.ruby, EXE, *args]
       end
 

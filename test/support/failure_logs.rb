@@ -3,7 +3,7 @@
 module Rackbench
   module Test
     # What a failed test that ran `rackbench` prints before its directories
-    # go: the tail of the last trials' logs (results/logs/SLUG.log: the
+    # go: the tail of the last trials' logs (results/logs/NNNN-SLUG.log: the
     # boot, the checks, the server's output) and of the app's own logs of
     # those trials (results/work/SLUG/app-logs/), so that the reader of a
     # red run sees why without the results directory, which the test's
@@ -31,7 +31,8 @@ module Rackbench
 
       def print_failure_logs
         (@results_dirs || []).uniq.each do |results|
-          Dir.glob(File.join(results, "logs", "*.log")).max_by(TRIALS) { |path| File.mtime(path) }.reverse.each do |log|
+          trial_logs = Dir.glob(File.join(results, "logs", "[0-9][0-9][0-9][0-9]-*.log"))
+          trial_logs.max_by(TRIALS) { |path| File.mtime(path) }.reverse.each do |log|
             print_tail(log)
             Dir.glob(File.join(results, "work", File.basename(log, ".log"), "app-logs", "**", "*"))
                .select { |path| File.file?(path) }.sort.each { |path| print_tail(path) }
