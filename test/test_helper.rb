@@ -43,7 +43,8 @@ module Rackbench
     # ended, should it end first; +timeout_s+ guards against a hang only.
     def wait_while_running(pid, timeout_s:, message:, interval_s: 0.2)
       wait_until(timeout_s: timeout_s, interval_s: interval_s, message: message) do
-        next true if yield
+        found = yield
+        next found if found
 
         ended = Process.wait2(pid, Process::WNOHANG)
         flunk "process #{pid} #{ended.last.inspect.delete_prefix("#<Process::Status: pid #{pid} ").delete_suffix(">")} before #{message}" if ended

@@ -75,11 +75,17 @@ describe "a fleet of two workers, one killed" do
           # bench-a first, bench-b once bench-a holds batch 1: bench-a then
           # claims a second batch while bench-b runs batch 2.
           start_worker.call(hosts.first)
-          wait_until(timeout_s: 120, interval_s: 0.05, message: "bench-a's first claim") { by_worker.call("bench-a", "claimed").any? }
+          # Each wait lasts as long as the worker runs; its deadline guards
+          # against a hang, scaled by how busy the machine is now.
+          wait_while_running(workers["bench-a"], timeout_s: 120 * busy_factor, interval_s: 0.05,
+                                                 message: "bench-a's first claim") do
+            by_worker.call("bench-a", "claimed").any?
+          end
           start_worker.call(hosts.last)
           # bench-a in the middle of its second batch: claimed, some of its
           # trials stored, not all.
-          victim = wait_until(timeout_s: 300, interval_s: 0.05, message: "bench-a in the middle of its second batch") do
+          victim = wait_while_running(workers["bench-a"], timeout_s: 300 * busy_factor, interval_s: 0.05,
+                                                          message: "bench-a in the middle of its second batch") do
             next nil if by_worker.call("bench-a", "done").empty?
 
             claimed = by_worker.call("bench-a", "claimed")
@@ -93,7 +99,7 @@ describe "a fleet of two workers, one killed" do
           partial = db[:trials].where(batch: victim, host: "bench-a").select_map(:key)
 
           # The guard stops the dead worker's server and engine.
-          wait_until(timeout_s: 60, interval_s: 0.2, message: "nothing left in bench-a's namespace") do
+          wait_until(timeout_s: 60 * busy_factor, interval_s: 0.2, message: "nothing left in bench-a's namespace") do
             net.pids(hosts.first).empty?
           end
 

@@ -217,7 +217,8 @@ describe "rackbench run (integration)" do
     YAML
     pid = spawn_rackbench("run", experiment_file, "--results", results)
     begin
-      ignoring = wait_until(timeout_s: 300, interval_s: 0.1, message: "the server to ignore TERM") do
+      ignoring = wait_while_running(pid, timeout_s: 300 * busy_factor, interval_s: 0.1,
+                                    message: "the server to ignore TERM") do
         Dir.glob(File.join(results, "work", "*", "ignoring-term")).first
       end
       helper = Integer(File.read(File.join(File.dirname(ignoring), "helper.pid")))
