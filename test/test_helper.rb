@@ -24,7 +24,7 @@ module Rackbench
     end
 
     # How much slower than the CPU it used a short spin of this process ran
-    # just now: about 1 on an idle machine, about 15 at load average 30 on
+    # just now: about 1 on an idle machine, about 18 at load average 28 on
     # 2 CPUs. A deadline that only guards against a hang (never a claim)
     # is scaled by it, so that a busy machine cannot outrun it, as the
     # session check's deadline follows the app's own first answer.
@@ -33,8 +33,7 @@ module Rackbench
       wall = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
       cpu_start = cpu.call
       wall_start = wall.call
-      spins = 0
-      spins += 1 while cpu.call - cpu_start < spin_cpu_s
+      nil while cpu.call - cpu_start < spin_cpu_s
       [(wall.call - wall_start) / (cpu.call - cpu_start), 1.0].max
     end
 
@@ -47,7 +46,7 @@ module Rackbench
         next found if found
 
         ended = Process.wait2(pid, Process::WNOHANG)
-        flunk "process #{pid} #{ended.last.inspect.delete_prefix("#<Process::Status: pid #{pid} ").delete_suffix(">")} before #{message}" if ended
+        flunk "the process ended (#{ended.last}) before #{message}" if ended
         false
       end
     end
