@@ -24,7 +24,10 @@ describe Rackbench::Test::StressLane do
     pids = lane.pids
     assert_equal 2, pids.size
     assert(pids.all? { |pid| alive?(pid) })
-    assert(pids.all? { |pid| File.binread("/proc/#{pid}/cmdline").split("\0").last == lane_class::SPIN })
+    # The guard execs the loop's ruby after Process.spawn returned: wait for it.
+    wait_until(timeout_s: 30 * busy_factor, message: "the loops' rubies") do
+      pids.all? { |pid| File.binread("/proc/#{pid}/cmdline").split("\0") == [RbConfig.ruby, "-e", lane_class::SPIN] }
+    end
     lane.stop
     assert(pids.none? { |pid| alive?(pid) }, "every loop is gone and reaped")
     lane.stop # twice is harmless
