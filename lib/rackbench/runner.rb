@@ -21,6 +21,10 @@ module Rackbench
   #
   #   Runner.new(source: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
   class Runner
+    # How long a server may take to boot and answer its first request
+    # unless the command says (`rackbench run --ready-timeout`).
+    READY_TIMEOUT_S = 60
+
     # not_run :: planned trials a stopping rule (--detect) left unrun
     Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, :not_run, keyword_init: true)
 
@@ -84,7 +88,7 @@ module Rackbench
     #            its trials go into that row, once this host's labels are proven to be the row's
     #            (StoredExperiment#claim) (default: nil: the row is found or made here)
     def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
-                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
+                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: READY_TIMEOUT_S, stop_grace_s: 10, environment: nil,
                    parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {},
                    host: Etc.uname[:nodename], batch: nil, rerun: false, queued: nil)
       @source = source

@@ -13,6 +13,7 @@ module Rackbench
 end
 
 require_relative "stats/check"
+require_relative "stats/memo"
 require_relative "stats/normal"
 require_relative "stats/summary"
 require_relative "stats/bootstrap"

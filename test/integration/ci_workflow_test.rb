@@ -70,10 +70,6 @@ describe "the example CI workflow (integration)" do
     FileUtils.chmod(0o755, path)
   end
 
-  def rackbench(*argv, dir:)
-    Open3.capture2e(RbConfig.ruby, File.join(ROOT, "exe/rackbench"), *argv, chdir: dir)
-  end
-
   def run_scenario
     dir = Dir.mktmpdir("rackbench-ci-workflow")
     app = File.join(dir, "app")
@@ -81,7 +77,7 @@ describe "the example CI workflow (integration)" do
     bin = File.join(dir, "bin")
     gh_log = File.join(dir, "gh")
     [app, temp, bin, gh_log].each { |d| FileUtils.mkdir_p(d) }
-    tool(bin, "rackbench", "#!/bin/sh\nexec #{RbConfig.ruby.shellescape} #{File.join(ROOT, "exe/rackbench").shellescape} \"$@\"\n")
+    tool(bin, "rackbench", "#!/bin/sh\nexec #{RbConfig.ruby.shellescape} #{Rackbench::Test::Cli::EXE.shellescape} \"$@\"\n")
     tool(bin, "gh", <<~SH)
       #!/bin/sh
       # The fake gh: what it was asked, and the body it would have posted.
@@ -128,11 +124,13 @@ describe "the example CI workflow (integration)" do
                       calls: Dir[File.join(gh_log, "call-*")].sort.map { |f| File.read(f).strip } }
       end
 
-    history, history_status = rackbench("history", "--results", File.join(store, "main"), "--results",
-                                        File.join(temp, "rackbench-pr"), "--figure", "cpu", "--json", dir: dir)
+    history, _, history_status = rackbench("history", "--results", File.join(store, "main"), "--results",
+                                           File.join(temp, "rackbench-pr"), "--figure", "cpu", "--json", chdir: dir)
     few = File.join(dir, "few")
-    _, few_run = rackbench("run", File.join(app, "bench/rackbench.yml"), "--batches", "2", "--results", few, dir: dir)
-    few_gate, few_gate_status = rackbench("gate", File.join(store, "main"), few, "--fail-on", FAIL_ON, dir: dir)
+    *, few_run = rackbench("run", File.join(app, "bench/rackbench.yml"), "--batches", "2", "--results", few, chdir: dir)
+    few_gate, few_gate_err, few_gate_status = rackbench("gate", File.join(store, "main"), few, "--fail-on", FAIL_ON,
+                                                        chdir: dir)
+    few_gate += few_gate_err
     { dir: dir, app: app, store: store, shas: { first: first, docs: docs, burn: burn }, jobs: jobs, runner: runner,
       history: history, history_status: history_status, few_run: few_run, few_gate: few_gate, few_gate_status: few_gate_status }
   end

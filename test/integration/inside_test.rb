@@ -66,7 +66,7 @@ module InsideRuns
       servers: [puma]
       threads: 1
     YAML
-    out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
+    out, err, status = rackbench("run", file,
                                       "--results", results)
     trials = status.success? ? Rackbench::Store.open(results, &:trials).to_h { |t| [t.app, t] } : {}
     [results, trials, "#{out}\n#{err}", status.success?]

@@ -48,8 +48,7 @@ describe "Passenger (integration)" do
           - { ruby: [ruby], app: [rails-hello] }
         load: { connections: 2, duration: 1s, warmup: 0.3s, timeout: 5s }
       YAML
-      exe = File.expand_path("../../exe/rackbench", __dir__)
-      out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", experiment, "--results", results)
+      out, err, status = rackbench("run", experiment, "--results", results)
       [out, err, status, results, dir]
     end
   end

@@ -134,7 +134,6 @@ describe "proxies (integration)" do
     end
   end
 
-
   def alive_pids(pids)
     pids.select do |pid|
       File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] != "Z"
@@ -193,8 +192,7 @@ module ProxyRun
           - { app: rails-posts, proxy: [nginx, varnish] }
       YAML
       # --wide: the report's table whole (its proxy columns are matched side by side).
-      out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                        "--results", RESULTS, "--wide")
+      out, err, status = rackbench("run", file, "--results", RESULTS, "--wide")
       raise "rackbench run failed:\n#{out}\n#{err}" unless status.success?
 
       trials = Rackbench::Store.open(RESULTS, &:trials).to_h { |t| ["#{t.app}/#{t.dims["proxy"]}", t] }

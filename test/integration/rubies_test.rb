@@ -111,9 +111,8 @@ describe "Rubies named by path, run for real" do
 
   it "lists each ruby given to `rackbench rubies --json` as itself" do
     paths = [relocated.first, copy, wrapper]
-    exe = File.expand_path("../../exe/rackbench", __dir__)
 
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "rubies", "--json", *paths, stdin_data: "")
+    out, err, status = rackbench("rubies", "--json", *paths, stdin_data: "")
 
     assert status.success?, err
     listed = JSON.parse(out)

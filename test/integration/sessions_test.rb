@@ -23,13 +23,8 @@ describe "sessions held or lost (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-sessions") }
   let(:app) { File.expand_path("../fixtures/apps/session-limit", __dir__) }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
-
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, exe, *args)
-  end
 
   # The app's log lines of a trial: [user, method, path, status].
   def app_log(results, trial)

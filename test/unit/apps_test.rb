@@ -114,12 +114,7 @@ describe Rackbench::Apps do
 end
 
 describe "rackbench apps" do
-  def run_cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    status = Rackbench::CLI.run(["apps", *argv], out: out, err: err)
-    [status, out.string, err.string]
-  end
+  def run_cli(*argv) = cli("apps", *argv)
 
   it "prints a table of the apps, what each measures, its load and its check" do
     status, out, = run_cli("--wide") # every cell on one line

@@ -20,13 +20,6 @@ describe "rackbench gate (CLI)" do
     dir
   end
 
-  def cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(argv, out: out, err: err)
-    [code, out.string, err.string]
-  end
-
   def dims(ruby) = ReportStore.dims(ruby: ruby)
   def noisy(mean, seed) = ReportStore.noisy(mean, 0.01, 6, seed)
 

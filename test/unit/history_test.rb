@@ -49,12 +49,7 @@ describe "rackbench history" do
     end
   end
 
-  def history(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(["history", "--results", dir, *argv], out: out, err: err)
-    [code, out.string, err.string]
-  end
+  def history(*argv) = cli("history", "--results", dir, *argv)
 
   let(:doc) { JSON.parse(history("--json")[1]) }
 

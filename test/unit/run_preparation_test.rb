@@ -57,8 +57,7 @@ describe Rackbench::Runner::Preparation do
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                           collaborators: { engine: Fakes::Engine.new, launcher: Fakes::Launcher.new,
-                                           bundles: Fakes::Bundles.new, sampler: ->(_) { Fakes::Sampler.new },
-                                           machine: -> { Fakes::Machine.new } },
+                                           bundles: Fakes::Bundles.new, companions: Fakes.companions },
                           watchdog: Fakes::Watchdog.new)
   end
 

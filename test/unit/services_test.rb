@@ -144,19 +144,6 @@ describe Rackbench::Services do
       assert_equal "service redis needs redis-server-not-here (Redis), which is not installed (Debian: apt-get " \
                    "install redis-server; bin/setup --all installs it)", kind.missing_reason
     end
-
-    it "fails initdb in one line, quoting its error and naming its log" do
-      Dir.mktmpdir do |tmp|
-        initdb = File.join(tmp, "initdb")
-        File.write(initdb, "#!/bin/sh\necho 'initdb: error: directory \"x\" exists but is not empty' >&2\nexit 1\n")
-        File.chmod(0o755, initdb)
-        postgresql.instance_variable_set(:@paths, { init: initdb, server: "/bin/false", client: "/bin/false" })
-        log = File.join(tmp, "service.log")
-        error = assert_raises(Rackbench::SetupError) { postgresql.prepare(dir: tmp, account: nil, log: log) }
-        assert_equal "initdb failed: initdb: error: directory \"x\" exists but is not empty (log: #{log})", error.message
-        assert_match(/exists but is not empty/, File.read(log))
-      end
-    end
   end
 
   describe Rackbench::Services::Account do

@@ -137,6 +137,10 @@ module Rackbench
           p.on("--seed N", Integer, "override the experiment's seed") { |v| options[:seed] = v }
           p.on("--batches N", Integer, "override the experiment's number of batches") { |v| options[:batches] = v }
           p.on("--fail-fast", "stop at the first failed trial") { options[:fail_fast] = true }
+          p.on("--ready-timeout DURATION", "how long a server may take to boot and answer its first request " \
+                                           "(default 60s)") do |v|
+            options[:ready_timeout_s] = duration_s(v, "--ready-timeout")
+          end
           p.on("--detect PCT", "run a pilot, then the batches that detect a PCT difference (80% power, " \
                                "95% confidence), then stop (doc/methodology.md)") do |v|
             options[:detect_effect] = fraction(v, "--detect")

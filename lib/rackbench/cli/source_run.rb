@@ -25,7 +25,8 @@ module Rackbench
                             resume: options[:resume],
                             retry_failed: options[:retry_failed] || false,
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err,
-                            detect: options[:detect], labels: Labels.parse(options[:labels] || []))
+                            detect: options[:detect], labels: Labels.parse(options[:labels] || []),
+                            ready_timeout_s: options.fetch(:ready_timeout_s, Runner::READY_TIMEOUT_S))
         if options[:dry_run]
           @out.print runner.plan_listing
           return CLI::EXIT_OK

@@ -110,9 +110,14 @@ module Rackbench
           identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
           identity["hooks"] = hooks unless hooks.empty?
           @parts.call(:prove, server, port, identity)
+          # The app's first answer may compile its views (seconds for a big
+          # app on a busy machine): it has the boot's allowance, and what it
+          # took scales the session check's own deadline.
+          asking = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           server.check_app(path: @app.load_path, expect_status: @app.expect_status,
-                           expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
-          check_session(config, port)
+                           expect_content_type: @app.expect_content_type, expect_body: @app.expect_body,
+                           timeout_s: @ready_timeout_s)
+          check_session(config, port, Process.clock_gettime(Process::CLOCK_MONOTONIC) - asking)
           Booted.new(server: server, boot_s: boot_s, identity: identity, app_logs: app_logs)
         rescue SetupError => e
           stop(server, app_logs)
@@ -141,8 +146,9 @@ module Rackbench
 
         # With an expect_session_body and a request list (the experiment's
         # load.requests or the app's own), the list's first entries must log
-        # in and the load path then show the session (SessionCheck).
-        def check_session(config, port)
+        # in and the load path then show the session (SessionCheck), each
+        # request given a multiple of first_response_s, the app check's time.
+        def check_session(config, port, first_response_s)
           file = config.load[:requests_file] || @app.requests
           return unless @app.expect_session_body && file
 
@@ -150,7 +156,8 @@ module Rackbench
                                               requests_file: file, expect_body: @app.expect_session_body,
                                               headers: config.load[:headers] || [],
                                               cookie_presets: config.load[:cookie_presets] || [],
-                                              ca_file: @tls&.ca_path)
+                                              ca_file: @tls&.ca_path, first_response_s: first_response_s,
+                                              timeout_s: config.load[:timeout_s])
         end
 
         def command(config, port)

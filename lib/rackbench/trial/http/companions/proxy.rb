@@ -107,7 +107,8 @@ module Rackbench
               ServerProcess::SessionCheck.verify!(url: "http://#{Servers::HOST}:#{running.port}#{app.load_path}",
                                                   requests_file: file, expect_body: app.expect_session_body,
                                                   headers: config.load[:headers] || [],
-                                                  cookie_presets: config.load[:cookie_presets] || [])
+                                                  cookie_presets: config.load[:cookie_presets] || [],
+                                                  timeout_s: config.load[:timeout_s])
             rescue StandardError, Interrupt => e
               running.stop_process
               raise e.is_a?(SetupError) ? SetupError.new("proxy #{running.topology.name}: #{e.message}") : e

@@ -3,7 +3,6 @@
 require "test_helper"
 require "fileutils"
 require "json"
-require "open3"
 
 # What `rackbench cache` lists and what prune removes, on a cache laid out
 # in a temporary directory as builds and environments lay it out. A
@@ -166,20 +165,19 @@ describe Rackbench::CacheInventory do
 
   it "prints the list and a prune through the command, and refuses prune options without prune" do
     build("aaaaaaaaaaaaaaaa", name: "old", users: [])
-    exe = File.expand_path("../../exe/rackbench", __dir__)
     env = { "RACKBENCH_CACHE" => @root }
 
-    out, _err, status = Open3.capture3(env, RbConfig.ruby, exe, "cache")
-    assert status.success?
+    code, out, = cli("cache", env: env)
+    assert_equal 0, code
     assert_match(/build\s+\| ruby 'old' 3.4.5 aaaaaaaaaaaaaaaa/, out)
 
-    out, _err, status = Open3.capture3(env, RbConfig.ruby, exe, "cache", "prune", "--unused", "--dry-run")
-    assert status.success?
+    code, out, = cli("cache", "prune", "--unused", "--dry-run", env: env)
+    assert_equal 0, code
     assert_match(/would remove build ruby 'old' .*: no stored experiment uses it/, out)
     assert File.exist?(File.join(@root, "rubies", "aaaaaaaaaaaaaaaa"))
 
-    _out, err, status = Open3.capture3(env, RbConfig.ruby, exe, "cache", "--unused")
-    assert_equal 2, status.exitstatus
+    code, _out, err = cli("cache", "--unused", env: env)
+    assert_equal 2, code
     assert_equal "rackbench: --older-than, --unused and --dry-run go with `rackbench cache prune`\n", err
   end
 end

@@ -31,7 +31,6 @@ describe Rackbench::Trial::Http::BundleCache do
     @calls = File.join(@tmp, "calls")
   end
 
-
   let(:install) do
     Rackbench::Rubies::Install.new(name: "ruby", path: @ruby, source: :path, engine: "ruby", version: "3.1.2",
                                    abi_version: "3.1.0", description: "ruby 3.1.2", jit: [],

@@ -31,6 +31,18 @@ describe FileLanes do
     assert_match(/== FAILED: .*b_test\.rb\z/, text.strip)
   end
 
+  it "runs a group of files in one ruby, minitest's arguments after them, with the lane's variables" do
+    group = [File.join(@dir, "g1.rb"), File.join(@dir, "g2.rb")]
+    File.write(group[0], 'puts "g1 #{ENV["LANE_FILE"]}"')
+    File.write(group[1], 'puts "g2 #{ARGV.join(",")}"')
+    out = StringIO.new
+    outcomes = FileLanes.new(groups: [group, [@files[0]]], lanes: 2, ruby_args: [], test_args: %w[-v],
+                             env: { "LANE_FILE" => "times-{lane}.json" }, out: out).run
+    assert_equal ["group 1 (2 files)", "group 2 (1 files)"], outcomes.map(&:path).sort
+    assert_equal "g1 times-0.json\ng2 -v\n", outcomes.find { |o| o.files == group }.output
+    assert_match(/== all 2 groups passed/, out.string)
+  end
+
   it "refuses a lane count below one" do
     assert_raises(ArgumentError) { FileLanes.new(files: @files, lanes: 0, ruby_args: []) }
   end

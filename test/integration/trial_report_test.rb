@@ -44,11 +44,6 @@ describe Rackbench::TrialReport do
 end
 
 describe "rackbench run/report/servers commands" do
-  def run_cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    [Rackbench::CLI.run(argv, out: out, err: err), out.string, err.string]
-  end
 
   # With a fake ruby alone on PATH and an empty home: no real ruby (nor
   # Debian's JRuby, seconds to start) is probed.
@@ -76,7 +71,7 @@ describe "rackbench run/report/servers commands" do
 
   it "prints the built-in plan with --dry-run" do
     with_only_a_fake_ruby do |tmp|
-      code, out, = run_cli("run", "--dry-run", "--results", File.join(tmp, "results"))
+      code, out, = cli("run", "--dry-run", "--results", File.join(tmp, "results"))
       assert_equal 0, code
       assert_match(/Plan for quick .*25 trials/, out)
       assert_match(/server=webrick/, out)
@@ -85,26 +80,26 @@ describe "rackbench run/report/servers commands" do
 
   it "refuses two experiment files and unknown options in one line" do
     assert_equal [2, "", "rackbench: run takes at most one experiment file (see rackbench run --help)\n"],
-                 run_cli("run", "a.yml", "b.yml")
-    code, _, err = run_cli("run", "--frobnicate")
+                 cli("run", "a.yml", "b.yml")
+    code, _, err = cli("run", "--frobnicate")
     assert_equal 2, code
     assert_match(/invalid option: --frobnicate/, err)
-    code, _, err = run_cli("run", "/nonexistent/exp.yml", "--dry-run")
+    code, _, err = cli("run", "/nonexistent/exp.yml", "--dry-run")
     assert_equal 2, code
     assert_equal "rackbench: experiment file not found: /nonexistent/exp.yml\n", err
   end
 
   it "says there is nothing to report in an empty results directory" do
-    code, _, err = run_cli("report", "--results", Dir.mktmpdir)
+    code, _, err = cli("report", "--results", Dir.mktmpdir)
     assert_equal 2, code
     assert_match(/no results in/, err)
   end
 
   it "lists the server adapters, as a table and as JSON" do
-    code, out, = run_cli("servers")
+    code, out, = cli("servers")
     assert_equal 0, code
     %w[puma webrick unicorn pitchfork falcon thin iodine agoo].each { |name| assert_match(/\b#{name}\b/, out) }
-    code, out, = run_cli("servers", "--json")
+    code, out, = cli("servers", "--json")
     assert_equal 0, code
     puma = JSON.parse(out).find { |s| s["name"] == "puma" }
     assert puma["jruby"]
