@@ -13,15 +13,9 @@ require_relative "../support/postgres_cluster"
 # into that one experiment; a worker whose checkout has moved refuses the
 # batches in one line instead of measuring another revision under it.
 describe "a fleet run with labels" do
-  ROOT = File.expand_path("../..", __dir__)
-
   let(:dir) { Dir.mktmpdir("rackbench-fleet-labels") }
   let(:app) { File.join(dir, "labelled") }
   after { FileUtils.rm_rf(dir) }
-
-  def rackbench_argv(*args)
-    [RbConfig.ruby, "-I", File.join(ROOT, "lib"), File.join(ROOT, "exe", "rackbench"), *args]
-  end
 
   def git(*args)
     out, status = Open3.capture2e("git", "-C", app, "-c", "user.name=t", "-c", "user.email=t@example.com", *args)
@@ -56,30 +50,32 @@ describe "a fleet run with labels" do
     end
   end
 
+  # Runs exe/rackbench (Test::Cli) with stdout and stderr together.
+  def rackbench2e(*args)
+    Open3.capture2e(Rackbench::Test::Cli.env, *cli_argv(*args), stdin_data: "")
+  end
+
   def worker(url, name)
-    Open3.capture2e({ "RACKBENCH_STORE" => nil },
-                    *rackbench_argv("worker", url, "--testbed", "lab", "--name", name, "--results", File.join(dir, name),
-                                    "--poll", "0.2s", "--exit-when-idle"))
+    rackbench2e("worker", url, "--testbed", "lab", "--name", name, "--results", File.join(dir, name), "--poll", "0.2s",
+                "--exit-when-idle")
   end
 
   it "stores one experiment with the --label pairs and the app's revision, which the worker proves" do
     commit = app_repository
     file = experiment_file
-    env = { "RACKBENCH_STORE" => nil }
     # The host has its gems before it claims, as a provisioned host would.
-    out, status = Open3.capture2e(env, *rackbench_argv("check", file, "--results", File.join(dir, "check")))
+    out, status = rackbench2e("check", file, "--results", File.join(dir, "check"))
     assert status.success?, out
     Rackbench::Test::PostgresCluster.open do |pg|
       pg.create_database("labels")
       url = pg.url("labels")
-      out, status = Open3.capture2e(env, *rackbench_argv("run", file, "--fleet", url, "--testbed", "lab", "--label",
-                                                         "pr=42", "--detach"))
+      out, status = rackbench2e("run", file, "--fleet", url, "--testbed", "lab", "--label", "pr=42", "--detach")
       assert status.success?, out
 
       out, status = worker(url, "bench")
       assert status.success?, out
-      follow, status = Open3.capture2e(env, *rackbench_argv("run", file, "--fleet", url, "--testbed", "lab", "--label",
-                                                            "pr=42", "--resume", "--results", File.join(dir, "follow")))
+      follow, status = rackbench2e("run", file, "--fleet", url, "--testbed", "lab", "--label", "pr=42", "--resume",
+                                   "--results", File.join(dir, "follow"))
       assert status.success?, follow
       assert_match(/^2 ok, 0 failed/, follow)
 
