@@ -293,6 +293,14 @@ module Rackbench
         lambda do |db|
           db.alter_table(:trials) { add_column :services, String, text: true }        # JSON
           db.alter_table(:trial_history) { add_column :services, String, text: true } # JSON
+        end,
+        # 12: the kernel's pressure stall information over the window
+        # (Trial::Record#pressure, the pressure companion: the share of the
+        # window some task waited for a CPU, memory or I/O). Stored trials
+        # had none: NULL.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :pressure, String, text: true }        # JSON
+          db.alter_table(:trial_history) { add_column :pressure, String, text: true } # JSON
         end
       ].freeze
 
