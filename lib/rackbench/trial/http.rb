@@ -236,10 +236,8 @@ module Rackbench
         end
       end
 
-      # What trial measures (Instructions::MEASURES): its calibration is
-      # kept apart by it, and its directory and log are named after it.
       def trial_measure(trial)
-        (trial.respond_to?(:measure) && trial.measure) || Instructions::TIME
+        LoadRun.measure_of(trial)
       end
 
       # Runs the block (a boot); closes window's pipes when it raises.

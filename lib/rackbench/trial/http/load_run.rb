@@ -89,6 +89,13 @@ module Rackbench
 
         private_class_method :requests
 
+        # What +trial+ measures (Instructions::MEASURES; a plan trial
+        # without a measure: time): a calibration, a trial's directory and
+        # its log are kept apart by it.
+        def self.measure_of(trial)
+          trial.respond_to?(:measure) && trial.measure ? trial.measure : Instructions::TIME
+        end
+
         # Measures; returns the record's fields of the measurement: result
         # (the engine's document), load_settings, status and reason, and
         # what the parts keep of the window (the server's sample, the
@@ -120,13 +127,8 @@ module Rackbench
         def calibrated(settings)
           return [settings, nil] unless @trial.config.load[:timeout_s].nil?
 
-          calibration = @calibrations.fetch(@trial.config, settings, trial_measure: measure_of(@trial))
+          calibration = @calibrations.fetch(@trial.config, settings, trial_measure: LoadRun.measure_of(@trial))
           [LoadSettings.build(**settings.to_h, timeout_s: calibration.timeout_s), calibration]
-        end
-
-        # What +trial+ measures (a plan trial without a measure: time).
-        def measure_of(trial)
-          trial.respond_to?(:measure) && trial.measure ? trial.measure : Instructions::TIME
         end
 
         # The load goes to the port a part puts in front of the server (a
