@@ -22,8 +22,11 @@ module Rackbench
           InstructionsRun.new(trial_dir: work_dir(trial), valgrind: valgrind)
         end
 
+        # The experiment's `instructions: { cache_sim: true }` turns on
+        # callgrind's cache simulation (estimated cycles).
         def valgrind
-          @valgrind ||= Instructions::Valgrind.find(path: @context.parent_env.fetch("PATH", ""))
+          cache_sim = source.respond_to?(:instructions_settings) && source.instructions_settings.cache_sim
+          @valgrind ||= Instructions::Valgrind.find(path: @context.parent_env.fetch("PATH", ""), cache_sim: cache_sim)
         end
 
         # Why valgrind cannot run +variant+, when the experiment counts
