@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+module Rackbench
+  class Report
+    # The rows every diff shows (functions in instructions, frames in a
+    # profile): per item, its median per request over each side's
+    # batches, the difference B - A, the percentile-bootstrap interval of
+    # that difference across the batches (Stats.median_difference_ci, each
+    # side's batches resampled), its share of the whole difference, and
+    # whether it appears on one side only. Sorted by the absolute
+    # difference, largest first.
+    #
+    # Every interval of one diff is at the family's confidence (Bonferroni
+    # over its items, Stats.family_confidence): with 300 functions, 95%
+    # each would call some 15 of them changed in an A/A comparison; at the
+    # family's, at most one in 20 comparisons calls any. An item whose
+    # interval excludes 0 is "changed".
+    #
+    # An item missing from a batch counts 0 there: the batch listed only
+    # its costliest items, and the item cost less than the batch's cutoff
+    # (the caller says how much at most).
+    class DiffRows
+      # One item compared. key :: what the caller keys items by; a, b ::
+      # the medians per request; difference :: b - a; difference_ci ::
+      # [low, high] (nil below 2 batches a side); share :: of the whole
+      # difference (nil when it is 0); only :: "a" or "b" when the other
+      # side never listed it, else nil; changed :: the interval excludes 0
+      # (nil without one).
+      Row = Struct.new(:key, :a, :b, :difference, :difference_ci, :share, :only, :changed, keyword_init: true) do
+        def to_h
+          { "a" => a, "b" => b, "difference" => difference, "difference_ci" => difference_ci, "share" => share,
+            "only" => only, "changed" => changed }
+        end
+      end
+
+      attr_reader :rows, :confidence, :difference, :difference_ci
+
+      # a, b :: one Hash per batch of the side: item key => value per request
+      # a_totals, b_totals :: each batch's whole figure per request (what
+      #                       the shares are of)
+      # confidence :: the report's confidence, made the family's over the items
+      def initialize(a, b, a_totals:, b_totals:, confidence:)
+        keys = (a + b).flat_map(&:keys).uniq
+        @confidence = Stats.family_confidence(confidence, [keys.size, 1].max)
+        @difference = median(b_totals) - median(a_totals) if a_totals.any? && b_totals.any?
+        @difference_ci = Stats.median_difference_ci(a_totals, b_totals, confidence: confidence)
+        @rows = keys.map { |key| row(key, a, b) }.sort_by.with_index { |row, i| [-row.difference.abs, i] }
+      end
+
+      # How many rows' intervals exclude 0.
+      def changed_count
+        @rows.count(&:changed)
+      end
+
+      private
+
+      def row(key, a, b)
+        xs = a.map { |batch| batch.fetch(key, 0.0) }
+        ys = b.map { |batch| batch.fetch(key, 0.0) }
+        difference = median(ys) - median(xs)
+        ci = Stats.median_difference_ci(xs, ys, confidence: @confidence)
+        only = if a.none? { |batch| batch.key?(key) } then "b"
+               elsif b.none? { |batch| batch.key?(key) } then "a"
+               end
+        share = @difference && !@difference.zero? ? difference / @difference : nil
+        Row.new(key: key, a: median(xs), b: median(ys), difference: difference, difference_ci: ci, share: share,
+                only: only, changed: ci && (ci.first.positive? || ci.last.negative?))
+      end
+
+      def median(values)
+        values.empty? ? 0.0 : Stats.median(values)
+      end
+    end
+  end
+end
