@@ -1,0 +1,250 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "csv"
+require_relative "../support/diff_store"
+
+# Where the time went (Report::Diffs and its parts), as pure functions of
+# stored trials: a build whose rb_hash_aset does more work is found
+# function by function (the first row, nearly the whole difference, its
+# interval clear of 0, its cost per call), its path coloured in the call
+# tree; an A/A finds no function changed at the family's confidence; a
+# function on one side only is marked; a trial stored before the call
+# graph still gives self costs; profiles differ frame by frame; and
+# allocations and GC stand beside them.
+describe "where the time went" do
+  let(:dir) { Dir.mktmpdir("rackbench-diffs") }
+  after { FileUtils.rm_rf(dir) }
+
+  let(:stock_dims) { { "ruby" => "stock", "server" => "puma", "app" => "rack-hello", "processes" => 1, "threads" => 1 } }
+  let(:patched_dims) { stock_dims.merge("ruby" => "patched") }
+  # 1,500 instructions more per call of rb_hash_aset, 30 calls a request.
+  let(:patched) { DiffStore::STOCK.merge("rb_hash_aset" => DiffStore::STOCK["rb_hash_aset"] + (30 * 1500)) }
+  let(:options) { Rackbench::Report::Options.new }
+
+  def report(configs, **kwargs)
+    @n = @n.to_i + 1
+    Rackbench::Store.open(File.join(dir, @n.to_s)) do |store|
+      DiffStore.fill(store, configs, **kwargs.slice(:batches, :seed, :noise, :time))
+      Rackbench::Report.new(store, **kwargs.except(:batches, :seed, :noise, :time))
+    end
+  end
+
+  describe Rackbench::Stats do
+    it "computes the bootstrap law of the median exactly, for odd and even batches" do
+      [2, 3, 4, 5, 6, 9, 10].each do |n|
+        law = Rackbench::Stats::MedianDifference.ranks(n)
+        assert_in_delta 1.0, law.sum(&:last), 1e-9, "n=#{n}"
+        assert(law.all? { |i, j, _| i <= j && j < n })
+      end
+      # n=5: the median is the smallest value when 3 of 5 draws are: 5.79%.
+      p_min = Rackbench::Stats::MedianDifference.ranks(5).find { |i, _, _| i.zero? }.last
+      assert_in_delta 0.05792, p_min, 1e-5
+    end
+
+    it "agrees with a Monte Carlo bootstrap of the difference of medians" do
+      a = [100.0, 102.0, 99.0, 101.0, 100.5, 100.2]
+      b = a.map { |x| x + 3 }
+      exact = Rackbench::Stats.median_difference_ci(a, b, confidence: 0.9)
+      rng = Random.new(1)
+      draws = Array.new(40_000) do
+        pick = ->(xs) { Rackbench::Stats.median(Array.new(xs.size) { xs[rng.rand(xs.size)] }) }
+        pick.call(b) - pick.call(a)
+      end.sort
+      assert_in_delta draws[(0.05 * draws.size).floor], exact[0], 0.15
+      assert_in_delta draws[(0.95 * draws.size).floor], exact[1], 0.15
+    end
+
+    it "widens with the confidence, and has no interval below 2 batches a side" do
+      a = [10.0, 11.0, 12.0, 13.0, 14.0]
+      b = [20.0, 21.0, 22.0, 23.0, 24.0]
+      narrow = Rackbench::Stats.median_difference_ci(a, b, confidence: 0.8)
+      wide = Rackbench::Stats.median_difference_ci(a, b, confidence: 0.9999)
+      assert_operator wide[0], :<=, narrow[0]
+      assert_operator wide[1], :>=, narrow[1]
+      assert_equal [6.0, 14.0], wide, "at the far tails, the extremes of the two ranges"
+      assert_nil Rackbench::Stats.median_difference_ci([1.0], b)
+    end
+  end
+
+  describe "a build with more work in rb_hash_aset" do
+    let(:r) { report({ stock_dims => DiffStore::STOCK, patched_dims => patched }) }
+    let(:entry) { r.to_h["diffs"].first }
+
+    it "puts rb_hash_aset first, with nearly the whole difference, its interval clear of 0 and its cost per call" do
+      functions = entry["functions"]
+      assert_equal [Rackbench::Report.config_id(patched_dims), Rackbench::Report.config_id(stock_dims)],
+                   entry.values_at("config_id", "baseline_id")
+      first = functions["rows"].first
+      assert_equal %w[libruby.so.3.4 rb_hash_aset], first.values_at("object", "name")
+      assert_in_delta 45_000, first["difference"], 100
+      assert_operator first["share"], :>, 0.9
+      assert first["changed"]
+      assert_operator first["difference_ci"].first, :>, 0
+      assert_in_delta 1500, first["per_call_difference"], 5, "instructions more per call"
+      assert_equal 1, functions["changed"], "the other functions' noise is not read as a change"
+      assert_equal [5, 5], functions["batches"]
+      assert functions["inclusive"]
+      vm = functions["rows"].find { |row| row["name"] == "vm_exec_core" }
+      assert_in_delta 45_000, vm["inclusive_difference"], 100, "the VM's inclusive cost carries its callee's"
+      assert_operator functions["confidence"], :>, 0.99, "the family's confidence over 6 functions"
+    end
+
+    it "colours the path to rb_hash_aset in the differential call tree, laid out as B's" do
+      nodes = entry["call_tree"]
+      root = nodes.first
+      assert_equal "all", root["name"]
+      assert_in_delta r.configs.last.instructions.median, root["b"], 50
+      hot = nodes.select { |node| node["name"] == "rb_hash_aset" }
+      refute_empty hot
+      assert_in_delta 45_000, hot.sum { |node| node["delta"] }, 200
+      assert(nodes.reject { |node| node["parent"].nil? }.all? { |node| node["x1"] - node["x0"] <= nodes[node["parent"]]["b"] + 1e-6 })
+      untouched = nodes.find { |node| node["name"] == "rb_str_new" }
+      assert_in_delta 0, untouched["delta"], 50
+    end
+
+    it "shows the same rows in the terminal, CSV, HTML and the gate's Markdown" do
+      text = Rackbench::Report::Terminal.new(r).render
+      section = text[/Where the time went.*/m]
+      assert_match(/\+4[45],\d{3} instructions per request .* 1 of 6 functions changed/, section)
+      assert_match(/\| rb_hash_aset \* +\| libruby.so.3.4 \|/, section)
+      csv = CSV.parse(r.to_csv_diffs, headers: true)
+      assert_equal entry["functions"]["rows"].size, csv.size
+      assert_equal %w[function rb_hash_aset true], csv.first.fields("kind", "name", "changed")
+      html = Rackbench::HtmlReport.new(JSON.parse(JSON.generate(r.to_h))).render
+      assert_includes html, %(<section id="diffs">)
+      assert_includes html, "rb_hash_aset *"
+      assert_includes html, %(id="chart-diff-1-calls")
+      gate = Rackbench::Gate.within(r, rules: Rackbench::Gate::Rule.parse_all(["instructions>1%"]))
+      markdown = Rackbench::Gate::Markdown.new(JSON.parse(JSON.generate(gate.to_h))).render
+      block = markdown[/\*\*Where the time went\*\*.*?\n\n.*?(?=\n\n)/m]
+      assert block, markdown
+      assert_operator block.lines.size, :<, 15
+      assert_equal 5, block.lines.grep(/\A\| (?!function|---)/).size, "the five functions under the regression"
+      assert_match(/\| rb\\_hash\\_aset \\\* \| 15,00\d \| 60,00\d \| \+45,00\d \| 100\.\d% \|/, block)
+    end
+
+    it "compares the same way between two experiments" do
+      a = report({ stock_dims => DiffStore::STOCK })
+      b = report({ stock_dims => patched }, seed: 2)
+      compare = Rackbench::Report::Compare.experiments(a, b)
+      doc = JSON.parse(JSON.generate(compare.to_a)).first
+      assert_equal "rb_hash_aset", doc.dig("diffs", "functions", "rows", 0, "name")
+      text = compare.terminal_table
+      assert_match(/^Where the time went: ruby=stock \(B against A\)$/, text)
+      assert_match(/^\| rb_hash_aset \* +\|/, text[/Where the time went.*/m])
+    end
+  end
+
+  it "finds no function changed in an A/A at the family's confidence" do
+    r = report({ stock_dims => DiffStore::STOCK, patched_dims => DiffStore::STOCK }, batches: 10, noise: 0.002)
+    functions = r.to_h["diffs"].first["functions"]
+    assert_equal 0, functions["changed"]
+    assert(functions["rows"].all? { |row| row["difference_ci"].first <= 0 && row["difference_ci"].last >= 0 })
+  end
+
+  it "marks a function only one side has, and the most a function it lacks could cost" do
+    extra = DiffStore::STOCK.merge("rb_spin" => 3000)
+    r = report({ stock_dims => DiffStore::STOCK, patched_dims => extra })
+    row = r.to_h["diffs"].first["functions"]["rows"].find { |f| f["name"] == "rb_spin" }
+    assert_equal ["b", 0.0, true], [row["only"], row["a"], row["changed"]]
+    assert_equal "rb_spin (B only) *", Rackbench::Report::DiffText.name(row)
+  end
+
+  it "diffs trials stored before the call graph by their costliest functions' self costs" do
+    r = report({ stock_dims => DiffStore::STOCK, patched_dims => patched })
+    old = r.configs.map { |c| c.instruction_trials.map { |t| t.instructions.except("call_graph") } }
+    diff = Rackbench::Report::FunctionDiff.new(*old, options).to_h
+    assert_equal "rb_hash_aset", diff["rows"].first["name"]
+    refute diff["inclusive"]
+    refute diff["rows"].first.key?("inclusive_difference")
+    # Without a call graph, what a function missing from a batch cost is
+    # below the last of its 60.
+    assert_in_delta 2000, diff["unlisted_max"].first, 50
+  end
+
+  it "estimates cycles per request with their own verdict, a gate figure and CSV columns" do
+    base = report({ stock_dims => DiffStore::STOCK, patched_dims => patched })
+    trials = base.configs.map { |c| c.instruction_trials }
+    simulate = lambda do |trial, cycles|
+      doc = trial.instructions.merge("cache_sim" => { "per_request" => cycles, "model" => Rackbench::Instructions::Cycles::MODEL,
+                                                      "ll_hits" => 2000 * 50, "ram_hits" => 2000 * 5 })
+      Rackbench::Report::TrialEntry.new(trial.record.with(instructions: doc))
+    end
+    a = Rackbench::Report::CyclesSummary.of(trials[0].map { |t| simulate.call(t, 250_000 + t.batch) }, options)
+    b = Rackbench::Report::CyclesSummary.of(trials[1].map { |t| simulate.call(t, 300_000 + t.batch) }, options)
+    doc = b.to_h(baseline: a, baseline_id: "a")
+    assert_equal "slower", doc.dig("against_baseline", "verdict")
+    assert_in_delta 1.2, doc.dig("against_baseline", "ratio"), 1e-3
+    assert_equal({ "ll_hits" => 50.0, "ram_hits" => 5.0 }, doc["misses_per_request"])
+    assert_nil Rackbench::Report::CyclesSummary.of(trials[0], options), "no simulation, no cycles"
+    assert_equal "cycles", Rackbench::Report::BatchFigures.fetch("cycles_per_request").name
+    header = base.to_csv.lines.first
+    assert_includes header, "cycles_per_request_median,cycles_per_request_ci95_low"
+  end
+
+  describe Rackbench::Report::ProfileDiff do
+    # A profile of +inner+ and +outer+ samples in Controller#index's
+    # callees, over +requests+ requests.
+    def batch(inner, outer, requests: 100)
+      frames = [{ "name" => "Puma::Server#process", "file" => "/gems/puma-6.4.2/lib/puma/server.rb", "line" => 1 },
+                { "name" => "HelloController#index", "file" => "/app/controllers/hello_controller.rb", "line" => 2 },
+                { "name" => "Integer#times", "file" => "<cfunc>", "line" => nil }]
+      stacks = [[[0, 1, 2], inner], [[0, 1], outer], [[0], 50]].reject { |_, count| count.zero? }
+      profile = Rackbench::Profile::Merged.new(tool: "stackprof", mode: "cpu", interval: 1000, frames: frames, stacks: stacks)
+      Rackbench::Report::ProfileDiff::Batch.new(profile, requests)
+    end
+
+    it "names the frame that grew, per request, with its interval across the profiled trials" do
+      a = [batch(0, 100), batch(0, 102), batch(0, 98), batch(0, 101), batch(0, 99)]
+      b = [batch(300, 100), batch(310, 101), batch(290, 99), batch(305, 100), batch(295, 102)]
+      doc = Rackbench::Report::ProfileDiff.of(a, b, options).to_h
+      first = doc["rows"].first
+      assert_equal ["Integer#times", "b", true], first.values_at("name", "only", "changed")
+      assert_in_delta 3000, first["difference"], 1, "300 samples of 1 ms over 100 requests: 3 ms a request"
+      index = doc["rows"].find { |row| row["name"] == "HelloController#index" }
+      refute index["changed"], "its own samples did not move"
+      assert_in_delta 3000, index["total_difference"], 100, "its total carries the loop"
+      assert_equal %w[microseconds stackprof cpu], doc.values_at("unit", "tool", "mode")
+      flame = doc["flame"]
+      assert_equal "all", flame.first["name"]
+      assert_in_delta 3000, flame.find { |node| node["name"] == "HelloController#index" }["delta"], 100
+    end
+
+    it "makes no diff of profiles taken differently, or of a side without any" do
+      wall = batch(0, 100)
+      other = Rackbench::Report::ProfileDiff::Batch.new(
+        Rackbench::Profile::Merged.new(tool: "stackprof", mode: "wall", interval: 1000, frames: wall.profile.frames,
+                                       stacks: wall.profile.stacks), 100
+      )
+      assert_nil Rackbench::Report::ProfileDiff.of([wall], [other], options)
+      assert_nil Rackbench::Report::ProfileDiff.of([], [wall], options)
+    end
+  end
+
+  describe Rackbench::Report::AllocationDiff do
+    Trial = Struct.new(:batch, :inside_figures, :inside, :rps)
+
+    def inside(allocations, gc)
+      trials = allocations.each_with_index.map do |count, i|
+        Trial.new(i + 1, { "allocations_per_request" => count, "gc_per_1k_requests" => gc[i] }, nil, 100.0)
+      end
+      Rackbench::Report::InsideSummary.new(trials, options)
+    end
+
+    it "gives allocations per request and GC runs per 1,000 requests on both sides, with the difference" do
+      a = inside([100, 101, 99, 100, 100], [10, 10, 11, 10, 9])
+      b = inside([150, 151, 149, 150, 152], [15, 16, 15, 14, 15])
+      rows = Rackbench::Report::AllocationDiff.of(a, b, options).to_a
+      assert_equal %w[allocations_per_request gc_per_1k_requests], rows.map { |r| r["name"] }
+      alloc = rows.first
+      assert_equal [100, 150, 50], alloc.values_at("a", "b", "difference")
+      assert_operator alloc["difference_ci"].first, :>, 0
+      assert_equal "higher", alloc["verdict"]
+      assert_equal ["allocations per request", "100", "150", "+50.00", "+49.00 to +52.00", "1.500", "higher"],
+                   Rackbench::Report::DiffText.allocation_cells(alloc)
+      assert_nil Rackbench::Report::AllocationDiff.of(a, nil, options)
+    end
+  end
+end
