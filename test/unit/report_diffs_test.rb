@@ -32,39 +32,36 @@ describe "where the time went" do
   end
 
   describe Rackbench::Stats do
-    it "computes the bootstrap law of the median exactly, for odd and even batches" do
-      [2, 3, 4, 5, 6, 9, 10].each do |n|
-        law = Rackbench::Stats::MedianDifference.ranks(n)
-        assert_in_delta 1.0, law.sum(&:last), 1e-9, "n=#{n}"
-        assert(law.all? { |i, j, _| i <= j && j < n })
+    it "gives Student's t quantiles exactly for whole degrees of freedom" do
+      { [0.95, 1] => 12.7062, [0.95, 4] => 2.7764, [0.95, 9] => 2.2622, [0.99, 4] => 4.6041,
+        [0.9999, 4] => 15.5441, [0.95, 30] => 2.0423 }.each do |(confidence, df), t|
+        assert_in_delta t, Rackbench::Stats.student_t_quantile(confidence, df), 1e-3, "#{confidence} df #{df}"
       end
-      # n=5: the median is the smallest value when 3 of 5 draws are: 5.79%.
-      p_min = Rackbench::Stats::MedianDifference.ranks(5).find { |i, _, _| i.zero? }.last
-      assert_in_delta 0.05792, p_min, 1e-5
+      assert_in_delta 0.95, Rackbench::Stats.student_t_two_sided(2.7764, 4), 1e-5
     end
 
-    it "agrees with a Monte Carlo bootstrap of the difference of medians" do
-      a = [100.0, 102.0, 99.0, 101.0, 100.5, 100.2]
-      b = a.map { |x| x + 3 }
-      exact = Rackbench::Stats.median_difference_ci(a, b, confidence: 0.9)
-      rng = Random.new(1)
-      draws = Array.new(40_000) do
-        pick = ->(xs) { Rackbench::Stats.median(Array.new(xs.size) { xs[rng.rand(xs.size)] }) }
-        pick.call(b) - pick.call(a)
-      end.sort
-      assert_in_delta draws[(0.05 * draws.size).floor], exact[0], 0.15
-      assert_in_delta draws[(0.95 * draws.size).floor], exact[1], 0.15
+    it "gives Welch's interval of a difference of means, the difference itself without spread" do
+      low, high = Rackbench::Stats.mean_difference_ci([1, 2, 3, 4, 5], [3, 4, 5, 6, 7])
+      # Difference 2, standard error 1, 8 degrees of freedom: t 2.306.
+      assert_in_delta(-0.306, low, 1e-3)
+      assert_in_delta 4.306, high, 1e-3
+      assert_equal [1.0, 1.0], Rackbench::Stats.mean_difference_ci([1, 1, 1], [2, 2, 2])
+      assert_nil Rackbench::Stats.mean_difference_ci([1.0], [2.0, 3.0])
+      wide = Rackbench::Stats.mean_difference_ci([1, 2, 3, 4, 5], [3, 4, 5, 6, 7], confidence: 0.9999)
+      assert_operator wide.first, :<, low
     end
 
-    it "widens with the confidence, and has no interval below 2 batches a side" do
-      a = [10.0, 11.0, 12.0, 13.0, 14.0]
-      b = [20.0, 21.0, 22.0, 23.0, 24.0]
-      narrow = Rackbench::Stats.median_difference_ci(a, b, confidence: 0.8)
-      wide = Rackbench::Stats.median_difference_ci(a, b, confidence: 0.9999)
-      assert_operator wide[0], :<=, narrow[0]
-      assert_operator wide[1], :>=, narrow[1]
-      assert_equal [6.0, 14.0], wide, "at the far tails, the extremes of the two ranges"
-      assert_nil Rackbench::Stats.median_difference_ci([1.0], b)
+    it "marks no function of an A/A changed at the family's confidence, whatever the shape of its counts" do
+      rng = Random.new(7)
+      shapes = { normal: -> { 1000 + (10 * Math.sqrt(-2 * Math.log(rng.rand)) * Math.cos(2 * Math::PI * rng.rand)) },
+                 skewed: -> { 1000 + (50 * -Math.log(rng.rand)) }, whole: -> { 1000.0 + rng.rand(3) } }
+      shapes.each do |name, draw|
+        batch = -> { (1..300).to_h { |i| [i, draw.call] } }
+        rows = Rackbench::Report::DiffRows.new(Array.new(5) { batch.call }, Array.new(5) { batch.call },
+                                              a_totals: [1.0] * 5, b_totals: [1.0] * 5, confidence: 0.95)
+        assert_equal 0, rows.changed_count, name
+        assert_in_delta 1 - (0.05 / 300), rows.confidence, 1e-12
+      end
     end
   end
 
@@ -240,9 +237,9 @@ describe "where the time went" do
       assert_equal %w[allocations_per_request gc_per_1k_requests], rows.map { |r| r["name"] }
       alloc = rows.first
       assert_equal [100, 150, 50], alloc.values_at("a", "b", "difference")
-      assert_operator alloc["difference_ci"].first, :>, 0
+      assert_operator alloc["ratio_ci95"].first, :>, 1
       assert_equal "higher", alloc["verdict"]
-      assert_equal ["allocations per request", "100", "150", "+50.00", "+49.00 to +52.00", "1.500", "higher"],
+      assert_equal ["allocations per request", "100", "150", "+50.00", "1.500", alloc["ratio_ci95"].map { |v| format("%.3f", v) }.join("–"), "higher"],
                    Rackbench::Report::DiffText.allocation_cells(alloc)
       assert_nil Rackbench::Report::AllocationDiff.of(a, nil, options)
     end

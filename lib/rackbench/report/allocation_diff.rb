@@ -5,9 +5,8 @@ module Rackbench
     # Allocations and GC of B against A, from the inside agent's counts
     # (InsideSummary): allocations per request, GC runs, major GCs and GC
     # time per 1,000 requests, each side's median over its batches, the
-    # difference with its interval across the batches
-    # (Stats.median_difference_ci, at the report's confidence: four
-    # figures, not a family of hundreds) and the ratio's verdict
+    # difference of the medians, and the ratio of the medians with its
+    # bootstrap interval and verdict, as the inside section has them
     # (InsideCompare). The agent counts every allocation, not which class
     # each was of: an allocation profile (`profile: { mode: object }`)
     # says where they come from, in the profile diff.
@@ -34,9 +33,7 @@ module Rackbench
 
           row = compared[name]
           { "name" => name, "words" => InsideSummary.label(name), "a" => fa.median, "b" => fb.median,
-            "difference" => fb.median - fa.median,
-            "difference_ci" => Stats.median_difference_ci(fa.values, fb.values, confidence: options.confidence),
-            "ratio" => row&.ratio, "ratio_ci95" => row&.ratio_ci, "verdict" => row&.verdict }
+            "difference" => fb.median - fa.median, "ratio" => row&.ratio, "ratio_ci95" => row&.ratio_ci, "verdict" => row&.verdict }
         end
       end
 

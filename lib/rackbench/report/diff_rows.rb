@@ -3,12 +3,12 @@
 module Rackbench
   class Report
     # The rows every diff shows (functions in instructions, frames in a
-    # profile): per item, its median per request over each side's
-    # batches, the difference B - A, the percentile-bootstrap interval of
-    # that difference across the batches (Stats.median_difference_ci, each
-    # side's batches resampled), its share of the whole difference, and
-    # whether it appears on one side only. Sorted by the absolute
-    # difference, largest first.
+    # profile): per item, its mean per request over each side's batches,
+    # the difference B - A, Welch's interval of that difference across the
+    # batches (Stats.mean_difference_ci: why means and t, there), its share
+    # of the whole difference, and whether it appears on one side only.
+    # Sorted by the absolute difference, largest first. Means add up: the
+    # items' differences sum to the whole's, less what no batch listed.
     #
     # Every interval of one diff is at the family's confidence (Bonferroni
     # over its items, Stats.family_confidence): with 300 functions, 95%
@@ -21,7 +21,7 @@ module Rackbench
     # (the caller says how much at most).
     class DiffRows
       # One item compared. key :: what the caller keys items by; a, b ::
-      # the medians per request; difference :: b - a; difference_ci ::
+      # the means per request; difference :: b - a; difference_ci ::
       # [low, high] (nil below 2 batches a side); share :: of the whole
       # difference (nil when it is 0); only :: "a" or "b" when the other
       # side never listed it, else nil; changed :: the interval excludes 0
@@ -42,8 +42,8 @@ module Rackbench
       def initialize(a, b, a_totals:, b_totals:, confidence:)
         keys = (a + b).flat_map(&:keys).uniq
         @confidence = Stats.family_confidence(confidence, [keys.size, 1].max)
-        @difference = median(b_totals) - median(a_totals) if a_totals.any? && b_totals.any?
-        @difference_ci = Stats.median_difference_ci(a_totals, b_totals, confidence: confidence)
+        @difference = mean(b_totals) - mean(a_totals) if a_totals.any? && b_totals.any?
+        @difference_ci = Stats.mean_difference_ci(a_totals, b_totals, confidence: confidence)
         @rows = keys.map { |key| row(key, a, b) }.sort_by.with_index { |row, i| [-row.difference.abs, i] }
       end
 
@@ -57,18 +57,18 @@ module Rackbench
       def row(key, a, b)
         xs = a.map { |batch| batch.fetch(key, 0.0) }
         ys = b.map { |batch| batch.fetch(key, 0.0) }
-        difference = median(ys) - median(xs)
-        ci = Stats.median_difference_ci(xs, ys, confidence: @confidence)
+        difference = mean(ys) - mean(xs)
+        ci = Stats.mean_difference_ci(xs, ys, confidence: @confidence)
         only = if a.none? { |batch| batch.key?(key) } then "b"
                elsif b.none? { |batch| batch.key?(key) } then "a"
                end
         share = @difference && !@difference.zero? ? difference / @difference : nil
-        Row.new(key: key, a: median(xs), b: median(ys), difference: difference, difference_ci: ci, share: share,
+        Row.new(key: key, a: mean(xs), b: mean(ys), difference: difference, difference_ci: ci, share: share,
                 only: only, changed: ci && (ci.first.positive? || ci.last.negative?))
       end
 
-      def median(values)
-        values.empty? ? 0.0 : Stats.median(values)
+      def mean(values)
+        values.empty? ? 0.0 : values.sum.fdiv(values.size)
       end
     end
   end

@@ -11,7 +11,7 @@ module Rackbench
       FUNCTION_HEADINGS = ["function", "object", "A /request", "B /request", "difference", "interval", "share",
                            "per call"].freeze
       FRAME_HEADINGS = ["frame", "file", "A self", "B self", "difference", "interval", "share", "B total"].freeze
-      ALLOCATION_HEADINGS = ["figure", "A", "B", "difference", "interval", "ratio", "verdict"].freeze
+      ALLOCATION_HEADINGS = ["figure", "A", "B", "difference", "ratio", "ratio interval", "verdict"].freeze
       # Which side a row appears on alone, as a mark after its name.
       ONLY = { "a" => " (A only)", "b" => " (B only)" }.freeze
       # After the name of a row whose interval excludes 0.
@@ -77,10 +77,9 @@ module Rackbench
       def allocation_cells(row)
         format = ->(value) { InsideSummary.format(row["name"], value) }
         difference = row["difference"]
-        interval = row["difference_ci"]&.map { |v| "#{v.negative? ? MINUS : "+"}#{format.call(v.abs)}" }&.join(" to ")
         [row["words"], format.call(row["a"]), format.call(row["b"]),
          difference.nil? ? Units::NONE : "#{difference.negative? ? MINUS : "+"}#{format.call(difference.abs)}",
-         interval || Units::NONE, Units.ratio(row["ratio"]), row["verdict"] || Units::NONE]
+         Units.ratio(row["ratio"]), Units.interval(row["ratio_ci95"], :ratio, separator: "–"), row["verdict"] || Units::NONE]
       end
 
       # The first line of a function diff: the whole difference, its

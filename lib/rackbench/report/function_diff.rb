@@ -5,7 +5,7 @@ require_relative "diff_rows"
 module Rackbench
   class Report
     # Where the instructions went: B's instructions per request against
-    # A's, function by function (DiffRows: medians over each side's
+    # A's, function by function (DiffRows: means over each side's
     # instructions trials, the difference with its interval across the
     # batches, its share of the whole difference, one side only), from
     # the self costs callgrind gave each function (its own code, callees
@@ -66,7 +66,7 @@ module Rackbench
       # The report document's "functions" entry of a diff (doc/output.md).
       def to_h
         {
-          "a_per_request" => Stats.median(@a.totals), "b_per_request" => Stats.median(@b.totals),
+          "a_per_request" => mean(@a.totals), "b_per_request" => mean(@b.totals),
           "difference" => @diff.difference, "difference_ci" => @diff.difference_ci,
           "confidence" => @diff.confidence, "compared" => @rows.size, "changed" => @diff.changed_count,
           "batches" => [@a.totals.size, @b.totals.size], "inclusive" => call_graphs?, "cycles" => cycles?,
@@ -81,8 +81,8 @@ module Rackbench
         object, name = row.key
         h = { "object" => object, "name" => name }.merge(row.to_h)
         if call_graphs?
-          a_calls = median_of(@a.calls, row.key)
-          b_calls = median_of(@b.calls, row.key)
+          a_calls = mean_of(@a.calls, row.key)
+          b_calls = mean_of(@b.calls, row.key)
           a_each = per_call(row.a, a_calls)
           b_each = per_call(row.b, b_calls)
           h.merge!(figure("inclusive", row.key))
@@ -94,8 +94,8 @@ module Rackbench
 
       # {"a_NAME", "b_NAME", "NAME_difference"} of a per-batch figure.
       def figure(name, key)
-        a = median_of(@a.public_send(name), key)
-        b = median_of(@b.public_send(name), key)
+        a = mean_of(@a.public_send(name), key)
+        b = mean_of(@b.public_send(name), key)
         { "a_#{name}" => a, "b_#{name}" => b, "#{name}_difference" => b - a }
       end
 
@@ -103,8 +103,12 @@ module Rackbench
         calls.positive? ? cost / calls : nil
       end
 
-      def median_of(batches, key)
-        Stats.median(batches.map { |batch| batch.fetch(key, 0.0) })
+      def mean_of(batches, key)
+        mean(batches.map { |batch| batch.fetch(key, 0.0) })
+      end
+
+      def mean(values)
+        values.sum.fdiv(values.size)
       end
 
       # A side's batches: per function its self cost, inclusive cost,
