@@ -34,7 +34,7 @@ module Rackbench
         <<~HTML
           <section id="#{ID}">
           <h2>#{TITLE}</h2>
-          <p class="how">Each configuration against its baseline (A), item by item: each side's median per request
+          <p class="how">Each configuration against its baseline (A), item by item: each side's mean per request
           over its batches, the difference B − A with its interval across the batches (every item's at the family's
           confidence, so that noise in hundreds of functions is not read as a change: a row marked * excludes 0),
           and its share of the whole difference. Functions are callgrind's self costs (their own code); a function

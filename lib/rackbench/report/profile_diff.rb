@@ -12,7 +12,7 @@ module Rackbench
     # method, a block, a C function, by name and file) its self and total
     # time per request (samples times the interval, over the profiled
     # trial's requests; objects for an allocation profile), each side's
-    # median over its profiled trials (one per batch), the difference with
+    # mean over its profiled trials (one per batch), the difference with
     # its interval across them and its share of the whole (DiffRows); and
     # the two merged profiles as a differential flame graph (FlameDiff).
     #
