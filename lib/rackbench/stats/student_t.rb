@@ -39,15 +39,26 @@ module Rackbench
     # student_t_two_sided, which is monotone, to a relative 1e-10.
     def self.student_t_quantile(confidence, df)
       Check.fraction(confidence, "confidence")
-      low = 0.0
-      high = 1.0
-      high *= 2 while student_t_two_sided(high, df) < confidence && high < 1e12
-      200.times do
-        mid = (low + high) / 2
-        student_t_two_sided(mid, df) < confidence ? low = mid : high = mid
-        break if high - low <= 1e-10 * high
+      # A diff asks for hundreds at one confidence and a few degrees of
+      # freedom: each is found once.
+      (@student_t_quantiles ||= {})[[confidence, df]] ||= StudentT.quantile(confidence, df)
+    end
+
+    # Internals of student_t_quantile.
+    module StudentT
+      module_function
+
+      def quantile(confidence, df)
+        low = 0.0
+        high = 1.0
+        high *= 2 while Stats.student_t_two_sided(high, df) < confidence && high < 1e12
+        200.times do
+          mid = (low + high) / 2
+          Stats.student_t_two_sided(mid, df) < confidence ? low = mid : high = mid
+          break if high - low <= 1e-10 * high
+        end
+        high
       end
-      high
     end
 
     # Welch's interval of mean(b) - mean(a): the difference of the means
