@@ -16,6 +16,7 @@
 require "json"
 require "open3"
 require "tmpdir"
+require "fileutils"
 require "rbconfig"
 require_relative "../lib/rackbench"
 
@@ -23,6 +24,7 @@ APP = ARGV[0] || "rack-hello"
 REPS = Integer(ARGV[1] || "3")
 DIR = ARGV[2] || Dir.mktmpdir("rackbench-cache-sim-cost")
 EXE = File.expand_path("../exe/rackbench", __dir__)
+FileUtils.mkdir_p(DIR)
 
 def experiment(cache_sim, rep)
   <<~YAML

@@ -26,8 +26,9 @@ describe "where the time went" do
   def report(configs, **kwargs)
     @n = @n.to_i + 1
     Rackbench::Store.open(File.join(dir, @n.to_s)) do |store|
-      DiffStore.fill(store, configs, **kwargs.slice(:batches, :seed, :noise, :time))
-      Rackbench::Report.new(store, **kwargs.except(:batches, :seed, :noise, :time))
+      fill = %i[batches seed noise time cache_sim]
+      DiffStore.fill(store, configs, **kwargs.slice(*fill))
+      Rackbench::Report.new(store, **kwargs.except(*fill))
     end
   end
 
@@ -179,6 +180,22 @@ describe "where the time went" do
     assert_equal "cycles", Rackbench::Report::BatchFigures.fetch("cycles_per_request").name
     header = base.to_csv.lines.first
     assert_includes header, "cycles_per_request_median,cycles_per_request_ci95_low"
+  end
+
+  it "shows estimated cycles in the terminal and the HTML report, and per function in the diff" do
+    r = report({ stock_dims => DiffStore::STOCK, patched_dims => patched }, cache_sim: true)
+    text = Rackbench::Report::Terminal.new(r).render
+    table = text[/Estimated cycles per request[^\n]*\n(?:.*\n){2,8}/]
+    assert table, text
+    assert_match(/L1 hits \+ 5 LL hits \+ 35 RAM hits/, table)
+    assert_match(/\| patched \| +333,00\d \|.*\| +2,000 \| +100 \| +1\.25\d \|.*\| slower +\| slower +\|/, table)
+    html = Rackbench::HtmlReport.new(JSON.parse(JSON.generate(r.to_h))).render
+    assert_includes html, %(<section id="cycles">)
+    functions = r.to_h["diffs"].first["functions"]
+    assert functions["cycles"]
+    assert_in_delta 67_500, functions["rows"].first["cycles_difference"], 200
+    plain = report({ stock_dims => DiffStore::STOCK, patched_dims => patched })
+    refute_match(/Estimated cycles/, Rackbench::Report::Terminal.new(plain).render)
   end
 
   describe Rackbench::Report::ProfileDiff do
