@@ -226,6 +226,25 @@ describe "where the time went" do
       assert_in_delta 3000, flame.find { |node| node["name"] == "HelloController#index" }["delta"], 100
     end
 
+    it "shows the frames in the terminal and the HTML report, with their own flame graph" do
+      a = [batch(0, 100), batch(0, 102), batch(0, 98)]
+      b = [batch(300, 100), batch(310, 101), batch(290, 99)]
+      profile = JSON.parse(JSON.generate(Rackbench::Report::ProfileDiff.of(a, b, options).to_h))
+      diff = { "config_id" => "loop", "baseline_id" => "plain", "functions" => nil, "call_tree" => nil,
+               "profile" => profile, "allocations" => nil }
+      text = Rackbench::Report::DiffsTerminal.new([diff]).render
+      assert_match(/stackprof cpu: \+3\.00 ms per request .* over 3 and 3 profiled trials/, text)
+      assert_match(/\| Integer#times \(B only\) \* \| <cfunc> +\| +0\.0 µs \| +3\.00 ms \|/, text)
+      doc = Rackbench::HtmlReport::Document.new(
+        { "format" => "rackbench-report", "format_version" => 2, "configs" => [], "trials" => [], "experiment" => {},
+          "settings" => {}, "dimensions" => [], "diffs" => [diff] }
+      )
+      html = Rackbench::HtmlReport::DiffsSection.new(doc).render
+      assert_includes html, "Integer#times (B only) *"
+      assert_includes html, %(id="chart-diff-1-profile")
+      refute_includes html, "chart-diff-1-calls"
+    end
+
     it "makes no diff of profiles taken differently, or of a side without any" do
       wall = batch(0, 100)
       other = Rackbench::Report::ProfileDiff::Batch.new(
