@@ -150,6 +150,20 @@ describe "where the time went" do
     assert_equal "rb_spin (B only) *", Rackbench::Report::DiffText.name(row)
   end
 
+  it "does not mark a function changed for want of a figure: one listed on one side only, near the other's cutoff" do
+    a = Array.new(5) { |i| { "near" => 28.0 + (i * 0.1), "big" => 1000.0 + i } }
+    b = Array.new(5) { |i| { "big" => 2000.0 + i } }
+    rows = Rackbench::Report::DiffRows.new(a, b, a_totals: [1.0] * 5, b_totals: [2.0] * 5, confidence: 0.95,
+                                                 a_unlisted: 26.0, b_unlisted: 31.0).rows.to_h { |r| [r.key, r] }
+    near = rows["near"]
+    assert_equal "a", near.only
+    refute near.changed, "B's batches could have held up to 31: #{near.difference_ci}"
+    assert_operator near.difference_ci.last, :>=, 0
+    assert rows["big"].changed
+    listed = Rackbench::Report::DiffRows.new(a, b, a_totals: [1.0] * 5, b_totals: [2.0] * 5, confidence: 0.95).rows
+    assert listed.find { |r| r.key == "near" }.changed, "without a cutoff, a missing item is a true 0"
+  end
+
   it "diffs trials stored before the call graph by their costliest functions' self costs" do
     r = report({ stock_dims => DiffStore::STOCK, patched_dims => patched })
     old = r.configs.map { |c| c.instruction_trials.map { |t| t.instructions.except("call_graph") } }

@@ -18,7 +18,11 @@ module Rackbench
     #
     # An item missing from a batch counts 0 there: the batch listed only
     # its costliest items, and the item cost less than the batch's cutoff
-    # (the caller says how much at most).
+    # (+a_unlisted+, +b_unlisted+: the most an unlisted item cost a batch of
+    # that side). Its interval is widened by what those batches could have
+    # held (their share of the side's batches times the cutoff), so that
+    # an item near the cutoff, listed on one side and not the other, is
+    # not marked changed for want of a figure.
     class DiffRows
       # One item compared. key :: what the caller keys items by; a, b ::
       # the means per request; difference :: b - a; difference_ci ::
@@ -39,7 +43,11 @@ module Rackbench
       # a_totals, b_totals :: each batch's whole figure per request (what
       #                       the shares are of)
       # confidence :: the report's confidence, made the family's over the items
-      def initialize(a, b, a_totals:, b_totals:, confidence:)
+      # a_unlisted, b_unlisted :: the most an item a batch did not list
+      #                           cost it, per request (default: 0, every
+      #                           item is in every batch that had it)
+      def initialize(a, b, a_totals:, b_totals:, confidence:, a_unlisted: 0.0, b_unlisted: 0.0)
+        @unlisted = [a_unlisted.to_f, b_unlisted.to_f]
         keys = (a + b).flat_map(&:keys).uniq
         @confidence = Stats.family_confidence(confidence, [keys.size, 1].max)
         @difference = mean(b_totals) - mean(a_totals) if a_totals.any? && b_totals.any?
@@ -58,13 +66,23 @@ module Rackbench
         xs = a.map { |batch| batch.fetch(key, 0.0) }
         ys = b.map { |batch| batch.fetch(key, 0.0) }
         difference = mean(ys) - mean(xs)
-        ci = Stats.mean_difference_ci(xs, ys, confidence: @confidence)
+        ci = widened(Stats.mean_difference_ci(xs, ys, confidence: @confidence), key, a, b)
         only = if a.none? { |batch| batch.key?(key) } then "b"
                elsif b.none? { |batch| batch.key?(key) } then "a"
                end
         share = @difference && !@difference.zero? ? difference / @difference : nil
         Row.new(key: key, a: mean(xs), b: mean(ys), difference: difference, difference_ci: ci, share: share,
                 only: only, changed: ci && (ci.first.positive? || ci.last.negative?))
+      end
+
+      # +ci+ widened by what the batches that did not list +key+ could
+      # have held: A's mean up to (missing / batches) times A's cutoff
+      # higher (the difference lower), B's likewise.
+      def widened(ci, key, a, b)
+        return nil unless ci
+
+        missing = ->(batches) { batches.count { |batch| !batch.key?(key) }.fdiv(batches.size) }
+        [ci[0] - (missing.call(a) * @unlisted[0]), ci[1] + (missing.call(b) * @unlisted[1])]
       end
 
       def mean(values)

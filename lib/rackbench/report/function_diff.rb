@@ -44,7 +44,8 @@ module Rackbench
         @a = side(a_docs)
         @b = side(b_docs)
         @diff = DiffRows.new(@a.self_costs, @b.self_costs, a_totals: @a.totals, b_totals: @b.totals,
-                                                           confidence: options.confidence)
+                                                           confidence: options.confidence,
+                                                           a_unlisted: @a.unlisted_max, b_unlisted: @b.unlisted_max)
         @rows = @diff.rows
       end
 
