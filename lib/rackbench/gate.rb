@@ -75,11 +75,7 @@ module Rackbench
     # with none cannot be judged.
     def self.within(report, rules:, strict: false)
       pairs = report.configs.reject(&:baseline?).map do |c|
-        diffs = lambda do
-          c.baseline_config && Report::Diffs.between(c.baseline_config, c, report.options, a_profiles: report.profiles,
-                                                                                           b_profiles: report.profiles)
-        end
-        Pair.new(c.label, c.baseline_config, c, diffs)
+        Pair.new(c.label, c.baseline_config, c, -> { report.diffs.find { |diff| diff.b.equal?(c) } })
       end
       side = Side.of(report)
       new(pairs: pairs, rules: rules, options: report.options, baseline: side, candidate: side, strict: strict)
