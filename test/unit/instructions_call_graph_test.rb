@@ -46,6 +46,9 @@ describe "instructions: the call graph and estimated cycles" do
     assert_equal [4000, 4000, 40], function("rb_hash_aset").values_at("self", "inclusive", "calls"),
                  "called 10 times from the loop and 30 from its nested level"
     assert_equal [1000, 6000], function("vm_call_cfunc").values_at("self", "inclusive")
+    # What callers explain: rb_hash_aset's every call, from the loop and its
+    # nested level; nothing of the loop's outermost level, a root.
+    assert_equal [4000, 6000, 0], %w[rb_hash_aset vm_call_cfunc vm_exec_core].map { |name| function(name)["called"] }
     assert_equal 11_000, graph["total"]
     assert_operator graph["functions"].map { |f| f["inclusive"] }.max, :<=, graph["total"]
   end

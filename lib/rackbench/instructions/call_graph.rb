@@ -6,13 +6,14 @@ module Rackbench
     # (CallgrindFile#calls): the record's "call_graph" field, beside the
     # costliest functions of the instructions document. Per function its
     # self cost (its own code), its inclusive cost (its code and every
-    # callee's: what a Ruby method's C functions add up to) and how many
-    # times it was called; per edge, caller to callee, the calls and what
-    # they cost. The report's function diffs (Report::FunctionDiff) and
+    # callee's: what a Ruby method's C functions add up to), how many
+    # times it was called and how much of its inclusive cost its callers'
+    # calls explain ("called"); per edge, caller to callee, the calls and
+    # what they cost. The report's function diffs (Report::FunctionDiff) and
     # call trees (Report::CallTree) read nothing else.
     #
     #   {"total" => 479_602_746, "unlisted_self_max" => 41_200,
-    #    "functions" => [{"object", "name", "self", "inclusive", "calls"(, "cycles")}, ...],
+    #    "functions" => [{"object", "name", "self", "inclusive", "calls", "called"(, "cycles")}, ...],
     #    "edges" => [[caller index, callee index, calls, inclusive], ...]}
     #
     # Recursion: callgrind names a function called while it is already on
@@ -57,6 +58,7 @@ module Rackbench
         @self = Hash.new(0)
         @inclusive = Hash.new(0)
         @calls_in = Hash.new(0)
+        @called = Hash.new(0)
         @cycles = Hash.new(0)
         @edges = Hash.new { |hash, key| hash[key] = [0, 0] }
         @simulated = !files.empty? && files.all? { |file| Cycles.simulated?(file.events) }
@@ -73,7 +75,7 @@ module Rackbench
         index = listed.each_with_index.to_h
         functions = listed.map do |key|
           entry = { "object" => key[0], "name" => key[1], "self" => @self[key], "inclusive" => @inclusive[key],
-                    "calls" => @calls_in[key] }
+                    "calls" => @calls_in[key], "called" => [@called[key], @inclusive[key]].min }
           entry["cycles"] = @cycles[key] if @simulated
           entry
         end
@@ -99,6 +101,10 @@ module Rackbench
         from = CallGraph.key(caller)
         to = CallGraph.key(callee)
         @calls_in[to] += call.count
+        # What callers explain of a function's cost, from any level of
+        # theirs (a function the VM's nested loop calls has its callers
+        # there): the rest of its inclusive cost is a root of the tree.
+        @called[to] += cost if from != to && CallGraph.level(callee) == levels[to]
         return unless CallGraph.level(caller) == levels[from]
 
         if from != to

@@ -34,6 +34,7 @@ module Rackbench
         requests = docs.sum { |doc| doc["requests"].to_i }
         @total = docs.sum { |doc| doc["instructions"].to_i }.fdiv([requests, 1].max)
         @functions = Hash.new { |hash, key| hash[key] = [0.0, 0.0] }
+        @called = Hash.new(0.0)
         @edges = Hash.new { |hash, key| hash[key] = Hash.new(0.0) }
         docs.each { |doc| add(doc["call_graph"], requests.to_f) }
       end
@@ -52,6 +53,7 @@ module Rackbench
           sums = @functions[keys[i]]
           sums[0] += f["self"].to_i / requests
           sums[1] += f["inclusive"].to_i / requests
+          @called[keys[i]] += f["called"].to_i / requests if f.key?("called")
         end
         graph["edges"].each { |from, to, _, cost| @edges[keys[from]][keys[to]] += cost.to_i / requests }
       end
@@ -59,12 +61,27 @@ module Rackbench
       def build_paths
         min = @total * MIN_SHARE
         out = { [] => @total }
-        incoming = Hash.new(0.0)
-        @edges.each_value { |callees| callees.each { |key, cost| incoming[key] += cost } }
-        roots = @functions.map { |key, (_, inclusive)| [key, inclusive - incoming[key]] }
+        roots = @functions.map { |key, (_, inclusive)| [key, inclusive - explained(key)] }
                           .select { |_, value| value >= min }.sort_by { |key, value| [-value, key] }
-        roots.each { |key, value| expand([key], value, min, out) }
+        # What the call graph left out (edges below its threshold) can make
+        # roots of functions that are not: they never add up to more than
+        # the whole.
+        sum = roots.sum(&:last)
+        scale = sum > @total ? @total / sum : 1.0
+        roots.each { |key, value| expand([key], value * scale, min, out) }
         out
+      end
+
+      # What callers explain of a function's cost: the graph's "called"
+      # (every caller's calls, their deeper levels too), else, for a trial
+      # stored before it, the edges into it.
+      def explained(key)
+        return @called[key] if @called.key?(key)
+
+        @incoming ||= Hash.new(0.0).tap do |incoming|
+          @edges.each_value { |callees| callees.each { |callee, cost| incoming[callee] += cost } }
+        end
+        @incoming[key]
       end
 
       def expand(path, value, min, out)
