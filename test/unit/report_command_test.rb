@@ -49,7 +49,8 @@ describe "rackbench report and compare" do
     assert_equal 2, code
     assert_equal "rackbench: baseline: no configuration has server=nginx (values: puma, falcon)\n", err
     code, _, err = cli("report", "--results", two_servers, "--json", "--csv")
-    assert_equal [2, "rackbench: choose one of --json, --csv, --csv-pages, --trials and --history\n"], [code, err]
+    assert_equal [2, "rackbench: choose one of --json, --csv, --csv-pages, --csv-diffs, --trials and --history
+"], [code, err]
   end
 
   it "compares two configurations of one experiment" do

@@ -57,8 +57,10 @@ describe "a results database of rackbench 0.1" do
                       instructions_ratio_ci95_high instructions_verdict]
     tls = %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share] # load.tls's
     services = Rackbench::Services.names.product(%w[cpu_cores cpu_us_per_request memory_peak_bytes]).map { |s, f| "#{s}_#{f}" }
-    assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + tls + %w[differing_gems] + instructions + services,
-                 now[0].drop(golden[0].size)
+    cycles = %w[cycles_per_request_median cycles_per_request_ci95_low cycles_per_request_ci95_high cycles_ratio
+                cycles_ratio_ci95_low cycles_ratio_ci95_high cycles_verdict]
+    assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + tls + %w[differing_gems] + instructions +
+                 services + cycles, now[0].drop(golden[0].size)
   end
 
   it "prints the same table, bars and flags, and says what it cannot know" do

@@ -22,6 +22,8 @@ module Rackbench
           p.on("--csv-pages", "print one CSV row per entry of a request list per configuration") do
             options[:csv_pages] = true
           end
+          p.on("--csv-diffs", "print one CSV row per function and profile frame of each configuration " \
+                              "against its baseline (where the time went)") { options[:csv_diffs] = true }
           p.on("--html FILE", "write the single-file HTML report to FILE") { |v| options[:html] = v }
           p.on("--speedscope FILE", "also write the profiled trials' profiles as a speedscope file") do |v|
             options[:speedscope] = v
@@ -36,8 +38,9 @@ module Rackbench
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
-        if [options[:json], options[:csv], options[:csv_pages], options[:trials], options[:history]].count(&:itself) > 1
-          raise UsageError, "choose one of --json, --csv, --csv-pages, --trials and --history"
+        outputs = %i[json csv csv_pages csv_diffs trials history]
+        if outputs.count { |name| options[name] } > 1
+          raise UsageError, "choose one of --json, --csv, --csv-pages, --csv-diffs, --trials and --history"
         end
 
         with_store(options) { |store| print_report(store, options) }
@@ -63,7 +66,7 @@ module Rackbench
 
         if options[:html]
           path = report.write_html(options[:html])
-          machine = options[:json] || options[:csv] || options[:csv_pages]
+          machine = options[:json] || options[:csv] || options[:csv_pages] || options[:csv_diffs]
           @err.puts "rackbench: wrote #{path}" if machine
           @out.puts "HTML report: #{path}" unless machine
         end
@@ -73,6 +76,8 @@ module Rackbench
           @out.print report.to_csv
         elsif options[:csv_pages]
           @out.print report.to_csv_pages
+        elsif options[:csv_diffs]
+          @out.print report.to_csv_diffs
         else
           @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order,
                                           width: output_width(options)).render

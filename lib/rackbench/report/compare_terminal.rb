@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "diffs_terminal"
+
 module Rackbench
   class Report
     # A Report::Compare for a terminal: one row per pair (A's and B's
@@ -23,8 +25,11 @@ module Rackbench
                                 width: @width)
         pages = @compare.pairs.filter_map { |pair| pages(pair, unit) }
         inside = @compare.pairs.filter_map { |pair| inside(pair) }
-        text = [*machines, table.to_s, *pages, *inside, *gems, *flags, "A: #{@compare.a_name}",
-                "B: #{@compare.b_name}"].join("\n") + "\n"
+        diffs = @compare.pairs.filter_map { |pair| diffs(pair) }
+        text = [*machines, table.to_s, *pages, *inside, *diffs, *gems, *flags, "A: #{@compare.a_name}",
+                "B: #{@compare.b_name}"].join("
+") + "
+"
         Text::Wrap.prose(text, @width)
       end
 
@@ -53,6 +58,13 @@ module Rackbench
         lines << "  only in A (#{pair.label}): #{entries.only_a.join(", ")}" unless entries.only_a.empty?
         lines << "  only in B (#{pair.label}): #{entries.only_b.join(", ")}" unless entries.only_b.empty?
         lines.empty? ? nil : lines.join("\n")
+      end
+
+      # Where the time went between the pair's sides (DiffsTerminal), or
+      # nil without a diff.
+      def diffs(pair)
+        pair.diffs && DiffsTerminal.new([], width: @width).one(pair.diffs.to_h,
+                                                               title: "Where the time went: #{pair.label} (B against A)")
       end
 
       INSIDE_HEADINGS = ["figure", "A", "B", "B/A", "95% CI", "verdict"].freeze

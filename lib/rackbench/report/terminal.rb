@@ -3,6 +3,8 @@
 require_relative "entries_terminal"
 require_relative "inside_terminal"
 require_relative "instructions_terminal"
+require_relative "diffs_terminal"
+require_relative "cycles_terminal"
 require_relative "concurrency_sweep_terminal"
 
 module Rackbench
@@ -56,15 +58,17 @@ module Rackbench
         # Only instructions measured: no time figure to show, the
         # instructions table is the report's.
         unless configs.any?(&:time?)
-          return [warning_lines, labels_line, title, instructions(configs), service_lines(configs),
+          return [warning_lines, labels_line, title, instructions(configs), cycles(configs), service_lines(configs),
                   @report.history.summary_line, detect_lines,
-                  host_lines, flag_lines(configs), ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
+                  host_lines, flag_lines(configs), ran_lines(configs), gem_lines, profile_lines,
+                  diffs(configs)].compact.join("\n") + "\n"
         end
 
         [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), instructions(configs), service_lines(configs), detect_lines, host_lines,
+         pages(configs), inside(configs), instructions(configs), cycles(configs), service_lines(configs), detect_lines,
+         host_lines,
          flag_lines(configs),
-         ran_lines(configs), gem_lines, profile_lines].compact.join("\n") + "\n"
+         ran_lines(configs), gem_lines, profile_lines, diffs(configs)].compact.join("\n") + "\n"
       end
 
       def dims = @report.dimensions
@@ -197,6 +201,19 @@ module Rackbench
         InstructionsTerminal.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims,
                                                                      labels: configs.to_h { |c| [c.id, c.label] },
                                                                      width: @width).render
+      end
+
+      # "Estimated cycles per request" (CyclesTerminal); nil when no
+      # configuration ran the cache simulation.
+      def cycles(configs)
+        CyclesTerminal.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims, width: @width).render
+      end
+
+      # "Where the time went" (DiffsTerminal): each configuration against
+      # its baseline, function by function; nil without a diff. Last: it
+      # is the deepest look, and the longest.
+      def diffs(configs)
+        DiffsTerminal.new(@report.diffs.map(&:to_h), labels: configs.to_h { |c| [c.id, c.label] }, width: @width).render
       end
 
       def flag_lines(configs)

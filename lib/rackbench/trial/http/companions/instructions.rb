@@ -58,8 +58,13 @@ module Rackbench
 
           private
 
+          # The experiment's `instructions: { cache_sim: true }` turns on
+          # callgrind's cache simulation (estimated cycles).
           def valgrind
-            @valgrind ||= Rackbench::Instructions::Valgrind.find(path: setup.context.parent_env.fetch("PATH", ""))
+            source = setup.source
+            cache_sim = source.respond_to?(:instructions_settings) && source.instructions_settings.cache_sim
+            @valgrind ||= Rackbench::Instructions::Valgrind.find(path: setup.context.parent_env.fetch("PATH", ""),
+                                                                 cache_sim: cache_sim)
           end
 
           # Where the answers of valgrind's probes are kept: beside the
