@@ -131,7 +131,7 @@ module Rackbench
     # A build's work directory whose process is gone, and a build directory
     # without its record (a build killed half way) that nobody holds.
     def leftovers
-      work = Dir.glob(File.join(@root, "rubies", "work", "*")).reject { |dir| alive?(dir[/-(\d+)\z/, 1]) }
+      work = Dir.glob(File.join(@root, "rubies", "work", "*")).reject { |dir| PidAlive.call(dir[/-(\d+)\z/, 1]) }
       unfinished = Dir.glob(File.join(@root, "rubies", "*")).select do |dir|
         File.basename(dir).match?(/\A\h{16}\z/) && !File.file?(File.join(dir, Rubies::Build::Cache::RECORD))
       end
@@ -174,10 +174,6 @@ module Rackbench
         next
       end
       total
-    end
-
-    def alive?(pid)
-      PidAlive.call(pid)
     end
   end
 end
