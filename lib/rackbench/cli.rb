@@ -31,6 +31,7 @@ module Rackbench
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
       "publish" => ["publish_command", "PublishCommand", "a static site of every run: timelines, regressions, comparisons, a feed"],
       "regressions" => ["regressions_command", "RegressionsCommand", "the regressions publish tracks: list, show, set a state"],
+      "prune" => ["prune_command", "PruneCommand", "delete old runs' trials, keeping the medians publish draws"],
       "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
       "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],

@@ -64,10 +64,12 @@ module Rackbench
         @settings = settings
       end
 
-      # Summarises every run whose summary is missing or stale; returns how
-      # many it summarised. +progress+ is called with (done, total).
-      def refresh(progress: nil)
+      # Summarises every run whose summary is missing or stale (of +only+,
+      # experiment ids, when given); returns how many it summarised.
+      # +progress+ is called with (done, total).
+      def refresh(progress: nil, only: nil)
         stale = stale_experiments
+        stale = stale.select { |id, _| only.include?(id) } if only
         stale.each_with_index do |(id, digest), i|
           summarise(id, digest)
           progress&.call(i + 1, stale.size)
