@@ -31,6 +31,7 @@ module Rackbench
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
       "publish" => ["publish_command", "PublishCommand", "a static site of every run: timelines, regressions, comparisons, a feed"],
       "regressions" => ["regressions_command", "RegressionsCommand", "the regressions publish tracks: list, show, set a state"],
+      "record-failure" => ["record_failure_command", "RecordFailureCommand", "record a run that could not start (a build that failed) for publish's timeline"],
       "prune" => ["prune_command", "PruneCommand", "delete old runs' trials, keeping the medians publish draws"],
       "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
       "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
@@ -46,7 +47,7 @@ module Rackbench
       Usage: rackbench COMMAND [options]
 
       Commands:
-      #{COMMANDS.map { |name, (_, _, text)| format("  %-10s %s", name, text) }.join("\n")}
+      #{COMMANDS.map { |name, (_, _, text)| format("  %-14s %s", name, text) }.join("\n")}
 
       rackbench COMMAND --help shows the options of a command.
       rackbench --version prints the version.
