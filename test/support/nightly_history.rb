@@ -74,13 +74,27 @@ module NightlyHistory
   def fill(store, nights: 0...NIGHTS, seed: 1)
     all = configs
     nights.map do |night|
-      random = Random.new(seed * 1_000_003 + night)
-      machine_night = 1 + 0.002 * gauss(random)
-      store.db.transaction { store_night(store, night, all, random, machine_night) }
+      values = night_values(night, all, seed: seed)
+      store.db.transaction { store_night(store, night, all, values) }
     end
   end
 
-  def store_night(store, night, all, random, machine_night)
+  # Night +night+'s batches: per configuration, each figure's value of
+  # each batch ({config index => {figure => [values]}}).
+  def night_values(night, all = configs, seed: 1)
+    random = Random.new(seed * 1_000_003 + night)
+    machine_night = 1 + 0.002 * gauss(random)
+    all.each_with_index.to_h do |config, c|
+      # A count of instructions does not see the machine's night.
+      machine = config.instructions ? 1.0 : machine_night
+      levels = config.figures.to_h do |name, (level, cv)|
+        [name, [level * factor(c, name, night) * machine * (1 + 0.3 * cv * gauss(random)), cv]]
+      end
+      [c, levels.transform_values { |level, cv| Array.new(BATCHES) { level * (1 + cv * gauss(random)) } }]
+    end
+  end
+
+  def store_night(store, night, all, values)
     revision = { "of" => "ruby", "name" => "master", "commit" => commit(night), "ref" => "master",
                  "committed_at" => (START + night * 86_400 - 3600).iso8601, "subject" => "Commit of night #{night}" }
     labels = Rackbench::Labels.new(given: { "branch" => "master" }, revisions: [revision])
@@ -90,15 +104,9 @@ module NightlyHistory
     store.db[:experiments].where(id: id).update(created_at: START + night * 86_400)
     position = 0
     all.each_with_index do |config, c|
-      # A count of instructions does not see the machine's night.
-      machine = config.instructions ? 1.0 : machine_night
-      levels = config.figures.to_h do |name, (level, cv)|
-        [name, [level * factor(c, name, night) * machine * (1 + 0.3 * cv * gauss(random)), cv]]
-      end
       BATCHES.times do |batch|
         position += 1
-        values = levels.transform_values { |level, cv| level * (1 + cv * gauss(random)) }
-        store.save_trial(id, trial(config, batch + 1, position, values))
+        store.save_trial(id, trial(config, batch + 1, position, values[c].transform_values { |v| v[batch] }))
       end
     end
     id

@@ -7,7 +7,8 @@ module Rackbench
     # expression is compiled with Function(), no action menu linking to
     # the online editor), runs the comparison page (ComparePage), then
     # writes the outcome into <body data-render-status> for the browser
-    # test: {"charts", "rendered", "comparisons", "errors", "warnings"}.
+    # test: {"charts", "rendered", "comparisons" (rows of the comparison
+    # table), "compared" (the two runs' ids), "errors", "warnings"}.
     #
     # The comparison is `compare`'s, in the browser: per configuration and
     # figure, B's median over A's, with the percentile interval of that
@@ -77,6 +78,7 @@ module Rackbench
             var a = pickA.value, b = pickB.value;
             if (window.history && window.history.replaceState) window.history.replaceState(null, "", "#a=" + a + "&b=" + b);
             return Promise.all([load(a), load(b)]).then(function () {
+              status.compared = [a, b];
               status.comparisons = render(loaded[a], loaded[b]);
             }, function (error) { problems.errors.push(String(error)); show("<p class=\\"failed\\">" + esc(String(error)) + "</p>"); });
           }
