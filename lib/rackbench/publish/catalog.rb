@@ -64,7 +64,9 @@ module Rackbench
       # One configuration's figure across a testbed's runs: a Point (or
       # nil) per run, the steps found in it and what it knows of its noise.
       Line = Struct.new(:testbed, :config_id, :dims, :figure, :points, :steps, :noise, keyword_init: true) do
-        def key = Digest::SHA256.hexdigest(JSON.generate([testbed.name, testbed.machine_key, config_id, figure.name]))
+        def key
+          @key ||= Digest::SHA256.hexdigest(JSON.generate([testbed.name, testbed.machine_key, config_id, figure.name]))
+        end
         def config_slug = Publish.slug(config_id)
         def worse = figure.better == :higher ? "down" : "up"
 

@@ -18,6 +18,7 @@ module Rackbench
     # temporary name and renamed, so a web server never serves half a page.
     class Site
       MANIFEST = ".rackbench-site.json"
+      LOCK = ".rackbench-site.lock"
 
       # The code that makes the pages (lib/rackbench/publish/ and the
       # report's style and escaping it shares), digested: another rackbench,
@@ -43,6 +44,8 @@ module Rackbench
       # Writes the site of +catalog+ and +regressions+ ([Regressions::Regression]).
       # Raises Error for a directory that holds other files and no site.
       def write(catalog, regressions)
+        refuse_foreign_directory
+        lock
         previous = manifest
         docs = Documents.new(catalog, regressions, @settings)
         @plan = {}
@@ -145,21 +148,38 @@ module Rackbench
         removed = (previous.keys - @plan.keys).select { |path| remove(path) }
         write_file(File.join(@root, MANIFEST), json(@plan.transform_values(&:first)))
         Result.new(root: @root, written: written, removed: removed, unchanged: unchanged)
+      ensure
+        @lock&.close
       end
 
-      # The digests of the site already in the directory; {} for a new or
-      # empty directory. A directory with other files and no manifest is
-      # refused: publish never writes over what it did not make.
-      def manifest
-        path = File.join(@root, MANIFEST)
-        return JSON.parse(File.read(path)) if File.file?(path)
-        return {} unless File.directory?(@root)
-        return {} if Dir.empty?(@root)
+      # Publish never writes over what it did not make: a directory with
+      # other files and no manifest is refused.
+      def refuse_foreign_directory
+        return unless File.directory?(@root) && !File.file?(File.join(@root, MANIFEST))
+        return if (Dir.children(@root) - [LOCK]).empty?
 
         raise Error, "#{@root} holds files but no site of rackbench publish (no #{MANIFEST}): publish into an " \
                      "empty or new directory"
+      end
+
+      # The digests of the site already in the directory; {} for a new one.
+      def manifest
+        path = File.join(@root, MANIFEST)
+        return {} unless File.file?(path)
+
+        JSON.parse(File.read(path))
       rescue JSON::ParserError
         raise Error, "#{path} is not a site manifest (invalid JSON): remove the directory's site and publish again"
+      end
+
+      # Two publishes into one site wait for each other (a nightly and a
+      # publish by hand): the lock is held until the process ends.
+      def lock
+        FileUtils.mkdir_p(@root)
+        @lock = File.open(File.join(@root, LOCK), File::CREAT | File::RDWR)
+        @lock.flock(File::LOCK_EX)
+      rescue SystemCallError => e
+        raise Error, "cannot lock the site #{@root}: #{e.message}"
       end
 
       def write_file(path, content)
