@@ -12,33 +12,25 @@ module Rackbench
       # (2,000 resamples, seeded), and a verdict against the equivalence
       # band. The choice is kept in the address (#a=ID&b=ID), so a
       # comparison can be linked.
-      class ComparePage
-        include Html
-
+      class ComparePage < Page # of Documents#testbed
         RESAMPLES = 2_000
 
-        # testbed :: Documents#testbed; site_title :: the site's title
-        def initialize(testbed, site_title)
-          @testbed = testbed
-          @site_title = site_title
-        end
-
         def render
-          settings = @testbed["settings"]
+          settings = @doc["settings"]
           figures = Report::BatchFigures::ALL.to_h do |f|
             [f.name, { "words" => f.words, "better" => f.better.to_s, "unit" => f.unit.to_s,
                        "equivalence" => f.instructions ? settings["instructions_equivalence"] : settings["equivalence"] }]
           end
-          runs = @testbed["runs"].select { |r| r["status"] == "measured" }.map do |r|
+          runs = @doc["runs"].select { |r| r["status"] == "measured" }.map do |r|
             r.slice("experiment_id", "created_at", "labels_text", "run")
           end
-          data = { "runs" => runs, "base" => "../data/#{@testbed["slug"]}/runs/", "figures" => figures,
+          data = { "runs" => runs, "base" => "../data/#{@doc["slug"]}/runs/", "figures" => figures,
                    "confidence" => settings["confidence"], "resamples" => RESAMPLES }
-          Frame.html(title: "Compare two runs: #{@testbed["experiment"]}", depth: 1, site_title: @site_title,
-                     data: "../data/#{@testbed["slug"]}/testbed.json", body: <<~BODY)
+          Frame.html(title: "Compare two runs: #{@doc["experiment"]}", depth: 1, site_title: @site_title,
+                     data: "../data/#{@doc["slug"]}/testbed.json", body: <<~BODY)
                        <header><h1>Compare two runs</h1>
-                       <p class="meta"><a href="index.html">#{esc(@testbed["experiment"])}</a> on
-                       #{esc(@testbed["testbed"] ? "testbed #{@testbed["testbed"]}" : @testbed["machine"])}</p>
+                       <p class="meta"><a href="index.html">#{esc(@doc["experiment"])}</a> on
+                       #{esc(@doc["testbed"] ? "testbed #{@doc["testbed"]}" : @doc["machine"])}</p>
                        <p class="how">Every configuration and figure both runs measured: B's median against A's, the
                        ratio's #{esc(Units.percent_trimmed(settings["confidence"]))} percentile bootstrap interval over
                        the batches (#{RESAMPLES} resamples), and the verdict: better or worse when the interval lies

@@ -6,13 +6,7 @@ module Rackbench
       # index.html: the open regressions first, then every testbed (an
       # experiment on one machine) with its runs and links to its
       # timelines and comparison, then the regressions lately closed.
-      class IndexPage
-        include Html
-
-        # doc :: Documents#index
-        def initialize(doc)
-          @doc = doc
-        end
+      class IndexPage < Page # of Documents#index
 
         def render
           open = @doc["regressions"].select { |r| Regressions::OPEN.include?(r["state"]) }

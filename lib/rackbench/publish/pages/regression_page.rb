@@ -10,14 +10,7 @@ module Rackbench
       # run, the runs the step may lie in, the revisions that moved: what
       # to bisect), the series around it, a bisect's result once one is
       # attached, and the commands that act on it.
-      class RegressionPage
-        include Html
-
-        # doc :: Documents#regression; site_title :: the site's title
-        def initialize(doc, site_title)
-          @doc = doc
-          @site_title = site_title
-        end
+      class RegressionPage < Page # of Documents#regression
 
         def render
           title = "Regression ##{@doc["id"]}: #{@doc["figure_words"]} #{signed(@doc["change"])} in #{@doc["config_label"]}"

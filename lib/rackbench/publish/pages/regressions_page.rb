@@ -5,9 +5,7 @@ module Rackbench
     module Pages
       # regressions/index.html: every regression of the store, newest
       # first, with its state.
-      class RegressionsPage
-        include Html
-
+      class RegressionsPage < Page
         # A table of regression summaries (Documents#regression_summary),
         # linked from a page +depth+ directories below the root.
         def self.table(summaries, depth:)
@@ -27,10 +25,6 @@ module Rackbench
                      rows, numbers: [false, false, false, false, false, true, false, false])
         end
 
-        # doc :: Documents#index
-        def initialize(doc)
-          @doc = doc
-        end
 
         def render
           all = @doc["regressions"]

@@ -8,14 +8,7 @@ module Rackbench
       # from the run before, the series' threshold, its open regressions),
       # the testbed's regressions, and its runs, newest first, each linked
       # to a comparison with the one before.
-      class TestbedPage
-        include Html
-
-        # doc :: Documents#testbed; site_title :: the site's title
-        def initialize(doc, site_title)
-          @doc = doc
-          @site_title = site_title
-        end
+      class TestbedPage < Page # of Documents#testbed
 
         def render
           failed = @doc["runs"].count { |r| r["status"] == "failed" }

@@ -7,14 +7,7 @@ module Rackbench
       # timeline across the runs (TimelineChart) with its threshold and
       # its steps (the run, the size and its interval, the range of
       # commits, the state, the regression), then every run's medians.
-      class TimelinePage
-        include Html
-
-        # doc :: Documents#timeline; site_title :: the site's title
-        def initialize(doc, site_title)
-          @doc = doc
-          @site_title = site_title
-        end
+      class TimelinePage < Page # of Documents#timeline
 
         def render
           testbed = @doc["testbed"]
