@@ -31,6 +31,7 @@ describe "the published site in headless Chromium (integration)" do
       message = "chromium is not installed (bin/setup installs it; or apt-get install chromium)"
       ENV["CI"] ? flunk(message) : skip(message)
     end
+    FileUtils.mkdir_p(SCREENSHOTS)
   end
 
   let(:site) { self.class.site }
@@ -72,7 +73,6 @@ describe "the published site in headless Chromium (integration)" do
     status, dom, stderr = HeadlessChromium.open(path("#{site[:slug]}/index.html"))
     assert_clean(status, dom, stderr, charts: 0)
     assert_includes dom, "make failed (exit status 2)"
-    FileUtils.mkdir_p(SCREENSHOTS)
     HeadlessChromium.screenshot(path("index.html"), File.join(SCREENSHOTS, "publish-index.png"), height: 1100)
   end
 
