@@ -7,7 +7,8 @@
 # YEARS seeds, each series run through Stats::StepDetection as publish
 # runs it, without a store. Counts, per year: regressions no step
 # explains (false), each step found in its main series at a range that
-# holds its commit, the ranges' widths, the reverted step marked fixed.
+# holds its commit (and how many nights after it landed it was found),
+# the ranges' widths, the reverted step marked fixed.
 #
 #   bundle exec ruby -Ilib -Itest bench/publish_detection.rb [YEARS]
 require "rackbench"
@@ -19,6 +20,7 @@ steps = NightlyHistory.steps
 settings = Rackbench::Publish::Settings.new
 false_per_year = []
 found = Hash.new(0)
+delays = Hash.new { |h, k| h[k] = [] }
 widths = Hash.new(0)
 fixed = 0
 started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
@@ -44,6 +46,7 @@ years.times do |year|
         next unless step.primary == name
 
         found[step.night] += 1
+        delays[step.night] << s.found_at - step.night
         widths[s.last - s.first + 1] += 1
         fixed += 1 if step.reverted_at && s.fixed_at
       end
@@ -58,7 +61,7 @@ puts "  regressions no step explains, per year: #{false_per_year.tally.sort.map 
      "(mean #{format("%.2f", false_per_year.sum.to_f / years)})"
 steps.each do |step|
   puts "  the #{format("%+.1f%%", step.figures[step.primary] * 100)} #{step.primary} step of night #{step.night}: found " \
-       "#{found[step.night]} of #{years} years"
+       "#{found[step.night]} of #{years} years, found #{delays[step.night].tally.sort.map { |d, k| "#{d} nights later: #{k}" }.join(", ")}"
 end
 puts "  ranges (nights a step may be at): #{widths.sort.map { |w, k| "#{w}: #{k}" }.join(", ")}"
 puts "  the reverted step marked fixed: #{fixed} of #{years} years"
