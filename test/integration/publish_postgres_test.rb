@@ -59,7 +59,7 @@ describe "publishing a store on PostgreSQL (integration)" do
 
     cli("regressions", "--store", url, "set", "1", "accepted", "--note", "known", "--by", "ko1")
     shown = JSON.parse(cli("regressions", "--store", url, "show", "1", "--json"))
-    assert_equal [%w[accepted ko1], %w[detected state]], [shown.values_at("state", "state_by"), shown["events"].map { |e| e["event"] }]
+    assert_equal [%w[accepted ko1], %w[detected state state]], [shown.values_at("state", "state_by"), shown["events"].map { |e| e["event"] }]
 
     Rackbench::Store.open(url) do |store|
       store.db[:experiments].where(id: [1, 2]).update(created_at: Time.now - 400 * 86_400)

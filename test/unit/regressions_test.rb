@@ -57,7 +57,8 @@ describe "rackbench regressions" do
     publish
     doc = JSON.parse(regressions("show", "1", "--json")[1])
     assert_equal %w[false_positive ko1 a\ noisy\ neighbour\ that\ week], doc.values_at("state", "state_by", "state_note")
-    assert_equal %w[detected state], doc["events"].map { |e| e["event"] }, "publish left the person's state alone"
+    assert_equal [%w[detected detected rackbench\ publish], %w[state confirmed rackbench\ publish], %w[state false_positive ko1]],
+                 doc["events"].map { |e| e.values_at("event", "state", "by") }, "publish left the person's state alone"
   end
 
   it "keeps a bisect's result with a regression, and shows it on its page" do

@@ -37,7 +37,7 @@ module Rackbench
             if row
               outcome.changed << row.id if update(row, columns, state, note)
             else
-              outcome.created << @regressions.insert(columns, state: state, note: note)
+              outcome.created << insert(line, step, columns, state, note)
             end
           end
         end
@@ -45,6 +45,15 @@ module Rackbench
       end
 
       private
+
+      # Stores a new regression as found, then moves it to the state the
+      # runs since have given it (a publish of runs already confirmed, or
+      # fixed): its events tell its story whenever it is published.
+      def insert(line, step, columns, state, note)
+        id = @regressions.insert(columns, state: "detected", note: "found at #{run_words(line.testbed.runs[step.found_at])}")
+        @regressions.update(id, {}, state: state, note: note) unless state == "detected"
+        id
+      end
 
       # Updates +row+; true when its state or range moved.
       def update(row, columns, state, note)

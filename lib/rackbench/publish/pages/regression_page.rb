@@ -17,7 +17,9 @@ module Rackbench
           Frame.html(title: title, depth: 1, site_title: @site_title, charts: !chart.nil?,
                      data: "../data/regressions/#{@doc["id"]}.json", body: <<~BODY)
                        <header><h1>#{esc(title)}</h1>
-                       <p class="meta">#{state(@doc["state"])} #{where} · found #{date(@doc["detected_at"])}</p></header>
+                       <p class="meta">#{state(@doc["state"])} #{where} · found in the run of
+                       #{date(@doc.dig("range", "found", "created_at") || @doc["detected_at"])} (stored
+                       #{date(@doc["detected_at"])})</p></header>
                        <section><h2>What changed</h2>
                        <dl class="settings">
                        <dt>change</dt><dd>#{change(@doc["figure"], @doc["change"])}#{interval_text}</dd>
