@@ -97,7 +97,7 @@ describe "the nightly example (integration)" do
     YAML
     env = ENV.to_h.merge("PATH" => "#{bin}:#{ENV.fetch("PATH")}", "RACKBENCH_NIGHTLY_DIR" => state,
                          "NIGHTLY_EXPERIMENT" => experiment, "NIGHTLY_UPSTREAM" => upstream,
-                         "NIGHTLY_SITE" => File.join(dir, "site"), "RACKBENCH_STORE" => File.join(state, "results"))
+                         "NIGHTLY_SITE" => File.join(dir, "site"), "RACKBENCH_STORE" => nil)
     first = night(dir, "2026-01-01", env)
 
     File.write(File.join(upstream, "NEWS.md"), "\nNothing new tonight.\n", mode: "a")
@@ -108,7 +108,7 @@ describe "the nightly example (integration)" do
     d = commit(upstream, "Fix a typo in README")
     second = night(dir, "2026-01-02", env)
 
-    regressions, = rackbench("regressions", "--all", "--json", env: env)
+    regressions, = rackbench("regressions", "--results", File.join(state, "results"), "--all", "--json", env: env)
     { dir: dir, commits: { a: a, b: b, c: c, d: d }, first: first, second: second, env: env, state: state,
       regressions: JSON.parse(regressions), site: File.join(dir, "site") }
   end

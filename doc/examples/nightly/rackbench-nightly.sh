@@ -28,7 +28,8 @@
 #   NIGHTLY_URL            the site's address, for the feed (default: none)
 #   NIGHTLY_ON_REGRESSION  a command run once per new regression (announce-regression.sh)
 #   NIGHTLY_DATE           the night's label (default: today, UTC)
-#   RACKBENCH_STORE        the results store (default: $RACKBENCH_NIGHTLY_DIR/results)
+#   RACKBENCH_STORE        a results store URL (postgres://...; default: the results directory
+#                          $RACKBENCH_NIGHTLY_DIR/results, which keeps the runs' logs either way)
 #   RACKBENCH_FLEET        a fleet's PostgreSQL URL: the run goes to its queue
 #   RACKBENCH_TESTBED      the fleet's testbed (default: nightly)
 #   RACKBENCH              the rackbench command (default: rackbench)
@@ -44,7 +45,9 @@ over="${NIGHTLY_OVER:-ruby}"
 site="${NIGHTLY_SITE:-$state/site}"
 night="${NIGHTLY_DATE:-$(date -u +%Y-%m-%d)}"
 rackbench="${RACKBENCH:-rackbench}"
-export RACKBENCH_STORE="${RACKBENCH_STORE:-$state/results}"
+# Every command reads and writes the results directory, or RACKBENCH_STORE
+# (a URL) when it is set: then the directory keeps only the runs' logs.
+results=(--results "$state/results")
 
 mkdir -p "$state/logs" "$state/bisect"
 log="$state/logs/$night.log"
@@ -56,7 +59,7 @@ flock -n 9 || { echo "rackbench-nightly: another night is still running (lock $s
 say() { echo "rackbench-nightly $(date -u +%H:%M:%S): $*"; }
 
 labels=(--label "branch=$ref" --label "night=$night")
-publish_args=(--out "$site" --where "branch=$ref")
+publish_args=("${results[@]}" --out "$site" --where "branch=$ref")
 [ -n "${NIGHTLY_URL:-}" ] && publish_args+=(--url "$NIGHTLY_URL")
 [ -n "${NIGHTLY_ON_REGRESSION:-}" ] && publish_args+=(--on-regression "$NIGHTLY_ON_REGRESSION")
 
@@ -67,9 +70,9 @@ publish() {
 
 run_experiment() {
   if [ -n "${RACKBENCH_FLEET:-}" ]; then
-    "$rackbench" run "$experiment" "$@" --fleet "$RACKBENCH_FLEET" --testbed "${RACKBENCH_TESTBED:-nightly}"
+    "$rackbench" run "$experiment" "${results[@]}" "$@" --fleet "$RACKBENCH_FLEET" --testbed "${RACKBENCH_TESTBED:-nightly}"
   else
-    "$rackbench" run "$experiment" "$@"
+    "$rackbench" run "$experiment" "${results[@]}" "$@"
   fi
 }
 
@@ -84,12 +87,14 @@ fi
 commit="$(git -C "$mirror" rev-parse --verify "$ref^{commit}")"
 say "night $night: $ref is at $commit"
 
-# 2. The build; a failure is recorded, not hidden.
+# 2. The build (an experiment of your app on installed rubies has none);
+#    a failure is recorded, not hidden.
 build_log="$state/logs/$night-build.log"
-if ! "$rackbench" rubies build "$experiment" >"$build_log" 2>&1; then
+if ! "$rackbench" rubies build "$experiment" >"$build_log" 2>&1 &&
+   ! grep -q "builds no ruby from source" "$build_log"; then
   reason="$(grep -m1 -E 'build|failed|error' "$build_log" | tail -c 300 || true)"
   say "the build failed: ${reason:-see $build_log}"
-  "$rackbench" record-failure "$experiment" "${labels[@]}" --reason "${reason:-the build failed}" --log "$build_log"
+  "$rackbench" record-failure "$experiment" "${results[@]}" "${labels[@]}" --reason "${reason:-the build failed}" --log "$build_log"
   publish
   exit 1
 fi
@@ -100,7 +105,7 @@ run_experiment "${labels[@]}" || run_experiment "${labels[@]}" --resume
 
 # 4. Publish; a regression found tonight is checked by a second run of the commit.
 publish
-found_tonight="$("$rackbench" regressions --state detected --json | ruby -rjson -e '
+found_tonight="$("$rackbench" regressions "${results[@]}" --state detected --json | ruby -rjson -e '
   night = ARGV[0]
   puts JSON.parse($stdin.read).count { |r| r.dig("range", "bad", "labels_text").to_s.include?("night=#{night}") }' "$night")"
 if [ "$found_tonight" -gt 0 ]; then
@@ -110,7 +115,7 @@ if [ "$found_tonight" -gt 0 ]; then
 fi
 
 # 5. Bisect each confirmed regression whose range holds more than one commit, once.
-"$rackbench" regressions --state confirmed --json | ruby -rjson -e '
+"$rackbench" regressions "${results[@]}" --state confirmed --json | ruby -rjson -e '
   over = ARGV[0]
   JSON.parse($stdin.read).each do |r|
     next if r["bisect"]
@@ -133,7 +138,7 @@ while read -r id good bad measure threshold; do
   if "$rackbench" bisect "$experiment" --over "$over" --good "$good" --bad "$bad" --measure "$measure" \
        --threshold "$threshold" --results "$state/bisect/$id" "${resume[@]}" --json >"$result.tmp"; then
     mv "$result.tmp" "$result"
-    "$rackbench" regressions bisected "$id" --result "$result" --by rackbench-nightly
+    "$rackbench" regressions bisected "$id" "${results[@]}" --result "$result" --by rackbench-nightly
   else
     say "bisect of regression #$id failed (its steps are kept in $state/bisect/$id; the next night resumes it)"
   fi
