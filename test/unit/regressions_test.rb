@@ -72,6 +72,14 @@ describe "rackbench regressions" do
     assert_equal PublishRuns.commit(3), JSON.parse(File.read(File.join(site, "data/regressions/1.json")))["bisect"]["first_bad"]
   end
 
+  it "documents every key of the regression document in doc/output.md, and no other" do
+    publish
+    doc = JSON.parse(regressions("show", "1", "--json")[1])
+    text = File.read(File.expand_path("../../doc/output.md", __dir__))[/^## The regression document.*?(?=^## )/m]
+    documented = text.scan(/^\| ((?:`[a-z_]+`(?:, )?)+) \|/).flat_map { |(cells)| cells.scan(/`([a-z_]+)`/).flatten }
+    assert_equal (doc.keys + ["url"]).sort, documented.sort
+  end
+
   it "says in one line what it cannot do" do
     publish
     assert_equal [2, "", "rackbench: unknown state 'gone' (states: detected, confirmed, fixed, false-positive, accepted)\n"],
