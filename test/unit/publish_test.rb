@@ -18,11 +18,7 @@ describe "rackbench publish" do
   let(:site) { File.join(root, "site") }
   after { FileUtils.rm_rf(root) }
 
-  before do
-    Rackbench::Store.open(results) do |store|
-      6.times { |i| PublishRuns.store(store, i, rps: [i >= 3 ? 900.0 : 1000.0, 4000.0]) }
-    end
-  end
+  before { PublishRuns.six_runs(results) }
 
   def publish(*argv)
     out = StringIO.new

@@ -20,11 +20,7 @@ describe "rackbench regressions" do
   after { FileUtils.rm_rf(root) }
 
   # Runs 0-5, the 1-thread configuration 10% slower from run 3.
-  before do
-    Rackbench::Store.open(results) do |store|
-      6.times { |i| PublishRuns.store(store, i, rps: [i >= 3 ? 900.0 : 1000.0, 4000.0]) }
-    end
-  end
+  before { PublishRuns.six_runs(results) }
 
   def cli(*argv)
     out = StringIO.new
