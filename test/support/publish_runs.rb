@@ -2,6 +2,7 @@
 
 require "digest"
 require "fileutils"
+require "stringio"
 require "tmpdir"
 require_relative "report_store"
 
@@ -9,6 +10,16 @@ require_relative "report_store"
 # commit of "app own" (its revision label), two configurations (1 and 4
 # threads) at chosen requests/s, five batches of 1% noise, on one machine.
 module PublishRuns
+  # `rackbench ARGV` in this process: [exit code, stdout, stderr].
+  module Cli
+    def cli(*argv)
+      out = StringIO.new
+      err = StringIO.new
+      code = Rackbench::CLI.run(argv, out: out, err: err)
+      [code, out.string, err.string]
+    end
+  end
+
   MACHINE = { "hostname" => "bench-1", "arch" => "x86_64", "cpu_model" => "Xeon E5", "cpu_count" => 2,
               "memory_total_bytes" => 24 * 1024**3, "kernel" => "6.1.0", "warnings" => [] }.freeze
 

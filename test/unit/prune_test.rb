@@ -25,12 +25,7 @@ describe "rackbench prune" do
     end
   end
 
-  def cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(argv, out: out, err: err)
-    [code, out.string, err.string]
-  end
+  include PublishRuns::Cli
 
   def timeline
     index = JSON.parse(File.read(File.join(site, "data/index.json")))

@@ -20,12 +20,7 @@ describe "rackbench record-failure" do
   end
   after { FileUtils.rm_rf(root) }
 
-  def cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(argv, out: out, err: err)
-    [code, out.string, err.string]
-  end
+  include PublishRuns::Cli
 
   it "stores the night as a failed run of its experiment, which the timeline shows as failed" do
     Rackbench::Store.open(results) do |store|

@@ -22,12 +22,7 @@ describe "rackbench regressions" do
   # Runs 0-5, the 1-thread configuration 10% slower from run 3.
   before { PublishRuns.six_runs(results) }
 
-  def cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(argv, out: out, err: err)
-    [code, out.string, err.string]
-  end
+  include PublishRuns::Cli
 
   def publish(*argv) = cli("publish", "--results", results, "--out", site, *argv)
 
