@@ -64,3 +64,7 @@ module Rackbench
 end
 
 Minitest::Test.include Rackbench::TestHelpers, Rackbench::Test::Cli, Rackbench::Test::LiveProcess
+# A file that runs its experiment once for all its tests does it in a
+# class method of its describe block (memoized: `def self.outcome`), or in
+# a module of its own: both run the command the same one way.
+Minitest::Test.extend Rackbench::TestHelpers, Rackbench::Test::Cli
