@@ -29,6 +29,7 @@ module Rackbench
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
+      "bisect" => ["bisect_command", "BisectCommand", "the commit of a ruby or an app (git) that made a figure worse"],
       "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
       "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],

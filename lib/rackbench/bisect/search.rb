@@ -74,13 +74,15 @@ module Rackbench
       # :size :: commits, good and bad included (at least 2)
       # :settings :: Settings (threshold, min_step, min_batches, max_batches)
       # :oracle :: see above
+      # :on_ends :: called with the ends' verdict once it is known (progress)
       # :on_split :: called with (from, m, to, left, right) after each commit between two is judged (progress)
-      def initialize(size:, settings:, oracle:, on_split: nil)
+      def initialize(size:, settings:, oracle:, on_ends: nil, on_split: nil)
         raise ArgumentError, "a history has at least 2 commits, got #{size}" unless size >= 2
 
         @size = size
         @settings = settings
         @oracle = oracle
+        @on_ends = on_ends
         @on_split = on_split
         @set_aside = {}
         @steps = []
@@ -101,6 +103,7 @@ module Rackbench
         end
 
         ends = resolve(0, last, @settings.threshold)
+        @on_ends&.call(ends)
         return outcome(NO_STEP, ends: ends) if ends == NOT_WORSE
         return outcome(CANNOT_SAY, ends: ends) if ends == UNSURE
 

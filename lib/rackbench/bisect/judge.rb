@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+module Rackbench
+  module Bisect
+    # Two measured commits compared as `rackbench gate --strict` compares
+    # two runs: every configuration of the later commit against the same
+    # configuration of the earlier one (they share their labels: the
+    # subject keeps its name in every commit's run), on the figure, with a
+    # limit: Gate's intervals, equivalence bands and family confidence,
+    # its machine check and its refusal of failed trials. Strict, because
+    # a bisection decides on "not worse" as much as on "worse":
+    #
+    # * WORSE: the gate says regressed (some configuration's interval lies
+    #   wholly on the worse side, and its change passes the limit);
+    # * NOT_WORSE: ok, every interval ruling out a change beyond the limit;
+    # * UNSURE: anything else (an interval reaching beyond the limit, a
+    #   failed trial, another machine, a figure not measured).
+    class Judge
+      VERDICTS = { Gate::REGRESSED => Search::WORSE, Gate::OK => Search::NOT_WORSE,
+                   Gate::CANNOT_SAY => Search::UNSURE }.freeze
+
+      # A comparison's verdict and its gate (the evidence: every check's
+      # medians, ratio, interval and explanation).
+      Judgement = Struct.new(:verdict, :gate) do
+        # The checks of every pair, the most worsened first.
+        def checks
+          gate.results.flat_map(&:checks).sort_by { |c| -(c.worsening || -Float::INFINITY) }
+        end
+
+        # The most worsened check with a ratio, or nil.
+        def headline
+          checks.find(&:ratio)
+        end
+
+        # "2.01% worse (1.98%–2.04%)" of the headline check, or the gate's reason.
+        def text
+          check = headline
+          return gate.reasons.first || gate.summary unless check&.ratio_ci
+
+          low, high = check.ratio_ci.map { |r| check.figure.worsening(r) }.sort
+          "#{Judge.change_text(check.worsening)} (#{Judge.change_text(low)} to #{Judge.change_text(high)})"
+        end
+      end
+
+      # "2.01% worse", "0.40% better", "no change"
+      def self.change_text(worsening)
+        return "no change" if worsening.round(4).zero?
+
+        "#{Units.percent(worsening.abs)} #{worsening.positive? ? "worse" : "better"}"
+      end
+
+      def initialize(settings)
+        @settings = settings
+      end
+
+      # +to_report+'s configurations against +from_report+'s (Reports of
+      # two commits' runs) at +limit+ (a fraction).
+      def between(from_report, to_report, limit)
+        pairs = from_report.configs.map do |from|
+          Gate::Pair.new(from.id, from, to_report.configs.find { |c| c.id == from.id })
+        end
+        gate = Gate.new(pairs: pairs, rules: [@settings.rule(limit)], options: to_report.options,
+                        baseline: Gate::Side.of(from_report), candidate: Gate::Side.of(to_report), strict: true)
+        Judgement.new(VERDICTS.fetch(gate.status), gate)
+      end
+
+      # Each configuration of a confirmation run against its baseline (the
+      # report's --baseline: the parent's configurations) at +limit+.
+      def within(report, limit)
+        gate = Gate.within(report, rules: [@settings.rule(limit)], strict: true)
+        Judgement.new(VERDICTS.fetch(gate.status), gate)
+      end
+    end
+  end
+end

@@ -1,0 +1,112 @@
+# frozen_string_literal: true
+
+require "terminal-table"
+
+module Rackbench
+  module Bisect
+    # The bisect document (Result#to_h) for a terminal: every commit
+    # measured in the history's order with its figure and its change from
+    # the good commit, then each step found (its first bad commit, the
+    # effect with its interval, the confirmation, `git diff --stat`),
+    # what was skipped or spread, and the status line.
+    class Terminal
+      HEADINGS = ["#", "commit", "subject", "figure", "batches", "against good", "side"].freeze
+      SUBJECT_CHARS = 40
+
+      # doc :: Result#to_h (String keys)
+      def initialize(doc)
+        @doc = doc
+      end
+
+      def render
+        [table, *step_lines, *spread_lines, *set_aside_lines, *ends_lines, status_line].compact.join("\n") + "\n"
+      end
+
+      # "rackbench bisect: found: the first bad commit is 1a2b3c4d5e"
+      def status_line
+        "rackbench bisect: #{@doc["status"]}: #{@doc["summary"]}"
+      end
+
+      private
+
+      def figure
+        Report::BatchFigures.fetch(@doc["settings"]["figure"])
+      end
+
+      def table
+        rows = @doc["measured"].map do |row|
+          value = row["median"] ? Bisect.figure_text(figure, row["median"]) : row["status"]
+          against = row.dig("against_good", "text") || (row["index"].zero? ? "good" : "")
+          [row["index"], row["short"], Terminal.truncate(row["subject"]), value, row["batches"], against,
+           row["reason"] ? "#{row["status"]}: #{Terminal.truncate(row["reason"], 60)}" : row["side"]]
+        end
+        table = ::Terminal::Table.new(title: "Bisect #{@doc["experiment"]["name"]}: #{figure.words} of " \
+                                             "#{@doc["subject"]["kind"]} '#{@doc["subject"]["name"]}' along its commits",
+                                      headings: HEADINGS, rows: rows)
+        [0, 3, 4].each { |i| table.align_column(i, :right) }
+        table.to_s
+      end
+
+      def step_lines
+        @doc["steps"].each_with_index.flat_map do |step, i|
+          bad = step["first_bad"]
+          head = @doc["steps"].size == 1 ? "First bad commit" : "Step #{i + 1}: first bad commit"
+          lines = ["#{head}: #{bad["commit"]}", "  #{bad["subject"]} (#{bad["author"]}, #{bad["author_date"]})"]
+          unless step["exact"]
+            lines << "  or one of the commits before it that could not be measured: " \
+                     "#{step["candidates"][0...-1].map { |c| c["short"] }.join(", ")}"
+          end
+          lines << "  #{step["effect"]["text"]} than #{step["last_good"]["short"]}#{share(step)}"
+          lines << "  #{confirmation(step["confirmation"])}"
+          lines + ["  #{bad["diff_stat"]["summary"]}", *bad["diff_stat"]["files"].first(10).map { |f| "    #{f}" }]
+        end
+      end
+
+      def share(step)
+        step["share"] && @doc["steps"].size > 1 ? ", #{Units.percent_trimmed(step["share"], digits: 0)} of the change" : ""
+      end
+
+      def confirmation(confirmation)
+        return "not confirmed: no confirmation run" unless confirmation
+
+        text = confirmation.dig("judgement", "text")
+        case confirmation["status"]
+        when Result::CONFIRMED then "confirmed in an interleaved run of both commits: #{text}"
+        when Result::NOT_CONFIRMED then "NOT confirmed: an interleaved run of both commits found #{text}"
+        else "cannot say in an interleaved run of both commits: #{confirmation["reason"] || text}"
+        end
+      end
+
+      def spread_lines
+        spreads = @doc["spreads"].map do |s|
+          "Spread: #{s["from"]["short"]} to #{s["to"]["short"]} is #{s["change"]}, in steps smaller than " \
+            "#{Units.percent_trimmed(@doc["settings"]["min_step"])}"
+        end
+        unsure = @doc["unsure"].map do |s|
+          "Unsure: #{s["from"]["short"]} to #{s["to"]["short"]}: #{s["change"]}; a step there is neither found nor ruled out"
+        end
+        spreads + unsure
+      end
+
+      def set_aside_lines
+        @doc["measured"].select { |row| %w[skipped cannot\ say].include?(row["status"]) }.map do |row|
+          "#{row["status"] == "skipped" ? "Skipped" : "Cannot say"}: #{row["short"]} #{Terminal.truncate(row["subject"])}: " \
+            "#{row["reason"]}"
+        end
+      end
+
+      def ends_lines
+        ends = @doc["ends"]
+        return [] unless ends
+
+        ["Good #{@doc["good"]["short"]} to bad #{@doc["bad"]["short"]} (#{@doc["commits"]} commits): #{ends["text"]}"]
+      end
+
+      # +text+ cut to +chars+ characters, with an ellipsis.
+      def self.truncate(text, chars = SUBJECT_CHARS)
+        text = text.to_s.gsub(/\s+/, " ")
+        text.length > chars ? "#{text[0, chars - 1]}…" : text
+      end
+    end
+  end
+end
