@@ -43,6 +43,36 @@ module Rackbench
         git(dir, "rev-parse", "HEAD").strip
       end
 
+      # A repository at +dir+ (made) whose branch main holds one commit per
+      # entry of +snapshots+, oldest first: [subject, {path => content}],
+      # each the whole tree of its commit. Written in one `git
+      # fast-import` (64 commits in a fraction of a second, where `git
+      # commit` takes a tenth of a second each on a loaded machine), then
+      # checked out. Returns the hashes, oldest first.
+      def import(dir, snapshots)
+        FileUtils.mkdir_p(dir)
+        git(dir, "init", "--quiet", "--initial-branch=main")
+        stream = +""
+        snapshots.each_with_index do |(subject, files), number|
+          date = "#{EPOCH + 60 * number} +0000"
+          who = "#{AUTHOR["GIT_AUTHOR_NAME"]} <#{AUTHOR["GIT_AUTHOR_EMAIL"]}> #{date}"
+          stream << "commit refs/heads/main\nmark :#{number + 1}\nauthor #{who}\ncommitter #{who}\n"
+          stream << "data #{subject.bytesize}\n#{subject}\n"
+          stream << "from :#{number}\n" if number.positive?
+          stream << "deleteall\n"
+          files.sort.each do |path, content|
+            stream << "M 100644 inline #{path}\ndata #{content.bytesize}\n#{content}\n"
+          end
+          stream << "\n"
+        end
+        out, status = Open3.capture2e({ "LC_ALL" => "C", "GIT_CONFIG_NOSYSTEM" => "1", "HOME" => dir },
+                                      "git", "-C", dir, "fast-import", "--quiet", stdin_data: stream)
+        raise "git fast-import in #{dir} failed: #{out}" unless status.success?
+
+        git(dir, "checkout", "--quiet", "--force", "main")
+        commits(dir)
+      end
+
       # The hashes of main's commits, oldest first.
       def commits(dir)
         git(dir, "rev-list", "--reverse", "main").split

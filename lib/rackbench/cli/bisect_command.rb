@@ -47,8 +47,9 @@ module Rackbench
         raise UsageError, "bisect takes one experiment file (see rackbench bisect --help)" unless files.size == 1
 
         experiment = Experiment.load(files.first)
-        settings = Bisect::Settings.build(**options.slice(:good, :bad, :over, :measure, :threshold, :min_step,
-                                                          :min_batches, :max_batches, :confidence).compact,
+        settings = Bisect::Settings.build(good: options[:good], bad: options[:bad],
+                                          **options.slice(:over, :measure, :threshold, :min_step, :min_batches,
+                                                          :max_batches, :confidence).compact,
                                           default_measure: default_measure(experiment))
         bisect(experiment, files.first, settings, options)
       end
@@ -110,8 +111,9 @@ module Rackbench
           @out.puts JSON.pretty_generate(doc)
         elsif doc["status"] == Bisect::Search::NO_STEP
           # The one line that stops a bisection before it starts.
-          @out.puts "rackbench bisect: #{doc["summary"]}: good #{figure_text(doc, "baseline_median")}, bad " \
-                    "#{figure_text(doc, "candidate_median")} (#{doc["ends"]["text"]})"
+          @out.puts "rackbench bisect: nothing to bisect: bad #{figure_text(doc, "candidate_median")} against good " \
+                    "#{figure_text(doc, "baseline_median")}: #{doc["ends"]["text"]}, not beyond the " \
+                    "#{Units.percent_trimmed(doc["settings"]["threshold"])} threshold"
         else
           @out.print Bisect::Terminal.new(doc).render
           @out.puts "Chart: #{html}"
