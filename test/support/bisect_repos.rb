@@ -73,6 +73,66 @@ module Rackbench
         commits(dir)
       end
 
+      # The C files the Ruby history's harmless commits touch, in turn.
+      RUBY_FILES = %w[array.c string.c numeric.c object.c range.c struct.c time.c enum.c proc.c symbol.c].freeze
+      # Where the Ruby history's costly commit adds its cost: the first
+      # line of rb_hash_aset's body in 3.4.5's hash.c (every Hash#[]= and
+      # every header a server puts into a Rack env), as the test patch
+      # ruby-3.4-slow-hash-aset.patch does.
+      HASH_ASET = "rb_hash_aset(VALUE hash, VALUE key, VALUE val)\n{\n    bool iter_p = hash_iterating_p(hash);\n"
+
+      # A Ruby repository at +dir+ made from a release +tarball+ (commit
+      # 0, every file of it, ignored or not), then +commits+ commits each
+      # appending a comment to a C file (RUBY_FILES in turn): commit
+      # +broken_at+ also adds an #error to dir.c (its build fails at make),
+      # which the next commit takes out; commit +cost_at+ adds a loop of
+      # +spins+ iterations to rb_hash_aset, which every later commit keeps.
+      # Returns the hashes, commit 0 first.
+      def ruby_history(dir, tarball:, commits: 24, cost_at: 17, broken_at: 9, spins: 100)
+        FileUtils.mkdir_p(dir)
+        out, status = Open3.capture2e("tar", "-xf", tarball, "-C", dir, "--strip-components=1")
+        raise "cannot unpack #{tarball}: #{out}" unless status.success?
+
+        git(dir, "init", "--quiet", "--initial-branch=main")
+        git(dir, "add", "--all", "--force", ".")
+        ruby_commit(dir, "Ruby #{File.basename(tarball)[/\d+\.\d+\.\d+/]}, its release tarball", 0)
+        (1..commits).each do |number|
+          file = File.join(dir, RUBY_FILES[(number - 1) % RUBY_FILES.size])
+          File.write(file, "/* rackbench bisect proof: commit #{number} */\n", mode: "a")
+          changed = [file]
+          dir_c = File.join(dir, "dir.c")
+          if number == broken_at
+            File.write(dir_c, "#error \"rackbench bisect proof: commit #{number} breaks the build\"\n", mode: "a")
+            changed << dir_c
+          elsif number == broken_at + 1
+            File.write(dir_c, File.read(dir_c).sub(/^#error "rackbench bisect proof: .*\n\z/, ""))
+            changed << dir_c
+          end
+          if number == cost_at
+            hash_c = File.join(dir, "hash.c")
+            text = File.read(hash_c)
+            raise "#{hash_c} has no rb_hash_aset as 3.4.5's" unless text.include?(HASH_ASET)
+
+            File.write(hash_c, text.sub(HASH_ASET, "#{HASH_ASET}\n    /* rackbench bisect proof: a fixed cost on every Hash#[]= */\n" \
+                                                   "    for (volatile int spin = 0; spin < #{spins}; spin++) ;\n"))
+            changed << hash_c
+          end
+          git(dir, "add", "--force", *changed)
+          subject = if number == cost_at then "Commit #{number}: a loop of #{spins} in rb_hash_aset"
+                    elsif number == broken_at then "Commit #{number}: an #error in dir.c"
+                    else "Commit #{number}: a comment in #{File.basename(file)}"
+                    end
+          ruby_commit(dir, subject, number)
+        end
+        commits(dir)
+      end
+
+      def ruby_commit(dir, subject, number)
+        date = "@#{EPOCH + 60 * number} +0000"
+        git(dir, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", subject,
+            env: AUTHOR.merge("GIT_AUTHOR_DATE" => date, "GIT_COMMITTER_DATE" => date))
+      end
+
       # The hashes of main's commits, oldest first.
       def commits(dir)
         git(dir, "rev-list", "--reverse", "main").split
