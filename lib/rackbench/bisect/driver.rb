@@ -25,13 +25,14 @@ module Rackbench
       # :steps :: Runner::Steps (or a fake with #run, #stored, #runner)
       # :store :: the results database, as Store.open takes it
       # :results_dir :: where the runs' logs, the app's worktrees and the build journal go
-      # :on_measure :: called with (index, batches, building) before a commit's batches run
+      # :on_build :: called with (index) before a commit's ruby is built
+      # :on_measure :: called with (index, batches) before a commit's batches run
       # :on_skip :: called with (index, reason) once for each commit that cannot be measured
       # :on_ends :: called with the ends' verdict (Search::WORSE: the bisection goes on)
       # :on_split :: called with (from, split, to, left, right) after each split is judged
       # :on_confirm :: called with (step, batches) before a confirmation's batches run
       # :parse_options :: for Experiment#derive (known_servers:, known_apps:)
-      def initialize(experiment:, settings:, steps:, store:, results_dir:, on_measure: nil, on_skip: nil,
+      def initialize(experiment:, settings:, steps:, store:, results_dir:, on_build: nil, on_measure: nil, on_skip: nil,
                      on_ends: nil, on_split: nil, on_confirm: nil, parse_options: {})
         @experiment = experiment
         @settings = settings
@@ -51,7 +52,7 @@ module Rackbench
         @judge = Judge.new(settings)
         @measurements = Measurements.new(history: @history, derivation: @derivation, steps: steps, store: store,
                                          judge: @judge, journal: Journal.new(results_dir), settings: settings,
-                                         on_measure: on_measure, on_skip: on_skip)
+                                         on_build: on_build, on_measure: on_measure, on_skip: on_skip)
       end
 
       # Whether the store holds a run of this bisection's good commit

@@ -44,9 +44,11 @@ module Rackbench
       # :judge :: Judge
       # :journal :: Journal
       # :settings :: Settings
-      # :on_measure :: called with (index, batches, building) before a commit's batches run (progress)
+      # :on_build :: called with (index) before a commit's ruby is built (progress)
+      # :on_measure :: called with (index, batches) before a commit's batches run (progress)
       # :on_skip :: called with (index, reason) once for each commit that cannot be measured (progress)
-      def initialize(history:, derivation:, steps:, store:, judge:, journal:, settings:, on_measure: nil, on_skip: nil)
+      def initialize(history:, derivation:, steps:, store:, judge:, journal:, settings:, on_build: nil, on_measure: nil,
+                     on_skip: nil)
         @history = history
         @derivation = derivation
         @steps = steps
@@ -54,6 +56,7 @@ module Rackbench
         @judge = judge
         @journal = journal
         @settings = settings
+        @on_build = on_build
         @on_measure = on_measure
         @on_skip = on_skip
         @skips_said = []
@@ -67,7 +70,7 @@ module Rackbench
       def measure(index, batches)
         entry = entry(index)
         if entry.reason.nil? && entry.batches < batches
-          @on_measure&.call(index, batches, building?(entry.experiment))
+          @on_measure&.call(index, batches)
           run(entry, batches)
         end
         if entry.reason && !@skips_said.include?(index)
@@ -97,15 +100,7 @@ module Rackbench
 
       # What is known of commit +index+ (measured or not).
       def entry(index)
-        @entries[index] ||= begin
-          sha = @history[index].sha
-          experiment = @derivation.commit_experiment(sha)
-          failed = @journal.failure(experiment)
-          entry = Entry.new(index: index, experiment: experiment, records: [], reason: failed)
-          failed ? entry : stored(entry)
-        rescue ConfigError => e
-          Entry.new(index: index, records: [], reason: e.message)
-        end
+        @entries[index] ||= new_entry(index)
       end
 
       # The commits with an entry, in index order.
@@ -129,6 +124,20 @@ module Rackbench
       end
 
       private
+
+      def new_entry(index)
+        experiment = @derivation.commit_experiment(@history[index].sha)
+        failed = @journal.failure(experiment)
+        entry = Entry.new(index: index, experiment: experiment, records: [], reason: failed)
+        return entry if failed
+
+        # Reading what is stored of a ruby's commit builds it first (the
+        # build's key is part of the run's identity).
+        @on_build&.call(index) if building?(experiment)
+        stored(entry)
+      rescue ConfigError => e
+        Entry.new(index: index, records: [], reason: e.message)
+      end
 
       # The entry with what the store holds of it.
       def stored(entry)

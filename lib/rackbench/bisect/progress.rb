@@ -18,7 +18,7 @@ module Rackbench
 
       # The Driver's keywords: on_measure, on_split, on_confirm.
       def callbacks
-        { on_measure: method(:measuring), on_skip: method(:skipped), on_ends: method(:ends),
+        { on_build: method(:building), on_measure: method(:measuring), on_skip: method(:skipped), on_ends: method(:ends),
           on_split: method(:split), on_confirm: method(:confirming) }
       end
 
@@ -33,11 +33,14 @@ module Rackbench
 
       private
 
-      def measuring(index, batches, building)
+      def building(index)
+        say "  #{commit_text(index)}: building its ruby (progress in #{@log_path})"
+      end
+
+      def measuring(index, batches)
         stored = @driver.measurements.entry(index).batches
         which = stored.zero? ? "#{batches} batches" : "batch#{"es" if batches - stored > 1} #{(stored + 1..batches).to_a.join(", ")}"
-        build = building ? ", its ruby built first (progress in #{@log_path})" : ""
-        say "  #{commit_text(index)}: #{which}#{build}"
+        say "  #{commit_text(index)}: #{which}"
       end
 
       def skipped(index, reason)

@@ -81,8 +81,9 @@ module Rackbench
           output.puts "  runs stored in #{dir}, their progress logged in #{File.join(dir, LOG_FILE)}"
           finish(driver.run, dir, options)
         end
-      rescue Interrupted => e
-        @err.puts "rackbench: #{e.message}: resume with #{resume_command(file, options).shelljoin}"
+      rescue Interrupted, Interrupt => e
+        message = e.is_a?(Interrupted) ? e.message : "interrupted"
+        @err.puts "rackbench: #{message}: resume with #{resume_command(file, options).shelljoin}"
         CLI::EXIT_INTERRUPTED
       end
 
