@@ -62,14 +62,7 @@ module Rackbench
       end
 
       def confirmation_text(confirmation)
-        return "not confirmed" unless confirmation
-
-        text = esc(confirmation.dig("judgement", "text") || confirmation["reason"])
-        case confirmation["status"]
-        when Result::CONFIRMED then "**confirmed** in an interleaved run of both commits: #{text}"
-        when Result::NOT_CONFIRMED then "**not confirmed** by an interleaved run of both commits: #{text}"
-        else "the interleaved run of both commits cannot say: #{text}"
-        end
+        Terminal.confirmation_text(confirmation, mark: ->(word) { "**#{word}**" }, escape: ->(text) { esc(text) })
       end
 
       def commits

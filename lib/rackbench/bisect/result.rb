@@ -132,8 +132,11 @@ module Rackbench
         end
       end
 
-      # "good" before the first step, "bad" after the last, "step N" after step N of several.
+      # "good" before the first step, "bad" after the last, "after step N"
+      # between steps N and N + 1; nil when no step was found.
       def side(index)
+        return nil unless status == Search::FOUND
+
         passed = @outcome.steps.count { |s| s.to <= index }
         return "good" if passed.zero?
         return "bad" if passed == @outcome.steps.size

@@ -67,14 +67,7 @@ module Rackbench
       end
 
       def confirmation(confirmation)
-        return "not confirmed: no confirmation run" unless confirmation
-
-        text = confirmation.dig("judgement", "text")
-        case confirmation["status"]
-        when Result::CONFIRMED then "confirmed in an interleaved run of both commits: #{text}"
-        when Result::NOT_CONFIRMED then "NOT confirmed: an interleaved run of both commits found #{text}"
-        else "cannot say in an interleaved run of both commits: #{confirmation["reason"] || text}"
-        end
+        Terminal.confirmation_text(confirmation)
       end
 
       def spread_lines
@@ -100,6 +93,20 @@ module Rackbench
         return [] unless ends
 
         ["Good #{@doc["good"]["short"]} to bad #{@doc["bad"]["short"]} (#{@doc["commits"]} commits): #{ends["text"]}"]
+      end
+
+      # A step's confirmation (the document's steps.confirmation) in
+      # words; +mark+ wraps its status (Markdown makes it bold), +escape+
+      # the figures' text.
+      def self.confirmation_text(confirmation, mark: ->(word) { word }, escape: ->(text) { text })
+        return "#{mark.call("not confirmed")}: no confirmation run" unless confirmation
+
+        text = escape.call(confirmation.dig("judgement", "text") || confirmation["reason"])
+        case confirmation["status"]
+        when Result::CONFIRMED then "#{mark.call("confirmed")} in an interleaved run of both commits: #{text}"
+        when Result::NOT_CONFIRMED then "#{mark.call("NOT confirmed")}: an interleaved run of both commits found #{text}"
+        else "#{mark.call("cannot say")} in an interleaved run of both commits: #{text}"
+        end
       end
 
       # +text+ cut to +chars+ characters, with an ellipsis.
