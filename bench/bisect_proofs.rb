@@ -11,7 +11,11 @@
 #   no-step    the same app, 64 commits that change nothing measurable
 #   ruby       Ruby 3.4.5's release tarball and 24 commits on top (commit
 #              9's build fails, commit 17 adds a loop to rb_hash_aset),
-#              rails-hello; SPINS (default 48) sets the loop's length
+#              rails-hello; SPINS (default 25) sets the loop's length: 3.4.5
+#              calls rb_hash_aset 125 times in a rails-hello request
+#              (callgrind's calls, 200 requests), at about 5.5 instructions
+#              an iteration, so 25 are about 17k instructions, 1% of its
+#              1.745M
 #
 #   bundle exec ruby bench/bisect_proofs.rb PROOF [DIR]   # DIR default /tmp/bisect-proofs
 #
@@ -120,7 +124,7 @@ result = case PROOF
            summary("load_average_start" => load_start, "wall_s" => wall_s, "exit" => code)
          when "ruby"
            require "support/test_rubies"
-           spins = Integer(ENV.fetch("SPINS", "48"))
+           spins = Integer(ENV.fetch("SPINS", "25"))
            commits = REPOS.ruby_history(File.join(DIR, "ruby"), tarball: TestRubies.tarball("3.4"), spins: spins)
            file = File.join(DIR, "bisect.yml")
            File.write(file, <<~YAML)
@@ -129,7 +133,7 @@ result = case PROOF
                - { name: dev, build: { source: ruby } }
              servers: [puma]
              apps: [rails-hello]
-             load: { count: 200 }
+             load: { count: 200, timeout: 10s }
            YAML
            load_start = load_average
            wall_s, code, out = run("out", bisect_argv(file, commits.first, "main"))
