@@ -15,7 +15,6 @@ require "support/bisect_repos"
 # commits, two steps, a Ruby's 24) are measured by hand:
 # bench/bisect_proofs.rb, doc/performance.md.
 describe "rackbench bisect (integration)" do
-  Repos = Rackbench::Test::BisectRepos
 
   before { require_engine! }
 
@@ -61,7 +60,7 @@ describe "rackbench bisect (integration)" do
 
   it "finds the commit of a 2% step after kill -9 and --resume, measuring no commit twice; then stops at once on no step" do
     # 2,000 iterations a request are about 1.2M instructions; 48 more are 2%.
-    commits = Repos.app_history(repo, commits: 4, iterations: 2000, steps: { 3 => 48 })
+    commits = Rackbench::Test::BisectRepos.app_history(repo, commits: 4, iterations: 2000, steps: { 3 => 48 })
     pid = Process.spawn(RbConfig.ruby, *bisect_args(commits.first, "main"), out: File::NULL, err: File::NULL,
                                                                              pgroup: true)
     begin
@@ -105,7 +104,7 @@ describe "rackbench bisect (integration)" do
       assert_empty store.experiments.flat_map { |e| store.earlier_attempts(e[:id], result: false) }
     end
     assert_empty marked_processes
-    assert_empty Repos.git(repo, "status", "--porcelain")
+    assert_empty Rackbench::Test::BisectRepos.git(repo, "status", "--porcelain")
 
     # Commits 0 and 2 are measured: a bisection between them replays them
     # from the store and stops after the ends, in one line.

@@ -11,7 +11,6 @@ require "support/bisect_fakes"
 # every shape of the issue's proofs, in seconds. The real servers under
 # valgrind are bisect_app_test.rb; the Ruby proof is doc/performance.md.
 describe "rackbench bisect (fakes)" do
-  Fakes_ = Rackbench::Test::BisectFakes
 
   let(:dir) { Dir.mktmpdir("rackbench-bisect") }
   let(:repo) { File.join(dir, "app") }
@@ -36,7 +35,7 @@ describe "rackbench bisect (fakes)" do
   def bisect(*args, interrupt_at: nil)
     engine = nil
     steps = lambda do |d, o, e, _store|
-      built, engine, = Fakes_.steps(d, interrupt_at: interrupt_at, out: o, err: e)
+      built, engine, = Rackbench::Test::BisectFakes.steps(d, interrupt_at: interrupt_at, out: o, err: e)
       built
     end
     code = Rackbench::CLI::BisectCommand.new(out: out, err: err, steps: steps)
@@ -56,7 +55,7 @@ describe "rackbench bisect (fakes)" do
   end
 
   it "names the first bad commit of 64, confirms it, and leaves the user's working copy alone" do
-    commits = Fakes_.history(repo, commits: 64, steps: { 40 => 0.2 })
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 64, steps: { 40 => 0.2 })
     code, engine = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%")
     assert_equal Rackbench::CLI::EXIT_OK, code, err.string
     assert_equal "found", doc["status"]
@@ -88,7 +87,7 @@ describe "rackbench bisect (fakes)" do
   end
 
   it "resumes after an interruption and measures no batch of any commit twice" do
-    commits = Fakes_.history(repo, commits: 64, steps: { 40 => 0.2 })
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 64, steps: { 40 => 0.2 })
     code, first = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%", interrupt_at: 14)
     assert_equal Rackbench::CLI::EXIT_INTERRUPTED, code
     assert_match(/resume with rackbench bisect #{Regexp.escape(file)} --good #{commits.first} --bad main --resume/, err.string)
@@ -114,7 +113,7 @@ describe "rackbench bisect (fakes)" do
   end
 
   it "reports both steps of a change made of two" do
-    commits = Fakes_.history(repo, commits: 32, steps: { 10 => 0.12, 20 => 0.12 })
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 32, steps: { 10 => 0.12, 20 => 0.12 })
     code, = bisect("--good", commits.first, "--bad", "main", "--threshold", "20%", "--min-step", "8%")
     assert_equal Rackbench::CLI::EXIT_OK, code, err.string
     assert_equal [commits[10], commits[20]], doc["steps"].map { |s| s["first_bad"]["commit"] }
@@ -126,7 +125,7 @@ describe "rackbench bisect (fakes)" do
   end
 
   it "stops in one line after the ends when good and bad do not differ" do
-    commits = Fakes_.history(repo, commits: 64, steps: { 30 => 0.002 })
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 64, steps: { 30 => 0.002 })
     code, engine = bisect("--good", commits.first, "--bad", "main", "--json")
     assert_equal Rackbench::CLI::EXIT_OK, code, err.string
     assert_equal "no step", JSON.parse(out.string)["status"]
@@ -143,22 +142,22 @@ describe "rackbench bisect (fakes)" do
 
   it "skips commits that do not boot or whose file does not hold, naming them and why" do
     # The middle commit (16 of 32) does not boot, its neighbour has no config.ru.
-    commits = Fakes_.history(repo, commits: 32, steps: { 25 => 0.2 }, broken: [16], no_app: [15])
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 32, steps: { 25 => 0.2 }, broken: [16], no_app: [15])
     code, = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%")
     assert_equal Rackbench::CLI::EXIT_OK, code, err.string
     assert_equal commits[25], doc["steps"].first["first_bad"]["commit"]
     skipped = doc["measured"].select { |r| r["status"] == "skipped" }.to_h { |r| [r["index"], r["reason"]] }
     assert_equal [15, 16], skipped.keys.sort
-    assert_equal "batch 1 failed: #{Fakes_::BOOT_FAILURE}", skipped[16]
+    assert_equal "batch 1 failed: #{Rackbench::Test::BisectFakes::BOOT_FAILURE}", skipped[16]
     assert_match(/\Aat #{commits[15][0, 10]}: .*apps\[0\]\.path: .* has no config\.ru/, skipped[15])
-    assert_match(/Skipped: #{commits[16][0, 10]} Commit 16: batch 1 failed: #{Fakes_::BOOT_FAILURE}/, out.string)
+    assert_match(/Skipped: #{commits[16][0, 10]} Commit 16: batch 1 failed: #{Rackbench::Test::BisectFakes::BOOT_FAILURE}/, out.string)
     assert_match(/##{16} #{commits[16][0, 10]} Commit 16: skipped, it cannot be measured/, out.string)
     trials = Rackbench::Store.open(results) { |s| s.trials(result: false) }
     assert_equal 1, trials.count { |t| !t.ok? }, "a commit that does not boot stops at its first failed trial"
   end
 
   it "flags a commit whose servers loaded other gems than the good commit's" do
-    commits = Fakes_.history(repo, commits: 8, steps: { 6 => 0.2 }, gems: { 5 => { "rack" => "3.2.0" } })
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 8, steps: { 6 => 0.2 }, gems: { 5 => { "rack" => "3.2.0" } })
     code, = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%")
     assert_equal Rackbench::CLI::EXIT_OK, code, err.string
     rows = doc["measured"].to_h { |r| [r["index"], r["gems_differ"]] }
@@ -168,7 +167,7 @@ describe "rackbench bisect (fakes)" do
   end
 
   it "says what it will take with --dry-run, and runs and writes nothing" do
-    commits = Fakes_.history(repo, commits: 24, steps: { 17 => 0.2 })
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 24, steps: { 17 => 0.2 })
     code, engine = bisect("--good", commits.first, "--bad", "main", "--dry-run")
     assert_equal Rackbench::CLI::EXIT_OK, code
     assert_match(/\ABisect page: app 'app' \(#{Regexp.escape(File.realpath(repo))}\), 24 commits from #{commits.first[0, 10]}/, out.string)
@@ -179,7 +178,7 @@ describe "rackbench bisect (fakes)" do
   end
 
   it "refuses, in one line each, refs it cannot bisect" do
-    commits = Fakes_.history(repo, commits: 4)
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 4)
     [[%w[--good main --bad main], /--good main and --bad main name the same commit/],
      [["--good", "main", "--bad", commits.first], /is not an ancestor of --bad/],
      [%w[--good v9 --bad main], /--good v9: v9 names no commit of the repository/],

@@ -9,7 +9,6 @@ require "support/bisect_repos"
 # ruby's step file at a commit (Derivation: git resolves build.ref when the
 # file is read), and an app's worktrees (Worktrees).
 describe "Rackbench::Bisect and git" do
-  Repos = Rackbench::Test::BisectRepos
 
   let(:dir) { File.realpath(Dir.mktmpdir("rackbench-bisect-git")) }
 
@@ -21,7 +20,7 @@ describe "Rackbench::Bisect and git" do
 
   # A repository of +count+ commits, each changing +file+.
   def repo(name, count, file: "notes.txt", extra: {})
-    Repos.import(File.join(dir, name), (0...count).map { |i| ["Commit #{i}", { file => "#{i}\n" }.merge(extra)] })
+    Rackbench::Test::BisectRepos.import(File.join(dir, name), (0...count).map { |i| ["Commit #{i}", { file => "#{i}\n" }.merge(extra)] })
   end
 
   def parse(text)
@@ -75,12 +74,12 @@ describe "Rackbench::Bisect and git" do
                    history.diff_stat(history.bad))
 
       # A side branch merged into main: its commit is an ancestor of main, off its first-parent line.
-      Repos.git(app, "checkout", "--quiet", "-b", "side", commits[1])
+      Rackbench::Test::BisectRepos.git(app, "checkout", "--quiet", "-b", "side", commits[1])
       File.write(File.join(app, "side.txt"), "side\n")
-      side = Repos.commit(app, "On the side", 10)
-      Repos.git(app, "checkout", "--quiet", "main")
-      Repos.git(app, "merge", "--quiet", "--no-ff", "-m", "Merge side", "side",
-                env: Repos::AUTHOR.merge("GIT_AUTHOR_DATE" => "@1780009999 +0000", "GIT_COMMITTER_DATE" => "@1780009999 +0000"))
+      side = Rackbench::Test::BisectRepos.commit(app, "On the side", 10)
+      Rackbench::Test::BisectRepos.git(app, "checkout", "--quiet", "main")
+      Rackbench::Test::BisectRepos.git(app, "merge", "--quiet", "--no-ff", "-m", "Merge side", "side",
+                env: Rackbench::Test::BisectRepos::AUTHOR.merge("GIT_AUTHOR_DATE" => "@1780009999 +0000", "GIT_COMMITTER_DATE" => "@1780009999 +0000"))
       error = assert_raises(Rackbench::UsageError) do
         Rackbench::Bisect::History.between(Rackbench::Bisect::Git.new(app), good: side, bad: "main")
       end
@@ -162,11 +161,11 @@ describe "Rackbench::Bisect and git" do
       FileUtils.rm_rf(File.join(first, ".git"))
       assert_equal commits[0], Rackbench::Labels::GitRevision.of(trees.checkout(commits[0]))["commit"]
       trees.checkout(commits[1])
-      assert_equal 3, Repos.git(app, "worktree", "list").lines.size
+      assert_equal 3, Rackbench::Test::BisectRepos.git(app, "worktree", "list").lines.size
       assert_equal 2, trees.remove_all
-      assert_equal 1, Repos.git(app, "worktree", "list").lines.size
+      assert_equal 1, Rackbench::Test::BisectRepos.git(app, "worktree", "list").lines.size
       refute File.exist?(File.join(dir, "results", "trees"))
-      assert_empty Repos.git(app, "status", "--porcelain")
+      assert_empty Rackbench::Test::BisectRepos.git(app, "status", "--porcelain")
     end
   end
 end

@@ -9,9 +9,7 @@ require "rackbench/bisect"
 # commits 10 and 20, commit 16 not booting, commit 25 loading another
 # Rack), and the document's contract in doc/output.md.
 describe "Rackbench::Bisect views" do
-  FIXTURE = File.expand_path("../fixtures/bisect/two_steps.json", __dir__)
-
-  let(:doc) { JSON.parse(File.read(FIXTURE)) }
+  let(:doc) { JSON.parse(File.read(File.expand_path("../fixtures/bisect/two_steps.json", __dir__))) }
   let(:first_bad) { doc["steps"].map { |s| s["first_bad"] } }
 
   it "writes the terminal's table, each step, what was skipped, and the status line" do

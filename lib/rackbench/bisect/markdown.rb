@@ -70,7 +70,7 @@ module Rackbench
         rows = @doc["measured"].map do |row|
           value = row["median"] ? Bisect.figure_text(figure, row["median"]) : ""
           against = row.dig("against_good", "text") || ""
-          state = row["reason"] ? "#{row["status"]}: #{row["reason"]}" : row["side"]
+          state = row["reason"] ? "#{row["status"]}: #{row["reason"]}" : row["side"].to_s
           gems = row["gems_differ"].to_a.empty? ? "" : " (gems differ: #{Report::GemDifferences.text(row["gems_differ"])})"
           "| #{row["index"]} | `#{row["short"]}` | #{esc(row["subject"])} | #{value} | #{row["batches"]} | " \
             "#{esc(against)} | #{esc(state + gems)} |"
