@@ -164,6 +164,13 @@ describe "rackbench bisect (fakes)" do
     assert_equal [["rack", "3.1.0", "3.2.0"]], rows.fetch(8)
     assert_empty rows.fetch(4)
     assert_match(/gems differ: rack 3\.1\.0 vs 3\.2\.0/, File.read(File.join(results, "bisect.md")))
+
+    # --markdown -: stdout holds the Markdown alone, the progress goes to stderr.
+    out.truncate(0)
+    out.rewind
+    bisect("--good", commits.first, "--bad", "main", "--threshold", "10%", "--resume", "--markdown", "-")
+    assert_equal File.read(File.join(results, "bisect.md")), out.string
+    assert_match(/^  #8 against #0: 20\.\d\d% worse/, err.string)
   end
 
   it "says what it will take with --dry-run, and runs and writes nothing" do

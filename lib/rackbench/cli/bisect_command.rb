@@ -65,7 +65,8 @@ module Rackbench
 
       def bisect(experiment, file, settings, options)
         dir = options[:results]
-        output = options[:json] ? @err : @out
+        # stdout holds only the document asked for (--json, --markdown -).
+        output = options[:json] || options[:markdown] == "-" ? @err : @out
         return dry_run(experiment, settings, options, output) if options[:dry_run]
 
         FileUtils.mkdir_p(dir)
@@ -110,6 +111,8 @@ module Rackbench
         File.write(options[:markdown], markdown) if options[:markdown] && options[:markdown] != "-"
         if options[:json]
           @out.puts JSON.pretty_generate(doc)
+        elsif options[:markdown] == "-"
+          nil
         elsif doc["status"] == Bisect::Search::NO_STEP
           # The one line that stops a bisection before it starts.
           @out.puts "rackbench bisect: nothing to bisect: bad #{figure_text(doc, "candidate_median")} against good " \
@@ -180,7 +183,7 @@ module Rackbench
           p.on("--dry-run", "say what the bisection would take, and stop") { options[:dry_run] = true }
           p.on("--json", "print the bisect document as JSON (progress goes to stderr)") { options[:json] = true }
           p.on("--markdown FILE", "write the result in Markdown to FILE, for an issue or a pull request " \
-                                  "('-': standard output)") { |v| options[:markdown] = v }
+                                  "('-': standard output, progress to stderr)") { |v| options[:markdown] = v }
         end
       end
     end
