@@ -71,6 +71,7 @@ module Rackbench
 
         FileUtils.mkdir_p(dir)
         File.open(File.join(dir, LOG_FILE), "a") do |log|
+          log.sync = true # the log is what to follow while a build or a batch runs
           progress = Bisect::Progress.new(output, log_path: File.join(dir, LOG_FILE))
           driver = driver(experiment, settings, options, log, progress.callbacks)
           progress.driver = driver
