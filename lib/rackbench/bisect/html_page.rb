@@ -34,7 +34,7 @@ module Rackbench
                                  <header><h1>Bisect: #{esc(name)}</h1>
                                  <p><strong>#{esc(@doc["status"])}: #{esc(@doc["summary"])}</strong></p>
                                  <p class="how">#{esc(how)}</p></header>
-                                 <section><h2>#{esc(@doc["settings"]["figure_words"])} along the commits walked</h2>
+                                 <section><h2>#{esc(@doc["settings"]["figure_words"].capitalize)} along the commits walked</h2>
                                  <p class="how">Each point is a commit's median over its batches (its first
                                  configuration's), the whisker its bootstrap interval; green on the good side of every
                                  step, red on the bad side of the last, orange between two steps. A dashed red line
@@ -56,7 +56,7 @@ module Rackbench
         subject = @doc["subject"]
         "#{subject["kind"]} '#{subject["name"]}' (#{subject["repository"]}), #{@doc["commits"]} commits from " \
           "#{@doc["good"]["short"]} (good) to #{@doc["bad"]["short"]} (bad)#{": #{@doc["ends"]["text"]}" if @doc["ends"]}. " \
-          "#{s["figure_words"]}, #{Units.percent_trimmed(s["threshold"])} from good to bad, steps of at least " \
+          "#{s["figure_words"].capitalize}, #{Units.percent_trimmed(s["threshold"])} from good to bad, steps of at least " \
           "#{Units.percent_trimmed(s["min_step"])}, #{s["min_batches"]} to #{s["max_batches"]} batches per commit, " \
           "judged as rackbench gate --strict judges at #{Units.percent_trimmed(s["confidence"])} confidence."
       end
@@ -72,7 +72,7 @@ module Rackbench
             <section><h2>#{@doc["steps"].size == 1 ? "First bad commit" : "Step #{i + 1}"}: #{esc(bad["short"])} #{esc(bad["subject"])}</h2>
             <p>#{esc(bad["commit"])}, #{esc(bad["author"])}, #{esc(bad["author_date"])}.</p>
             #{others}
-            <p>#{esc(@doc["settings"]["figure_words"])} #{esc(step["effect"]["text"])} than #{esc(step["last_good"]["short"])};
+            <p>#{esc(@doc["settings"]["figure_words"].capitalize)}: #{esc(step["effect"]["text"])} than #{esc(step["last_good"]["short"])};
             confirmation in an interleaved run of both commits: <strong>#{esc(confirmation["status"] || "none")}</strong>
             #{esc(confirmation.dig("judgement", "text") || confirmation["reason"])}.</p>
             <pre>#{files}\n#{esc(bad["diff_stat"]["summary"])}</pre>
