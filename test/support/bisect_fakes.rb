@@ -60,7 +60,7 @@ module Rackbench
         end
         engine = CommitEngine.new(launcher, interrupt_at: interrupt_at)
         collaborators = { engine: engine, launcher: launcher, bundles: ::Fakes::Bundles.new,
-                          sampler: ->(_server) { ::Fakes::Sampler.new }, machine: -> { ::Fakes::Machine.new } }
+                          companions: ::Fakes.companions }
         steps = Rackbench::Runner::Steps.new(
           results_dir: results_dir, out: out, err: err, installs: [::Fakes.install], machine: { "machine" => "fake" },
           runner_options: { layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
