@@ -150,8 +150,11 @@ describe "rackbench bisect (fakes)" do
     assert_equal [15, 16], skipped.keys.sort
     assert_equal "batch 1 failed: #{Rackbench::Test::BisectFakes::BOOT_FAILURE}", skipped[16]
     assert_match(/\Aat #{commits[15][0, 10]}: .*apps\[0\]\.path: .* has no config\.ru/, skipped[15])
-    assert_match(/Skipped: #{commits[16][0, 10]} Commit 16: batch 1 failed: #{Rackbench::Test::BisectFakes::BOOT_FAILURE}/, out.string)
-    assert_match(/##{16} #{commits[16][0, 10]} Commit 16: skipped, it cannot be measured/, out.string)
+    # Lines are wrapped at 100 columns (not a terminal), their continuations indented.
+    assert_empty out.string.lines.reject { |line| Rackbench::Text::Wrap.width(line.chomp) <= 100 }
+    unwrapped = out.string.gsub(/\n {2,}/, " ")
+    assert_match(/Skipped: #{commits[16][0, 10]} Commit 16: batch 1 failed: #{Rackbench::Test::BisectFakes::BOOT_FAILURE}/, unwrapped)
+    assert_match(/##{16} #{commits[16][0, 10]} Commit 16: skipped, it cannot be measured/, unwrapped)
     trials = Rackbench::Store.open(results) { |s| s.trials(result: false) }
     assert_equal 1, trials.count { |t| !t.ok? }, "a commit that does not boot stops at its first failed trial"
   end

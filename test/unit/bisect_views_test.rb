@@ -29,6 +29,19 @@ describe "Rackbench::Bisect views" do
                           "#{first_bad[1]["short"]}\n")
   end
 
+  it "fits the terminal's view within 100 columns, and gives every cell whole without a width (--wide)" do
+    doc["measured"].find { |r| r["index"] == 10 }["subject"] = "Commit 10: move the session store's cookie " \
+                                                                "rotation into the middleware stack"
+    narrow = Rackbench::Bisect::Terminal.new(doc, width: 100).render
+    assert_empty narrow.lines.reject { |line| Rackbench::Text::Wrap.width(line.chomp) <= 100 }
+    assert_match(/^\| +10 \| \h{10} \| Commit 10: +\| +881 \| +3 \| \+1[12]\.\d\d% \(\+1[12]\.\d\d to \+1[12]\.\d\d\) \| after step 1 \|$/,
+                 narrow)
+    assert_match(/^\| +32 \| \h{10} \| Commit 32 +\| +77\d \| +3 \| \+22\.\d\d% .*\| bad \* +\|$/, narrow)
+    assert_match(/^\* gems differ: #32 \h{10} against the good commit: rack 3\.1\.0 vs 3\.2\.0$/, narrow)
+    wide = Rackbench::Bisect::Terminal.new(doc).render
+    assert_includes wide, "| Commit 10: move the session store's cookie rotation into the middleware stack |"
+  end
+
   it "writes Markdown for an issue: the status, each step with its diff folded, the commits, escaped" do
     doc["steps"][0]["first_bad"]["subject"] = "Use the *fast* path | <b>"
     text = Rackbench::Bisect::Markdown.new(doc).render

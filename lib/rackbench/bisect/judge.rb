@@ -32,14 +32,29 @@ module Rackbench
           checks.find(&:ratio)
         end
 
-        # "2.01% worse (1.98%–2.04%)" of the headline check, or the gate's reason.
+        # "2.01% worse (1.98% worse to 2.04% worse)" of the headline check, or the gate's reason.
         def text
-          check = headline
-          return gate.reasons.first || gate.summary unless check&.ratio_ci
+          low, high = worsening_ci
+          return gate.reasons.first || gate.summary unless low
 
-          low, high = check.ratio_ci.map { |r| check.figure.worsening(r) }.sort
-          "#{Judge.change_text(check.worsening)} (#{Judge.change_text(low)} to #{Judge.change_text(high)})"
+          "#{Judge.change_text(headline.worsening)} (#{Judge.change_text(low)} to #{Judge.change_text(high)})"
         end
+
+        # The headline check's interval as changes for the worse
+        # ([low, high], fractions: positive is worse), or nil.
+        def worsening_ci
+          check = headline
+          check&.ratio_ci&.map { |r| check.figure.worsening(r) }&.sort
+        end
+      end
+
+      # "+2.01% (+1.98 to +2.04)": a change for the worse and its interval
+      # in a table's few columns (+ is worse, − better), or nil.
+      def self.signed_text(worsening, interval)
+        return nil unless worsening && interval
+
+        sign = ->(f) { "#{f.round(4).zero? ? "" : (f.positive? ? "+" : "−")}#{format("%.2f", f.abs * 100)}" }
+        "#{sign.call(worsening)}% (#{sign.call(interval[0])} to #{sign.call(interval[1])})"
       end
 
       # "2.01% worse", "0.40% better", "no change"

@@ -10,9 +10,11 @@ module Rackbench
     class Progress
       # io :: where the lines go
       # :log_path :: the log the runs' own progress goes to, named when a build starts
-      def initialize(io, log_path:)
+      # :width :: the most columns a line takes, longer ones wrapped (Text::Width; default: nil: no limit)
+      def initialize(io, log_path:, width: nil)
         @io = io
         @log_path = log_path
+        @width = width
         @driver = nil
       end
 
@@ -83,7 +85,7 @@ module Rackbench
       end
 
       def say(line)
-        @io.puts line
+        @io.puts Text::Wrap.prose(line, @width)
         @io.flush if @io.respond_to?(:flush)
       end
     end

@@ -181,7 +181,8 @@ module Rackbench
         { "verdict" => judgement.verdict.to_s, "text" => judgement.text, "status" => judgement.gate.status,
           "reasons" => judgement.gate.reasons, "config" => judgement.gate.results.find { |r| r.checks.include?(check) }&.pair&.label,
           "baseline_median" => check&.baseline, "candidate_median" => check&.candidate, "ratio" => check&.ratio,
-          "ratio_ci" => check&.ratio_ci, "worsening" => check&.worsening, "limit" => check&.rule&.limit,
+          "ratio_ci" => check&.ratio_ci, "worsening" => check&.worsening, "worsening_ci" => judgement.worsening_ci,
+          "limit" => check&.rule&.limit,
           "explanation" => check&.explanation }
       end
     end

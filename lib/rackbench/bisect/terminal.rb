@@ -1,25 +1,29 @@
 # frozen_string_literal: true
 
-require "terminal-table"
-
 module Rackbench
   module Bisect
     # The bisect document (Result#to_h) for a terminal: every commit
     # measured in the history's order with its figure and its change from
     # the good commit, then each step found (its first bad commit, the
     # effect with its interval, the confirmation, `git diff --stat`),
-    # what was skipped or spread, and the status line.
+    # what was skipped or spread, and the status line. Within a width
+    # (Text::Width) the table's subjects and reasons wrap, and so do the
+    # long lines; without one every cell is whole.
     class Terminal
-      HEADINGS = ["#", "commit", "subject", "figure", "batches", "against good", "side"].freeze
+      HEADINGS = ["#", "commit", "subject", "figure", "batches", "against good (+: worse)", "side"].freeze
       SUBJECT_CHARS = 40
+      GEMS_MARK = "*"
 
       # doc :: Result#to_h (String keys)
-      def initialize(doc)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(doc, width: nil)
         @doc = doc
+        @width = width
       end
 
       def render
-        [table, *step_lines, *spread_lines, *set_aside_lines, *ends_lines, status_line].compact.join("\n") + "\n"
+        text = [table, *gems_lines, *step_lines, *spread_lines, *set_aside_lines, *ends_lines, status_line].compact.join("\n") + "\n"
+        Text::Wrap.prose(text, @width)
       end
 
       # "rackbench bisect: found: the first bad commit is 1a2b3c4d5e"
@@ -36,15 +40,38 @@ module Rackbench
       def table
         rows = @doc["measured"].map do |row|
           value = row["median"] ? Bisect.figure_text(figure, row["median"]) : row["status"]
-          against = row.dig("against_good", "text") || (row["index"].zero? ? "good" : "")
-          [row["index"], row["short"], Terminal.truncate(row["subject"]), value, row["batches"], against,
-           row["reason"] ? "#{row["status"]}: #{Terminal.truncate(row["reason"], 60)}" : row["side"]]
+          # A reason is said whole below the table (set_aside_lines): its row says only the status.
+          [row["index"], row["short"], row["subject"], value, row["batches"], against(row),
+           row["reason"] ? row["status"] : side(row)]
         end
-        table = ::Terminal::Table.new(title: "Bisect #{@doc["experiment"]["name"]}: #{figure.words} of " \
-                                             "#{@doc["subject"]["kind"]} '#{@doc["subject"]["name"]}' along its commits",
-                                      headings: HEADINGS, rows: rows)
-        [0, 3, 4].each { |i| table.align_column(i, :right) }
-        table.to_s
+        Text::Table.new(title: "Bisect #{@doc["experiment"]["name"]}: #{figure.words} of " \
+                               "#{@doc["subject"]["kind"]} '#{@doc["subject"]["name"]}' along its commits",
+                        headings: HEADINGS, rows: rows, right: [0, 3, 4], shrink: { 1 => :fixed, 5 => :fixed, 6 => :fixed }, keys: 2,
+                        width: @width).to_s
+      end
+
+      # The row's change from the good commit with its interval, signed
+      # (the gate's reason when it has none).
+      def against(row)
+        return "good" if row["index"].zero?
+
+        judgement = row["against_good"]
+        return "" unless judgement
+
+        Judge.signed_text(judgement["worsening"], judgement["worsening_ci"]) || judgement["text"]
+      end
+
+      # The row's side, marked when its servers loaded other gems than
+      # the good commit's (which ones: gems_lines, below the table).
+      def side(row)
+        Array(row["gems_differ"]).empty? ? row["side"] : "#{row["side"]} #{GEMS_MARK}"
+      end
+
+      def gems_lines
+        @doc["measured"].reject { |row| Array(row["gems_differ"]).empty? }.map do |row|
+          "#{GEMS_MARK} gems differ: ##{row["index"]} #{row["short"]} against the good commit: " \
+            "#{Report::GemDifferences.text(row["gems_differ"])}"
+        end
       end
 
       def step_lines

@@ -72,15 +72,16 @@ module Rackbench
         FileUtils.mkdir_p(dir)
         File.open(File.join(dir, LOG_FILE), "a") do |log|
           log.sync = true # the log is what to follow while a build or a batch runs
-          progress = Bisect::Progress.new(output, log_path: File.join(dir, LOG_FILE))
+          width = Text::Width.for(output, wide: options[:wide])
+          progress = Bisect::Progress.new(output, log_path: File.join(dir, LOG_FILE), width: width)
           driver = driver(experiment, settings, options, log, progress.callbacks)
           progress.driver = driver
-          Bisect::Progress.cost(driver, settings).lines.each { |line| output.puts line }
+          say_cost(driver, settings, output, width)
           if !options[:resume] && driver.started?
             raise UsageError, "#{dir} already holds commits of bisect #{experiment.name}: add --resume to continue " \
                               "it, or choose another --results directory"
           end
-          output.puts "  runs stored in #{dir}, their progress logged in #{File.join(dir, LOG_FILE)}"
+          output.puts Text::Wrap.prose("  runs stored in #{dir}, their progress logged in #{File.join(dir, LOG_FILE)}", width)
           finish(driver.run, dir, options)
         end
       rescue Interrupted, Interrupt => e
@@ -92,8 +93,12 @@ module Rackbench
       # What the bisection would take; nothing is built, run or written.
       def dry_run(experiment, settings, options, output)
         driver = driver(experiment, settings, options, StringIO.new, {})
-        Bisect::Progress.cost(driver, settings).lines.each { |line| output.puts line }
+        say_cost(driver, settings, output, Text::Width.for(output, wide: options[:wide]))
         CLI::EXIT_OK
+      end
+
+      def say_cost(driver, settings, output, width)
+        Bisect::Progress.cost(driver, settings).lines.each { |line| output.puts Text::Wrap.prose(line, width) }
       end
 
       def driver(experiment, settings, options, log, callbacks)
@@ -120,7 +125,7 @@ module Rackbench
                     "#{figure_text(doc, "baseline_median")}: #{doc["ends"]["text"]}, not beyond the " \
                     "#{Units.percent_trimmed(doc["settings"]["threshold"])} threshold"
         else
-          @out.print Bisect::Terminal.new(doc).render
+          @out.print Bisect::Terminal.new(doc, width: output_width(options)).render
           @out.puts "Chart: #{html}"
         end
         exit_code(doc)
@@ -182,6 +187,7 @@ module Rackbench
             options[:resume] = true
           end
           p.on("--dry-run", "say what the bisection would take, and stop") { options[:dry_run] = true }
+          wide_option(p, options)
           p.on("--json", "print the bisect document as JSON (progress goes to stderr)") { options[:json] = true }
           p.on("--markdown FILE", "write the result in Markdown to FILE, for an issue or a pull request " \
                                   "('-': standard output, progress to stderr)") { |v| options[:markdown] = v }
