@@ -2,7 +2,6 @@
 
 require "test_helper"
 require "json"
-require "open3"
 require "support/bisect_repos"
 
 # `rackbench bisect` as a user runs it, on an app's git history, with real
@@ -21,7 +20,6 @@ describe "rackbench bisect (integration)" do
   let(:dir) { Dir.mktmpdir("rackbench-bisect-app") }
   let(:repo) { File.join(dir, "app") }
   let(:results) { File.join(dir, "results") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:file) do
     File.join(dir, "bisect.yml").tap do |path|
       File.write(path, <<~YAML)
@@ -37,7 +35,7 @@ describe "rackbench bisect (integration)" do
   after { FileUtils.rm_rf(dir) }
 
   def bisect_args(good, bad, *more)
-    [exe, "bisect", file, "--good", good, "--bad", bad, "--measure", "instructions", "--min-batches", "2",
+    ["bisect", file, "--good", good, "--bad", bad, "--measure", "instructions", "--min-batches", "2",
      "--max-batches", "3", "--results", results, *more]
   end
 
@@ -61,8 +59,7 @@ describe "rackbench bisect (integration)" do
   it "finds the commit of a 2% step after kill -9 and --resume, measuring no commit twice; then stops at once on no step" do
     # 2,000 iterations a request are about 1.2M instructions; 48 more are 2%.
     commits = Rackbench::Test::BisectRepos.app_history(repo, commits: 4, iterations: 2000, steps: { 3 => 48 })
-    pid = Process.spawn(RbConfig.ruby, *bisect_args(commits.first, "main"), out: File::NULL, err: File::NULL,
-                                                                             pgroup: true)
+    pid = spawn_rackbench(*bisect_args(commits.first, "main"))
     begin
       # Killed once the two ends are stored, in the middle of what follows.
       wait_until(timeout_s: 600, interval_s: 0.5, message: "the two ends measured") do
@@ -81,7 +78,7 @@ describe "rackbench bisect (integration)" do
     wait_until(timeout_s: 60, interval_s: 0.2, message: "the killed run's servers to be gone") { marked_processes.empty? }
     before_resume = stored_trials
 
-    out, err, status = Open3.capture3(RbConfig.ruby, *bisect_args(commits.first, "main", "--resume", "--json"))
+    out, err, status = rackbench(*bisect_args(commits.first, "main", "--resume", "--json"))
     assert status.success?, "#{err}\n#{out}"
     doc = JSON.parse(out)
     assert_equal "found", doc["status"]
@@ -108,7 +105,7 @@ describe "rackbench bisect (integration)" do
 
     # Commits 0 and 2 are measured: a bisection between them replays them
     # from the store and stops after the ends, in one line.
-    out, err, status = Open3.capture3(RbConfig.ruby, *bisect_args(commits.first, commits[2], "--resume"))
+    out, err, status = rackbench(*bisect_args(commits.first, commits[2], "--resume"))
     assert status.success?, err
     assert_match(/\Arackbench bisect: nothing to bisect: bad [\d,]+ instructions per request against good [\d,]+ instructions per request: .*not beyond the 1% threshold\n\z/,
                  out.lines.last)
