@@ -55,6 +55,23 @@ describe "Rackbench::Bisect and git" do
       assert_raises(Rackbench::UsageError) { Rackbench::Bisect::Subject.find(experiment, over: ["app", nil]) }
     end
 
+    it "walks a ruby built from a bare repository (a mirror, as the nightly example keeps)" do
+      commits = repo("upstream", 3, file: "hash.c")
+      mirror = File.join(dir, "ruby.git")
+      Rackbench::Test::BisectRepos.git(dir, "clone", "--quiet", "--mirror", File.join(dir, "upstream"), mirror)
+      mirrored = parse("name: nightly\nrubies: [{ name: master, build: { source: ruby.git, ref: main } }]\n" \
+                       "servers: [puma]\napps: [rack-hello]\n")
+      found = Rackbench::Bisect::Subject.find(mirrored)
+      assert_equal ["ruby", "master", mirror], [found.kind, found.name, found.repository]
+      history = Rackbench::Bisect::History.between(Rackbench::Bisect::Git.new(mirror), good: commits[0], bad: "main")
+      assert_equal commits, history.commits.map(&:sha)
+      assert_equal "1 file changed, 1 insertion(+), 1 deletion(-)", history.diff_stat(history.bad)["summary"]
+      # Inside a repository but not at its top: no history of its own.
+      FileUtils.mkdir_p(File.join(dir, "upstream", "src"))
+      inside = parse("name: x\nrubies: [{ name: dev, build: { source: upstream/src } }]\nservers: [puma]\napps: [rack-hello]\n")
+      assert_empty Rackbench::Bisect::Subject.candidates(inside)
+    end
+
     it "says there is nothing to bisect when no entry lives in git" do
       plain = parse("name: plain\nservers: [puma]\napps: [rack-hello]\n")
       error = assert_raises(Rackbench::UsageError) { Rackbench::Bisect::Subject.find(plain) }
@@ -98,22 +115,26 @@ describe "Rackbench::Bisect and git" do
         rubies:
           - ruby
           - { name: dev, build: { source: ruby, configure: ["--disable-jit-support"] }, options: ["--yjit"] }
+          - { name: dev-arenas, ruby: dev, env: { MALLOC_ARENA_MAX: 2 } }
         servers: [puma, webrick]
         apps: [rack-hello]
         load: { duration: 2s, warmup: 1s }
         exclude:
           - { ruby: ruby, server: webrick }
           - { ruby: [ruby, dev], server: puma, app: rack-hello }
+          - { ruby: dev-arenas, server: webrick }
         capacity: { p99: 50ms }
       YAML
     end
     let(:subject_) { Rackbench::Bisect::Subject.find(experiment) }
 
-    it "builds the ruby at the commit under its own name, the other rubies left out, as a plain instructions run" do
+    it "builds the ruby at the commit under its own name, its variant beside it, the other rubies left out, as a plain instructions run" do
       derivation = Rackbench::Bisect::Derivation.new(experiment: experiment, subject: subject_, settings: settings)
       step = derivation.commit_experiment(commits[1])
       assert_equal "hash-aset.bisect.#{commits[1][0, 12]}", step.name
-      assert_equal ["dev"], step.rubies.map(&:label)
+      assert_equal %w[dev dev-arenas], step.rubies.map(&:label)
+      assert_equal [nil, "dev", { "MALLOC_ARENA_MAX" => "2" }],
+                   [step.rubies.last.build, step.rubies.last.ruby, step.rubies.last.env]
       build = step.rubies.first.build
       assert_equal [commits[1], commits[1], ["--yjit"]], [build.source.ref, build.source.identity["commit"], step.rubies.first.options]
       assert_equal ["--disable-jit-support"], build.configure
@@ -122,8 +143,9 @@ describe "Rackbench::Bisect and git" do
       config = step.configurations.first
       assert_equal Rackbench::Bisect::Derivation::DEFAULT_COUNT, config.load[:count], "a window of a count, not 2s"
       # The exclude naming only the other ruby went; the other names dev alone now.
-      assert_equal [{ "ruby" => ["dev"], "server" => ["puma"], "app" => ["rack-hello"] }], step.exclude
-      assert_equal ["webrick"], step.configurations.map { |c| c.dims["server"] }
+      assert_equal [{ "ruby" => ["dev"], "server" => ["puma"], "app" => ["rack-hello"] },
+                    { "ruby" => ["dev-arenas"], "server" => ["webrick"] }], step.exclude
+      assert_equal [%w[dev webrick], %w[dev-arenas puma]], step.configurations.map { |c| c.dims.values_at("ruby", "server") }.sort
       refute_equal step.fingerprint, derivation.commit_experiment(commits[2]).fingerprint, "the commit keys the build"
     end
 
@@ -132,11 +154,15 @@ describe "Rackbench::Bisect and git" do
       step = derivation.confirm_experiment(commits[0], commits[1])
       assert_equal "hash-aset.bisect.confirm.#{commits[0][0, 8]}-#{commits[1][0, 8]}", step.name
       labels = ["dev-#{commits[0][0, 10]}", "dev-#{commits[1][0, 10]}"]
-      assert_equal [labels, commits[0, 2]], [step.rubies.map(&:label), step.rubies.map { |r| r.build.source.ref }]
+      variants = ["dev-arenas-#{commits[0][0, 10]}", "dev-arenas-#{commits[1][0, 10]}"]
+      assert_equal [labels[0], variants[0], labels[1], variants[1]], step.rubies.map(&:label)
+      assert_equal [commits[0], nil, commits[1], nil], step.rubies.map { |r| r.build&.source&.ref }
+      assert_equal labels, step.rubies.map(&:ruby).values_at(1, 3), "each variant follows its commit's build"
       assert_equal ["time"], step.measure
       assert_in_delta 2.0, step.configurations.first.load[:duration_s]
-      assert_equal "ruby=#{labels.first}", derivation.baseline_spec(commits[0])
-      assert_equal [{ "ruby" => labels, "server" => ["puma"], "app" => ["rack-hello"] }], step.exclude
+      assert_equal ["ruby", { labels[1] => labels[0], variants[1] => variants[0] }], derivation.confirm_pairs(commits[0], commits[1])
+      assert_equal [{ "ruby" => labels, "server" => ["puma"], "app" => ["rack-hello"] },
+                    { "ruby" => variants, "server" => ["webrick"] }], step.exclude
     end
   end
 

@@ -59,15 +59,17 @@ module Rackbench
         derive(commit_name(sha), [[@subject.name, sha]])
       end
 
-      # The experiment that runs +parent_sha+ and +sha+ side by side; the
-      # baseline spec of its report ("ruby=dev-1a2b3c4d5e") is #baseline_spec.
+      # The experiment that runs +parent_sha+ and +sha+ side by side; its
+      # configurations are paired by #confirm_pairs.
       def confirm_experiment(parent_sha, sha)
         derive(confirm_name(parent_sha, sha), [[@subject.label_at(parent_sha), parent_sha], [@subject.label_at(sha), sha]])
       end
 
-      # The report's baseline in a confirmation run: the parent's configurations.
-      def baseline_spec(parent_sha)
-        "#{@subject.kind}=#{@subject.label_at(parent_sha)}"
+      # What a confirmation run compares: the dimension walked, and the
+      # labels of the commit's entries => the parent's ({ "dev-5e6f..." =>
+      # "dev-1a2b..." }, a variant of the walked ruby beside it).
+      def confirm_pairs(parent_sha, sha)
+        [@subject.kind, @subject.paired_labels(@data, parent_sha, sha)]
       end
 
       private

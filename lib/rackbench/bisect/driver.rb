@@ -116,10 +116,9 @@ module Rackbench
           @on_confirm&.call(step, batches)
           outcome = @steps.run(experiment, through_batch: batches, fail_fast: true)
           report = Store.open(@store) do |store|
-            Report.new(store, experiment_id: outcome.experiment_id, baseline: @derivation.baseline_spec(from.sha),
-                              **@settings.report_options)
+            Report.new(store, experiment_id: outcome.experiment_id, **@settings.report_options)
           end
-          judgement = @judge.within(report, @settings.min_step)
+          judgement = @judge.within(report, *@derivation.confirm_pairs(from.sha, @history[step.to].sha), @settings.min_step)
           next if judgement.verdict == Search::UNSURE && batches < @settings.max_batches
 
           return confirmation.call(verdict: judgement.verdict, judgement: judgement)

@@ -51,6 +51,21 @@ module Rackbench
         nil
       end
 
+      # The directory of the bare repository +dir+ is (a mirror: `git
+      # clone --mirror`), or nil when it is not one's top.
+      def bare_directory
+        return nil unless File.directory?(@dir)
+
+        out, _err, status = Open3.capture3(ENV_VARS, "git", "-C", @dir, "rev-parse", "--is-bare-repository",
+                                           "--absolute-git-dir")
+        bare, git_dir = out.lines.map(&:strip)
+        return nil unless status.success? && bare == "true" && git_dir
+
+        File.realpath(git_dir) == File.realpath(@dir) ? File.realpath(@dir) : nil
+      rescue SystemCallError
+        nil
+      end
+
       # The commit +ref+ names (40 hex digits); raises Failed naming the ref.
       def commit(ref)
         out, _err, status = Open3.capture3(ENV_VARS, "git", "-C", @dir, "rev-parse", "--verify", "--quiet",

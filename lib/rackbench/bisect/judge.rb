@@ -79,10 +79,21 @@ module Rackbench
         Judgement.new(VERDICTS.fetch(gate.status), gate)
       end
 
-      # Each configuration of a confirmation run against its baseline (the
-      # report's --baseline: the parent's configurations) at +limit+.
-      def within(report, limit)
-        gate = Gate.within(report, rules: [@settings.rule(limit)], strict: true)
+      # The later commit's configurations of a confirmation run (+report+)
+      # against the earlier commit's at +limit+: each configuration whose
+      # +dimension+ is a key of +labels+ against the one whose dimension
+      # is that key's value and every other dimension the same.
+      def within(report, dimension, labels, limit)
+        pairs = report.configs.filter_map do |config|
+          earlier = labels[config.dims[dimension].to_s]
+          next nil unless earlier
+
+          base = report.configs.find { |c| c.dims == config.dims.merge(dimension => earlier) }
+          Gate::Pair.new(config.label, base, config)
+        end
+        side = Gate::Side.of(report)
+        gate = Gate.new(pairs: pairs, rules: [@settings.rule(limit)], options: report.options, baseline: side,
+                        candidate: side, strict: true)
         Judgement.new(VERDICTS.fetch(gate.status), gate)
       end
     end

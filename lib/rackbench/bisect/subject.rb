@@ -11,7 +11,7 @@ module Rackbench
     #
     # kind :: "ruby" or "app" (the dimension it is)
     # name :: the entry's label in the file
-    # repository :: the git work tree's top directory
+    # repository :: the git work tree's top directory (a ruby's may be a bare repository)
     # subdir :: where the app lies inside it ("" at its top; "" for a ruby)
     class Subject
       KINDS = %w[ruby app].freeze
@@ -40,15 +40,22 @@ module Rackbench
                           "--over #{chosen.map(&:over_text).join(" or --over ")}"
       end
 
-      # Every ruby built from a git repository's top directory and every
-      # app given by path inside a git work tree, in the file's order.
+      # Every ruby built from a git repository (its work tree's top
+      # directory, or a bare repository: a mirror, as the nightly example
+      # keeps) and every app given by path inside a git work tree, in the
+      # file's order.
       def self.candidates(experiment)
         rubies = experiment.rubies.filter_map do |ruby|
           next nil unless ruby.build
 
           path = ruby.build.source.path
-          top = File.directory?(path) && Git.new(path).toplevel
-          new(kind: "ruby", name: ruby.label, repository: top, subdir: "") if top && top == File.realpath(path)
+          next nil unless File.directory?(path)
+
+          git = Git.new(path)
+          top = git.toplevel
+          top = nil unless top == File.realpath(path)
+          top ||= git.bare_directory
+          new(kind: "ruby", name: ruby.label, repository: top, subdir: "") if top
         end
         apps = experiment.apps.filter_map do |app|
           next nil unless app.path
@@ -94,37 +101,77 @@ module Rackbench
       # The file's changes (Experiment#derive) that make +data+ (the
       # file's parsed tree) run this subject at each of +checkouts+: pairs
       # of [label, commit sha, app directory (an app's, nil for a ruby)]:
-      # the subject's entry once per checkout, relabelled, the other
-      # entries of its list left out (what stays fixed is the other
-      # dimensions), and the file's excludes kept for the labels given.
+      # the subject's entry once per checkout, relabelled, and with it
+      # each variant of the walked ruby (an entry whose `ruby:` names it,
+      # as `{ name: master-yjit, ruby: master, options: [--yjit] }`: the
+      # same build, run its own way); the other entries of its list left
+      # out (what stays fixed is the other dimensions), and the file's
+      # excludes kept for the labels given.
       def changes(data, checkouts)
         list_key = @kind == "ruby" ? "rubies" : "apps"
-        entry = Array(data[list_key]).find { |item| item.is_a?(Hash) && item["name"].to_s == @name }
-        raise ConfigError, "#{list_key}: no entry named '#{@name}' in the file" unless entry
-
-        entries = checkouts.map do |label, sha, dir|
+        entry = entry(data)
+        variants = variants(data)
+        entries = checkouts.flat_map do |label, sha, dir|
           copy = Marshal.load(Marshal.dump(entry))
           copy["name"] = label
           ruby? ? (copy["build"] = copy["build"].merge("ref" => sha)) : (copy["path"] = dir)
-          copy
+          # Copies: the derived file is written as YAML, where a shared object would be an alias.
+          [copy, *variants.map { |v| Marshal.load(Marshal.dump(v)).merge("name" => variant_label(v["name"], label), "ruby" => label) }]
         end
-        { list_key => entries, "exclude" => excludes(data["exclude"], checkouts.map(&:first)) }
+        labels = { @name => checkouts.map(&:first) }
+        variants.each { |v| labels[v["name"]] = checkouts.map { |label, _| variant_label(v["name"], label) } }
+        { list_key => entries, "exclude" => excludes(data["exclude"], labels) }
+      end
+
+      # The labels this subject's entries take in a run of two commits
+      # (Derivation#confirm_experiment), the later commit's => the
+      # earlier's: the subject's and each of its variants'.
+      def paired_labels(data, earlier_sha, later_sha)
+        earlier = label_at(earlier_sha)
+        later = label_at(later_sha)
+        pairs = { later => earlier }
+        variants(data).each { |v| pairs[variant_label(v["name"], later)] = variant_label(v["name"], earlier) }
+        pairs
       end
 
       private
 
-      # The file's excludes for a run whose subject entries are +labels+:
-      # an exclude naming this dimension keeps the entries that named this
-      # subject (now named by its labels) and goes when it named only the
-      # other entries, which the run leaves out. nil when none is left.
+      def entry(data)
+        list_key = @kind == "ruby" ? "rubies" : "apps"
+        found = Array(data[list_key]).find { |item| item.is_a?(Hash) && item["name"].to_s == @name }
+        raise ConfigError, "#{list_key}: no entry named '#{@name}' in the file" unless found
+
+        found
+      end
+
+      # The file's entries that are variants of the walked ruby (their
+      # `ruby:` names it, and they build nothing of their own).
+      def variants(data)
+        return [] unless ruby?
+
+        Array(data["rubies"]).select { |item| item.is_a?(Hash) && item["ruby"].to_s == @name && !item["build"] }
+      end
+
+      # A variant's label in a run whose subject is labelled +label+: its
+      # own when the subject keeps its name, else its name with the
+      # commit the label carries ("master-yjit-1a2b3c4d5e").
+      def variant_label(name, label)
+        label == @name ? name.to_s : "#{name}#{label.delete_prefix(@name)}"
+      end
+
+      # The file's excludes for a run whose entries are +labels+ (the
+      # file's name => the names in the run): an exclude naming this
+      # dimension keeps the entries that named the subject or its
+      # variants (now named by their labels) and goes when it named only
+      # the other entries, which the run leaves out. nil when none is left.
       def excludes(list, labels)
         kept = Array(list).filter_map do |item|
           next item unless item.is_a?(Hash) && item.key?(@kind)
 
-          named = Array(item[@kind]).map(&:to_s)
-          next nil unless named.include?(@name)
+          named = Array(item[@kind]).map(&:to_s).flat_map { |name| labels.fetch(name, []) }
+          next nil if named.empty?
 
-          item.merge(@kind => labels.size == 1 ? labels.first : labels)
+          item.merge(@kind => named.size == 1 ? named.first : named)
         end
         kept.empty? ? nil : kept
       end
