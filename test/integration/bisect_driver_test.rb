@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "json"
+require "shellwords"
 require "rackbench/cli/bisect_command"
 require "support/bisect_fakes"
 
@@ -86,17 +87,23 @@ describe "rackbench bisect (fakes)" do
     assert_includes stored, "page.bisect.confirm.#{commits[39][0, 8]}-#{commits[40][0, 8]}"
   end
 
-  it "resumes after an interruption and measures no batch of any commit twice" do
+  it "resumes after an interruption with the command it printed, and measures no batch of any commit twice" do
     commits = Rackbench::Test::BisectFakes.history(repo, commits: 64, steps: { 40 => 0.2 })
-    code, first = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%", interrupt_at: 14)
+    options = ["--good", commits.first, "--bad", "main", "--threshold", "10%", "--min-step", "7.5%", "--confidence", "90%"]
+    code, first = bisect(*options, interrupt_at: 14)
     assert_equal Rackbench::CLI::EXIT_INTERRUPTED, code
     assert_match(/resume with rackbench bisect #{Regexp.escape(file)} --good #{commits.first} --bad main --resume/, err.string)
     refute_empty Dir.glob(File.join(results, "bisect-worktrees", "page", "*")), "the worktrees stay for the resume"
 
-    refused = assert_raises(Rackbench::UsageError) { bisect("--good", commits.first, "--bad", "main", "--threshold", "10%") }
+    refused = assert_raises(Rackbench::UsageError) { bisect(*options) }
     assert_match(/already holds commits of bisect page: add --resume/, refused.message)
 
-    code, resumed = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%", "--resume")
+    # The line it printed, as given: every setting of the first run.
+    printed = Shellwords.split(err.string[/resume with (.*)$/, 1])
+    assert_equal %w[rackbench bisect], printed.shift(2)
+    given = ->(argv) { Hash[*argv.reject { |word| word == "--resume" }].slice(*options.each_slice(2).map(&:first)) }
+    assert_equal given.call(options), given.call(printed.drop(1))
+    code, resumed = bisect(*printed.drop(1))
     assert_equal Rackbench::CLI::EXIT_OK, code, err.string
     assert_equal commits[40], doc["steps"].first["first_bad"]["commit"]
     # The 14th call was interrupted before its result: the 13 before it
@@ -110,6 +117,23 @@ describe "rackbench bisect (fakes)" do
 
     again = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%", "--resume").last
     assert_equal 0, again.calls, "a finished bisection replays from the store"
+  end
+
+  it "exits 4 when good and bad cannot be told apart from the threshold, and 1 when good cannot be measured" do
+    # A step of 2% in a figure that varies by 5% from batch to batch: at
+    # the most batches its interval still reaches either side of 1%.
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 8, steps: { 5 => 0.02 }, jitter: 0.05)
+    code, engine = bisect("--good", commits.first, "--bad", "main")
+    assert_equal Rackbench::CLI::EXIT_CANNOT_SAY, code, out.string
+    assert_equal ["cannot say", 8], [doc["status"], engine.calls], "the two ends, 3 batches each, then one more each"
+    assert_match(/^rackbench bisect: cannot say: /, out.string)
+
+    FileUtils.rm_rf([repo, results])
+    commits = Rackbench::Test::BisectFakes.history(repo, commits: 8, steps: { 5 => 0.2 }, broken: [0])
+    code, = bisect("--good", commits.first, "--bad", "main", "--threshold", "10%")
+    assert_equal Rackbench::CLI::EXIT_FAILURE, code, out.string
+    assert_equal "unmeasurable", doc["status"]
+    assert_match(/^rackbench bisect: unmeasurable: .*#{Rackbench::Test::BisectFakes::BOOT_FAILURE}/, out.string.gsub(/\n {2,}/, " "))
   end
 
   it "reports both steps of a change made of two" do

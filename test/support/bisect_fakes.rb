@@ -10,10 +10,10 @@ module Rackbench
     # Runner and store, and the fakes of test/fixtures/fakes.rb for what
     # runs a trial: the fake server "serves" whatever commit's app
     # directory it was launched from, and the fake engine reports the
-    # throughput that commit's `rps.txt` says (with a jitter of ±0.1%
-    # that alternates by call, so that batches vary), so a history's
-    # figure is written in its commits. A commit whose app directory holds
-    # `broken` fails at boot.
+    # throughput that commit's `rps.txt` says (with a jitter, so that
+    # batches vary: ±0.1% by turns, or up to its `jitter.txt`'s either
+    # way), so a history's figure is written in its commits. A
+    # commit whose app directory holds `broken` fails at boot.
     module BisectFakes
       # The load engine of the fakes, reading its figure from the app the
       # launcher last booted; raises Interrupt at its call +interrupt_at+.
@@ -29,10 +29,21 @@ module Rackbench
         def run(settings, env: {}, on_phase: nil)
           dir = @launcher.launches.last.fetch(:app).dir
           @apps << dir
-          jitter = @calls.even? ? 1.001 : 0.999
-          rps = Float(File.read(File.join(dir, "rps.txt"))) * jitter
+          rps = Float(File.read(File.join(dir, "rps.txt"))) * (1 + jitter(dir))
           @result = ::Fakes::ENGINE_RESULT.merge("rps" => rps, "requests" => (rps * 2).round)
           super
+        end
+
+        private
+
+        # ±0.1% by turns; a commit's jitter.txt: up to that much either
+        # way, drawn from a generator seeded by the call (the same run
+        # draws the same figures).
+        def jitter(dir)
+          file = File.join(dir, "jitter.txt")
+          return @calls.even? ? 0.001 : -0.001 unless File.file?(file)
+
+          Float(File.read(file)) * Random.new(@calls).rand(-1.0..1.0)
         end
       end
 
@@ -74,8 +85,9 @@ module Rackbench
       # N multiplies it by 1 - steps[N] (0.2: 20% slower from then on);
       # commits in +broken+ do not boot; commits in +no_app+ have no
       # config.ru; commit N of +gems+ changes the gems its servers load
-      # from then on (name => version). Returns the hashes, commit 0 first.
-      def history(dir, commits:, rps: 1000.0, steps: {}, broken: [], no_app: [], gems: {})
+      # from then on (name => version); +jitter+ is every commit's jitter
+      # (default: 0.001). Returns the hashes, commit 0 first.
+      def history(dir, commits:, rps: 1000.0, steps: {}, broken: [], no_app: [], gems: {}, jitter: nil)
         loaded = { "rack" => "3.1.0" }
         snapshots = (0..commits).map do |number|
           rps *= 1.0 - steps.fetch(number, 0.0)
@@ -83,6 +95,7 @@ module Rackbench
           files = { "rps.txt" => "#{rps}\n", "gems.txt" => loaded.map { |name, version| "#{name} #{version}\n" }.join }
           files["config.ru"] = "run ->(_env) { [200, {}, [\"Hello\"]] } # #{number}\n" unless no_app.include?(number)
           files["broken"] = "" if broken.include?(number)
+          files["jitter.txt"] = "#{jitter}\n" if jitter
           subject = if number.zero? then "Initial commit"
                     elsif steps.key?(number) then "Commit #{number}: slower"
                     else "Commit #{number}"

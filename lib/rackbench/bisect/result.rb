@@ -77,6 +77,8 @@ module Rackbench
       end
 
       def steps
+        return [] if @outcome.steps.empty?
+
         total = @driver.ends_judgement.headline&.ratio
         @outcome.steps.each_with_index.map do |step, i|
           from = @history[step.from]
