@@ -15,7 +15,13 @@
 #              calls rb_hash_aset 125 times in a rails-hello request
 #              (callgrind's calls, 200 requests), at about 5.5 instructions
 #              an iteration, so 25 are about 17k instructions, 1% of its
-#              1.745M
+#              1.745M. --bad is the tip: the search's path (0, 24, 12, 18,
+#              15, 16, 17) never reaches commit 9, so
+#   ruby-skip  after `ruby`, in its directory: the same history bisected
+#              again with --bad at commit 18 and --resume, whose first
+#              split is commit 9: its build fails and is skipped, commit 8
+#              is measured instead, and every commit the first bisection
+#              measured is read from the store
 #
 #   bundle exec ruby bench/bisect_proofs.rb PROOF [DIR]   # DIR default /tmp/bisect-proofs
 #
@@ -31,8 +37,8 @@ $LOAD_PATH.unshift File.expand_path("../test", __dir__)
 require "rackbench"
 require "support/bisect_repos"
 
-PROOF = ARGV[0] || abort("usage: bench/bisect_proofs.rb app|two-steps|no-step|ruby [DIR]")
-DIR = File.join(ARGV[1] || "/tmp/bisect-proofs", PROOF)
+PROOF = ARGV[0] || abort("usage: bench/bisect_proofs.rb app|two-steps|no-step|ruby|ruby-skip [DIR]")
+DIR = File.join(ARGV[1] || "/tmp/bisect-proofs", PROOF == "ruby-skip" ? "ruby" : PROOF)
 EXE = File.expand_path("../exe/rackbench", __dir__)
 REPOS = Rackbench::Test::BisectRepos
 # 2,000 block calls a request: about 1.24M instructions per request on
@@ -106,8 +112,10 @@ def summary(extra)
   }.merge(extra)
 end
 
-FileUtils.rm_rf(DIR)
-FileUtils.mkdir_p(DIR)
+unless PROOF == "ruby-skip"
+  FileUtils.rm_rf(DIR)
+  FileUtils.mkdir_p(DIR)
+end
 result = case PROOF
          when "app"
            commits = REPOS.app_history(File.join(DIR, "app"), commits: 64, iterations: ITERATIONS, steps: { 40 => 48 })
@@ -153,6 +161,15 @@ result = case PROOF
            wall_s, code, out = run("out", bisect_argv(file, commits.first, "main", "--threshold", "0.5%"))
            summary("load_average_start" => load_start, "wall_s" => wall_s, "exit" => code, "spins" => spins,
                    "builds_announced" => out.scan(/: building its ruby/).size, "builds" => ruby_builds(commits))
-         else abort "unknown proof #{PROOF}: app, two-steps, no-step or ruby"
+         when "ruby-skip"
+           commits = REPOS.commits(File.join(DIR, "ruby"))
+           before = stored.size
+           load_start = load_average
+           wall_s, code, out = run("skip", bisect_argv(File.join(DIR, "bisect.yml"), commits.first, commits[18],
+                                                       "--threshold", "0.5%", "--resume"))
+           summary("load_average_start" => load_start, "wall_s" => wall_s, "exit" => code,
+                   "trials_before" => before, "builds_announced" => out.scan(/: building its ruby/).size,
+                   "builds" => ruby_builds(commits), "journal" => File.read(File.join(DIR, "results", "bisect-builds.json")))
+         else abort "unknown proof #{PROOF}: app, two-steps, no-step, ruby or ruby-skip"
          end
 puts JSON.pretty_generate(result)
