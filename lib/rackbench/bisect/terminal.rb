@@ -7,8 +7,9 @@ module Rackbench
     # the good commit, then each step found (its first bad commit, the
     # effect with its interval, the confirmation, `git diff --stat`),
     # what was skipped or spread, and the status line. Within a width
-    # (Text::Width) the table's subjects and reasons wrap, and so do the
-    # long lines; without one every cell is whole.
+    # (Text::Width) the table's subjects wrap (a commit set aside says its
+    # status there, and why in a line below), and so do the long lines;
+    # without one every cell is whole.
     class Terminal
       HEADINGS = ["#", "commit", "subject", "figure", "batches", "against good (+: worse)", "side"].freeze
       SUBJECT_CHARS = 40
