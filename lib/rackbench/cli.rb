@@ -29,6 +29,7 @@ module Rackbench
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
+      "bisect" => ["bisect_command", "BisectCommand", "the commit of a ruby or an app (git) that made a figure worse"],
       "publish" => ["publish_command", "PublishCommand", "a static site of every run: timelines, regressions, comparisons, a feed"],
       "regressions" => ["regressions_command", "RegressionsCommand", "the regressions publish tracks: list, show, set a state"],
       "record-failure" => ["record_failure_command", "RecordFailureCommand", "record a run that could not start (a build that failed) for publish's timeline"],

@@ -61,6 +61,21 @@ describe "rackbench regressions" do
     assert_equal PublishRuns.commit(3), JSON.parse(File.read(File.join(site, "data/regressions/1.json")))["bisect"]["first_bad"]
   end
 
+  it "says a rackbench bisect's result in words: its status, each step's first bad commit and confirmation" do
+    publish
+    fixture = File.expand_path("../fixtures/bisect/two_steps.json", __dir__)
+    first_bad = JSON.parse(File.read(fixture))["steps"].map { |step| step["first_bad"]["commit"] }
+    code, out, = regressions("bisected", "1", "--result", fixture, "--by", "nightly")
+    assert_equal 0, code, out
+    assert_match(/^  bisect: found: 2 steps, their first bad commits #{first_bad[0][0, 10]} and #{first_bad[1][0, 10]}$/, out)
+    assert_match(/^    first bad commit #{first_bad[0]} Commit 10: slower: 1[12]\.\d\d% worse .* than \h{10}; confirmed in an interleaved run/, out)
+    publish
+    page = File.read(File.join(site, "regressions/1.html"))
+    assert_match(/<p>found: 2 steps, their first bad commits #{first_bad[0][0, 10]} and #{first_bad[1][0, 10]}<\/p>/, page)
+    assert_match(/<li>first bad commit #{first_bad[1]} Commit 20: slower: /, page)
+    assert_includes page, "<details><summary>The bisect document</summary><pre>"
+  end
+
   it "documents every key of the regression document in doc/output.md, and no other" do
     publish
     doc = JSON.parse(regressions("show", "1", "--json")[1])

@@ -28,6 +28,7 @@
 #   NIGHTLY_URL            the site's address, for the feed (default: none)
 #   NIGHTLY_ON_REGRESSION  a command run once per new regression (announce-regression.sh)
 #   NIGHTLY_DATE           the night's label (default: today, UTC)
+#   NIGHTLY_BISECT_OPTIONS further options of `rackbench bisect` (e.g. --min-batches 3; default: none)
 #   RACKBENCH_STORE        a results store URL (postgres://...; default: the results directory
 #                          $RACKBENCH_NIGHTLY_DIR/results, which keeps the runs' logs either way)
 #   RACKBENCH_FLEET        a fleet's PostgreSQL URL: the run goes to its queue
@@ -121,9 +122,9 @@ fi
     next if r["bisect"]
     rev = Array(r.dig("range", "revisions")).find { |v| v["of"] == over && v["good"] && v["bad"] }
     next unless rev
-    measure = { "instructions" => "instructions", "cpu" => "cpu" }.fetch(r["figure"], "rps")
+    # The figure that moved, as publish and bisect both name it; half its change as the threshold.
     threshold = format("%.2f%%", [r["change"].abs * 50, 0.1].max)
-    puts [r["id"], rev["good"], rev["bad"], measure, threshold].join(" ")
+    puts [r["id"], rev["good"], rev["bad"], r["figure"], threshold].join(" ")
   end' "$over" |
 while read -r id good bad measure threshold; do
   commits="$(git -C "$mirror" rev-list --count "$good..$bad")"
@@ -135,12 +136,22 @@ while read -r id good bad measure threshold; do
   resume=()
   [ -d "$state/bisect/$id" ] && resume=(--resume)
   say "bisecting regression #$id over $commits commits ($good..$bad, $measure beyond $threshold)"
-  if "$rackbench" bisect "$experiment" --over "$over" --good "$good" --bad "$bad" --measure "$measure" \
-       --threshold "$threshold" --results "$state/bisect/$id" "${resume[@]}" --json >"$result.tmp"; then
+  # Exit 0: it concluded; 4: it ended without naming a commit (the JSON
+  # says why): either is the result, kept. Anything else (a build that
+  # failed for good or bad, an interruption) is tried again, resumed, the
+  # next night.
+  code=0
+  # shellcheck disable=SC2086 # NIGHTLY_BISECT_OPTIONS is a list of options
+  # (stdin is the list being read: no command of the loop may take it)
+  "$rackbench" bisect "$experiment" --over "$over" --good "$good" --bad "$bad" --measure "$measure" \
+    --threshold "$threshold" --results "$state/bisect/$id" "${resume[@]}" ${NIGHTLY_BISECT_OPTIONS:-} \
+    --json </dev/null >"$result.tmp" || code=$?
+  if [ "$code" -eq 0 ] || [ "$code" -eq 4 ]; then
     mv "$result.tmp" "$result"
-    "$rackbench" regressions bisected "$id" "${results[@]}" --result "$result" --by rackbench-nightly
+    "$rackbench" regressions bisected "$id" "${results[@]}" --result "$result" --by rackbench-nightly </dev/null >/dev/null
+    say "regression #$id bisected: $(ruby -rjson -e 'puts JSON.parse(File.read(ARGV[0]))["summary"]' "$result")"
   else
-    say "bisect of regression #$id failed (its steps are kept in $state/bisect/$id; the next night resumes it)"
+    say "bisect of regression #$id failed (exit $code; its steps are kept in $state/bisect/$id; the next night resumes it)"
   fi
 done
 publish

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../bisect"
+
 module Rackbench
   class Regressions
     # The regressions for a terminal: a table of them, one line each in
@@ -41,7 +43,11 @@ module Rackbench
                  *Array(range["revisions"]).map { |r| "  bisect #{r["of"]} #{r["name"]}: --good #{r["good"] || "?"} --bad #{r["bad"]}" },
                  "  state: #{Regressions.words(regression.state)}, by #{regression.state_by} at " \
                  "#{Regressions.time(regression.state_at)}#{": #{regression.state_note}" if regression.state_note}"]
-        lines << "  bisect result attached" if regression.document["bisect"]
+        bisect = regression.document["bisect"]
+        if bisect
+          summary = Bisect::Summary.lines(bisect)
+          lines.concat(summary ? ["  bisect: #{summary.first}", *summary.drop(1).map { |l| "    #{l}" }] : ["  bisect result attached"])
+        end
         lines << "  events:"
         regression.events.each do |e|
           lines << "    #{Regressions.time(e["at"])} #{e["event"]} -> #{Regressions.words(e["state"])} by #{e["by"]}" \

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "json"
+require_relative "../../bisect"
 
 module Rackbench
   module Publish
@@ -102,7 +103,13 @@ module Rackbench
         def bisect
           return "" unless @doc["bisect"]
 
-          "<section><h2>Bisect</h2>\n<pre>#{esc(JSON.pretty_generate(@doc["bisect"]))}</pre>\n</section>"
+          json = "<pre>#{esc(JSON.pretty_generate(@doc["bisect"]))}</pre>"
+          lines = Bisect::Summary.lines(@doc["bisect"])
+          return "<section><h2>Bisect</h2>\n#{json}\n</section>" unless lines
+
+          items = lines.drop(1).map { |line| "<li>#{esc(line)}</li>" }.join
+          "<section><h2>Bisect</h2>\n<p>#{esc(lines.first)}</p>\n#{"<ul>#{items}</ul>\n" unless items.empty?}" \
+            "<details><summary>The bisect document</summary>#{json}</details>\n</section>"
         end
 
         def events
