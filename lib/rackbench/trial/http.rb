@@ -383,6 +383,9 @@ module Rackbench
         # counting agent runs.
         trial_env.merge!(WindowMarks::ENV_VAR => "1", ProfileRun::ENV_VAR => profile.env_value) if profile
         trial_env.merge!(adapter.tls_env(tls_certificate(config), work_dir)) if config.load[:tls]
+        # An instructions trial's server: the window channel with the GC
+        # agent alone (Instructions::Window).
+        trial_env.merge!(Instructions::Window::SERVER_ENV) unless agents
         ServerEnv.new(parent: @context.parent_env, bundle: bundle, server_env: adapter.env,
                       service_env: services_for(app)&.env || {}, app_env: app.env,
                       ruby_env: variant.env, experiment_env: config.env, pass_env: source.pass_env,

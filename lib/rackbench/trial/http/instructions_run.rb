@@ -30,9 +30,13 @@ module Rackbench
 
         # :trial_dir :: the trial's directory
         # :valgrind :: the Instructions::Valgrind to run under
-        def initialize(trial_dir:, valgrind:)
+        # :gc_entries :: a stripped ruby's collector functions (Instructions::GcProbe)
+        def initialize(trial_dir:, valgrind:, gc_entries: nil)
           @dir = File.join(trial_dir, DIRECTORY)
           @valgrind = valgrind
+          @window = Instructions::Window.new(dir: @dir, window_dir: WindowMarks.directory(trial_dir),
+                                             identity_dir: Identity.directory(trial_dir), valgrind: valgrind,
+                                             gc_entries: gc_entries)
         end
 
         # Empties the directory before a server boots: counts of an
@@ -56,8 +60,7 @@ module Rackbench
 
         # The window's edges on +server+ (an Instructions::Edges).
         def edges(server)
-          control = Instructions::Control.new(vgdb: @valgrind.vgdb, prefix: File.join(@dir, Instructions::Valgrind::VGDB_PREFIX))
-          Instructions::Edges.new(server: server, control: control)
+          @window.edges(server)
         end
 
         # The measurement's fields (LoadRun#run's) with the instructions
@@ -68,10 +71,8 @@ module Rackbench
           return measured.merge(status: "failed", reason: "instructions: #{edges.failure}") if edges.failure
           return measured unless measured[:status] == "ok"
 
-          document = Instructions::Collection.new(dir: @dir, valgrind_version: @valgrind.version)
-                                             .document(requests: measured[:result]["requests"],
-                                                       identity: booted.identity, main_pid: booted.server.pid,
-                                                       started_pids: edges.started_pids)
+          document = @window.document(edges: edges, result: measured[:result], identity: booted.identity,
+                                      main_pid: booted.server.pid)
           measured.merge(instructions: document)
         rescue Instructions::Error => e
           measured.merge(status: "failed", reason: "instructions: #{e.message}")

@@ -76,9 +76,12 @@ module Rackbench
                                                                                probe_body: app.expect_session_body)
           end
           think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
+          # An instructions trial's requests wait for the server to sleep
+          # (Instructions::Window); a calibration (no work_dir) does not.
+          quiet = instructions?(trial) && work_dir ? Instructions::Window.quiet_pids_file(File.join(work_dir, InstructionsRun::DIRECTORY)) : nil
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
                              **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count), think_s: think_s,
-                             warmup_count: warmup_count(trial), **list,
+                             warmup_count: warmup_count(trial), quiet_pids_file: quiet, **list,
                              ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
 
@@ -170,8 +173,8 @@ module Rackbench
         def on_phase(phase)
           case phase
           when :measure
+            mark(:start) # first: the edges wait for the agents it wakes
             @edges&.started
-            mark(:start)
             start_sampling
           when :end
             @edges&.ended
