@@ -12,14 +12,21 @@ module Rackbench
     # Name compression is resolved ("fn=(12) name" defines 12, "fn=(12)"
     # refers to it), and the cost line after a "calls=" line is the call's
     # inclusive cost, which belongs to the callee and is not the caller's
-    # own.
+    # own: it is kept as an edge of the call graph (#calls).
     class CallgrindFile
       # A function's key: the object file it is in (a library, the ruby
       # executable; "???" when unknown) and its name as callgrind gives it
       # (a symbol, or an address in an object without symbols).
       Function = Struct.new(:object, :name)
 
+      # One edge of the call graph: how many calls the caller made to the
+      # callee, and what they cost in all (the callee's code and its
+      # callees'), one figure per event ("Ir" alone here).
+      Call = Struct.new(:count, :inclusive)
+
       attr_reader :pid, :command, :functions
+      # [caller Function, callee Function] => Call.
+      attr_reader :calls
 
       # The parsed file at +path+; raises Error naming a file that is not
       # callgrind's.
@@ -34,11 +41,13 @@ module Rackbench
         @name = name
         @names = Hash.new { |hash, kind| hash[kind] = {} }
         @functions = Hash.new(0)
+        @calls = {}
         @totals = nil
         @event = 0
         parse(io)
         @functions.default = nil
         @functions.freeze
+        @calls.freeze
         freeze
       end
 
@@ -63,7 +72,8 @@ module Rackbench
       def parse(io)
         object = "???"
         function = nil
-        after_call = false
+        call = nil # [count, callee's object, callee] after a "calls=" line
+        callee_object = callee = nil
         io.each_line do |raw|
           @any = true
           line = raw.chomp
@@ -71,17 +81,24 @@ module Rackbench
 
           if line.match?(COST_LINE)
             # A call's inclusive cost is the callee's, not this function's.
-            add(function, line) if function && !after_call
-            after_call = false
+            if call
+              add_call(function, Function.new(call[1] || object, call[2]).freeze, call[0], line) if function && call[2]
+            elsif function
+              add(function, line)
+            end
+            call = nil
           elsif (m = NAMED.match(line))
             kind, id, text = m.captures
             value = resolve(kind, id, text)
             case kind
             when "ob" then object = value
             when "fn" then function = Function.new(object, value).freeze
+            when "cob" then callee_object = value
+            when "cfn" then callee = value
             end
           elsif line.start_with?("calls=")
-            after_call = true
+            call = [line.split("=", 2).last.to_i, callee_object, callee]
+            callee_object = nil
           else
             header(line)
           end
@@ -126,6 +143,13 @@ module Rackbench
         fields = line.split
         cost = fields[1 + @event]
         @functions[function] += cost.to_i if cost
+      end
+
+      # A call's cost line: the callee's inclusive cost for +count+ calls.
+      def add_call(function, callee, count, line)
+        edge = (@calls[[function, callee]] ||= Call.new(0, [0]))
+        edge.count += count
+        edge.inclusive[0] += line.split[1 + @event].to_i
       end
     end
   end

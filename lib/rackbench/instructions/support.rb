@@ -48,6 +48,13 @@ module Rackbench
         @cache_dir = cache_dir
         @runner = runner
         @answers = {}
+        @gc_probe = GcProbe.new(valgrind: valgrind, cache_dir: cache_dir, runner: runner)
+      end
+
+      # A stripped ruby's collector functions (GcProbe#entries), nil for a
+      # ruby that names them or one the probe could not tell.
+      def gc_entries(variant, env:)
+        @gc_probe.entries(variant, env: env)
       end
 
       # Why +variant+ (a Rubies::Variant) cannot run under valgrind, or nil.

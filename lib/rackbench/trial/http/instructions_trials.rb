@@ -19,7 +19,19 @@ module Rackbench
         def instructions_run(trial)
           return nil unless instructions?(trial)
 
-          InstructionsRun.new(trial_dir: work_dir(trial), valgrind: valgrind)
+          InstructionsRun.new(trial_dir: work_dir(trial), valgrind: valgrind, gc_entries: gc_entries(trial))
+        end
+
+        # A stripped ruby's collector functions (Instructions::GcProbe), nil
+        # for a ruby that names them; probed once per ruby and kept in the
+        # rackbench cache.
+        def gc_entries(trial)
+          variant = @context.variants.fetch(trial.config.ruby.label)
+          valgrind_support.gc_entries(variant, env: Rubies::CleanEnv.clean(@context.parent_env).merge(variant.env).compact)
+        end
+
+        def valgrind_support
+          @valgrind_support ||= Instructions::Support.new(valgrind: valgrind, cache_dir: valgrind_cache_dir)
         end
 
         def valgrind
@@ -31,9 +43,8 @@ module Rackbench
         def valgrind_reason(variant)
           return nil unless source.respond_to?(:instructions?) && source.instructions?
 
-          @valgrind_support ||= Instructions::Support.new(valgrind: valgrind, cache_dir: valgrind_cache_dir)
           env = Rubies::CleanEnv.clean(@context.parent_env).merge(variant.env).compact
-          @valgrind_support.reason(variant, env: env)
+          valgrind_support.reason(variant, env: env)
         end
 
         # Where the answers of valgrind's probes are kept: beside the bundles
