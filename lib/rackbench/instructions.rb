@@ -41,6 +41,7 @@ module Rackbench
     autoload :GcFigure, File.expand_path("instructions/gc_figure", __dir__)
     autoload :GcProbe, File.expand_path("instructions/gc_probe", __dir__)
     autoload :Window, File.expand_path("instructions/window", __dir__)
+    autoload :SettingsCheck, File.expand_path("instructions/settings_check", __dir__)
 
     # Whether +record+ (a Trial::Record) is an instructions trial.
     def self.trial?(record)

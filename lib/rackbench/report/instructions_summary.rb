@@ -66,7 +66,10 @@ module Rackbench
       # One line: which figure and why (the report's instructions table
       # shows it under its title).
       def method_note
-        return "outside GC: each process ran a full GC at the window's start, the GC inside it is apart" if @method == OUTSIDE_GC
+        if @method == OUTSIDE_GC
+          return "outside Ruby's GC, shown apart below, since whether a GC cycle falls in a window moves a count " \
+                 "by up to 10% (each process ran a full GC at the window's start; each request found the server asleep)"
+        end
 
         missing = @ok_trials.find { |t| !t.instructions["outside_gc_per_request"] }
         why = if missing.nil? then "no ok batch"
@@ -74,7 +77,8 @@ module Rackbench
               elsif missing.instructions["gc"].nil? then "a batch without the GC agent's counts"
               else "this ruby names none of its GC's functions and its probe could not find them"
               end
-        "including GC (#{why})"
+        "including Ruby's GC, which could not be told apart (#{why}): whether a GC cycle falls in a window moves " \
+          "it (each process ran a full GC at the window's start; each request found the server asleep)"
       end
 
       def batches = @ok_trials.size

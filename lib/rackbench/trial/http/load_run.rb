@@ -82,7 +82,9 @@ module Rackbench
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
                              **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count), think_s: think_s,
                              warmup_count: warmup_count(trial), quiet_pids_file: quiet, **list,
-                             ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
+                             ca_file: tls&.ca_path, cpus: layout.engine_cpus,
+                             # Every batch of an instructions trial counts the same requests of a request list.
+                             seed: instructions?(trial) ? seed : seed + trial.batch)
         end
 
         # A warmup of a fixed count: load.warmup_count when given; for an
