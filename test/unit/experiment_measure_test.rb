@@ -71,6 +71,18 @@ describe "Rackbench::Experiment measure and load.count" do
                         "load.count: is not supported with load.protocol h2c or h2 yet")
   end
 
+  it "refuses, with the reason, the load settings an instructions trial cannot count steadily, and no others" do
+    counting = ->(load) { { "measure" => "instructions", "load" => { "count" => 100 }.merge(load) } }
+    assert_config_error(counting.call("threads" => 2, "connections" => 2),
+                        "load.threads: 2 engine threads cannot count instructions")
+    assert_config_error(counting.call("warmup_count" => 999), "load.warmup_count: 999 is too few for instructions")
+    assert_config_error(counting.call("host" => "ssh://bench@10.0.0.2", "timeout" => "2s"), "load.host: an instructions window's requests wait")
+    # Safe: every request waits for the server to sleep, the GC is apart.
+    build_experiment(counting.call("connections" => 4, "think" => 0, "warmup_count" => 1000))
+    # A time trial takes them all.
+    build_experiment("load" => { "count" => 100, "threads" => 2, "connections" => 2, "warmup_count" => 10 })
+  end
+
   it "estimates a count's window at a guess per request, ten times that under valgrind" do
     config = build_experiment("load" => { "count" => 3000, "warmup" => "2s" }).configurations.first
     assert_in_delta 2.0 + 3.0 + Rackbench::Experiment::Config::OVERHEAD_S, config.estimated_s

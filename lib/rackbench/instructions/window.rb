@@ -37,9 +37,13 @@ module Rackbench
         @gc_entries = gc_entries
       end
 
-      # The window's Edges on +server+ (a ServerProcess).
-      def edges(server)
+      # The window's Edges on +server+ (a ServerProcess). +window+ false:
+      # the edges of a server that has no window (a calibration's, which
+      # only switches its instrumentation on): no GC at the edge, no gate.
+      def edges(server, window: true)
         control = Control.new(vgdb: @valgrind.vgdb, prefix: File.join(@dir, Valgrind::VGDB_PREFIX))
+        return Edges.new(server: server, control: control) unless window
+
         gc = GcEdges.new(window_dir: @window_dir, identity_dir: @identity_dir)
         Edges.new(server: server, control: control, gc: gc, quiet_pids_file: self.class.quiet_pids_file(@dir))
       end

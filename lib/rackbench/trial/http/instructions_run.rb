@@ -58,9 +58,10 @@ module Rackbench
           ready_timeout_s * READY_FACTOR
         end
 
-        # The window's edges on +server+ (an Instructions::Edges).
-        def edges(server)
-          @window.edges(server)
+        # The window's edges on +server+ (an Instructions::Edges); +window+
+        # false for a calibration's server, which has none.
+        def edges(server, window: true)
+          @window.edges(server, window: window)
         end
 
         # The measurement's fields (LoadRun#run's) with the instructions

@@ -59,7 +59,7 @@ module Rackbench
         # instrumentation, as the window's will: switched on before it is
         # loaded.
         def switch_on(counting, server)
-          edges = counting.edges(server)
+          edges = counting.edges(server, window: false)
           edges.started
           raise SetupError, "calibration: #{edges.failure}" if edges.failure
         end
