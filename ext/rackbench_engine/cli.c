@@ -54,9 +54,10 @@ static const char usage_text[] =
     "                        starts and 'e' when it ends\n"
     "      --hold-fd N       with --count and --phase-fd: after each of the window's\n"
     "                        edges, wait for one byte on descriptor N before going on\n"
-    "      --quiet-pids FILE with --count: each request of the window waits until\n"
-    "                        every thread of the processes listed in FILE (pids, one\n"
-    "                        a line, read when the window starts) sleeps\n"
+    "      --quiet-pids FILE with --count: each request of the warmup and the window\n"
+    "                        waits until every thread of the processes listed in FILE\n"
+    "                        (pids, one a line, read again when the window starts)\n"
+    "                        sleeps; the warmup then pauses --think too\n"
     "      --allow-remote    allow a target that is not a loopback address\n"
     "  -V, --version         print the version\n"
     "  -h, --help            print this help\n";

@@ -1,7 +1,8 @@
 /*
- * quiet.h - --quiet-pids FILE: in a fixed-count window, a connection's next
- * request waits until the server is asleep, every thread of every process
- * listed in FILE (pids, one per line, written by rackbench at the window's
+ * quiet.h - --quiet-pids FILE: in a fixed-count run (its warmup and its
+ * window), a connection's next request waits until the server is asleep,
+ * every thread of every process listed in FILE (pids, one per line,
+ * written by rackbench when the server is up and again at the window's
  * start edge) blocked in the kernel (state S or I in
  * /proc/PID/task/TID/stat), and nothing else of the engine is in flight.
  *
@@ -58,6 +59,10 @@ static inline int quiet_enabled(const quiet_gate *g) { return g->path != NULL; }
  * through and the report carries the error, which rackbench turns into
  * a failed trial. */
 int quiet_load(quiet_gate *g);
+
+/* Has the next quiet_asleep read FILE again (the runner rewrites it at the
+ * window's start edge with every process then running). */
+static inline void quiet_reload(quiet_gate *g) { g->loaded = 0; g->pid_count = 0; g->error[0] = '\0'; }
 
 /* Whether every thread of every listed process is asleep (a process or a
  * thread that is gone counts as asleep). Loads FILE at its first call.

@@ -2,8 +2,9 @@
 
 module Rackbench
   module Instructions
-    # The window's two edges, as an instructions trial needs them. At the
-    # start, once the window is marked (the agents woken): every Ruby
+    # The window's two edges, as an instructions trial needs them. Before
+    # the warmup, the server's pids go to the engine's gate (#prepare). At
+    # the start, once the window is marked (the agents woken): every Ruby
     # process of the server runs a full GC (GcEdges), the pids of every
     # process under callgrind go to the engine's gate (its --quiet-pids
     # file: each request of the window waits until they all sleep), and
@@ -43,6 +44,15 @@ module Rackbench
         @failure = nil
         @started = false
         @started_pids = []
+      end
+
+      # Before the warmup: the gate's pids of the server as it is (its warmup
+      # pauses and waits as its window will; Window#edges calls it).
+      def prepare
+        write_quiet_pids(valgrind_pids)
+        self
+      rescue SystemCallError
+        self
       end
 
       # The start edge: the GC in every Ruby process, the gate's pids, then

@@ -45,7 +45,7 @@ module Rackbench
         return Edges.new(server: server, control: control) unless window
 
         gc = GcEdges.new(window_dir: @window_dir, identity_dir: @identity_dir)
-        Edges.new(server: server, control: control, gc: gc, quiet_pids_file: self.class.quiet_pids_file(@dir))
+        Edges.new(server: server, control: control, gc: gc, quiet_pids_file: self.class.quiet_pids_file(@dir)).prepare
       end
 
       # The record's instructions document for a window of the engine's

@@ -115,7 +115,9 @@ module Rackbench
     # timeout, its connections taking turns.
     def max_run_s
       window_s = count ? (count.fdiv(connections).ceil + 1) * (timeout_s + think_s) : duration_s
-      warm_s = warmup_count ? (warmup_count.fdiv(connections).ceil + 1) * timeout_s : warmup_s
+      # A gated warmup (quiet_pids_file) pauses as its window does.
+      warm_pause_s = quiet_pids_file ? think_s : 0.0
+      warm_s = warmup_count ? (warmup_count.fdiv(connections).ceil + 1) * (timeout_s + warm_pause_s) : warmup_s
       warm_s + window_s + timeout_s
     end
 
