@@ -26,11 +26,11 @@ module Rackbench
     # by name (rb_threadptr_execute_interrupts, rb_gc_mark): in a stripped
     # libruby the collector's own functions are the unnamed ones.
     #
-    # What it cannot see: the entry functions' own code above those calls
-    # (gc_start runs in both: with the GC off it returns at once), a few
-    # hundred instructions per cycle, which count outside the GC. Checked
-    # on Ruby 3.3.8 and 3.4.5 built with symbols, where GcCost names the
-    # collector's functions: doc/performance.md gives both figures.
+    # gc_start and gc_continue run in both (with the GC off they return at
+    # once): those callers of the entries whose own code ran ten times as
+    # long with the GC on are entries too (#busy_callers). Checked on Ruby
+    # 3.4.5 built with symbols, where GcCost names the collector's
+    # functions: doc/performance.md gives both figures.
     #
     # A ruby that names its functions needs no probe (#entries answers
     # nil: GcCost uses the names). An answer is kept in the rackbench
@@ -52,8 +52,10 @@ module Rackbench
       RUBY
       ANCHOR = "rb_ary_each"
       ENTRY_MIN_SHARE = 0.001
+      BUSY_FACTOR = 10
       TIMEOUT_S = 900
-      FORMAT = 1
+      # Changes when what a kept answer means does (2: the busy callers).
+      FORMAT = 2
 
       # :valgrind :: a Valgrind
       # :cache_dir :: where answers are kept (nil: nowhere)
@@ -109,7 +111,30 @@ module Rackbench
           costs[callee_key] += call.inclusive.first.to_i
         end
         total = costs.values.sum
-        costs.select { |_, cost| cost >= total * ENTRY_MIN_SHARE }.keys.sort
+        entries = costs.select { |_, cost| cost >= total * ENTRY_MIN_SHARE }.keys
+        (entries + busy_callers(on, off, entries, total)).uniq.sort
+      end
+
+      # The entries' callers that both runs called, but whose own code ran
+      # at least BUSY_FACTOR times as long with the GC on: gc_start and
+      # gc_continue themselves, which the run with the GC off calls too
+      # (they return at once), and whose inlined steps (marking the roots,
+      # the lazy sweep's loop) are a quarter of Ruby 3.4's minor GC.
+      def self.busy_callers(on, off, entries, total)
+        own_on = Hash.new(0)
+        own_off = Hash.new(0)
+        on.functions.each { |f, cost| own_on[key_of(f)] += cost }
+        off.functions.each { |f, cost| own_off[key_of(f)] += cost }
+        wanted = entries.to_h { |e| [e, true] }
+        on.calls.each_key.filter_map do |(caller, callee)|
+          next unless wanted[key_of(callee)]
+
+          k = key_of(caller)
+          next if wanted[k] || !(Collection::ADDRESS.match?(k.last) || GcCost.gc?(k.last))
+
+          extra = own_on[k] - own_off[k]
+          k if extra >= total * ENTRY_MIN_SHARE && own_on[k] >= BUSY_FACTOR * own_off[k]
+        end
       end
 
       def self.key_of(function)
