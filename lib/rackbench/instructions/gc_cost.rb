@@ -29,12 +29,14 @@ module Rackbench
       # its entry points and the steps they call, so that an entry point
       # the compiler inlined into its caller (heap_prepare into
       # newobj_slowpath, garbage_collect into garbage_collect_with_gvl) is
-      # still found through the next function down.
+      # still found through the next function down. The write barrier's
+      # incremental path (gc_writebarrier_incremental) runs only while a
+      # major GC marks step by step: the collector's work too.
       ENTRIES = %w[
         garbage_collect garbage_collect_with_gvl gc_with_gvl gc_start gc_start_internal gc_rest gc_continue
         gc_marks gc_marks_start gc_marks_rest gc_marks_continue gc_marks_finish gc_marks_step
         gc_sweep gc_sweep_start gc_sweep_rest gc_sweep_continue gc_sweep_step gc_sweep_finish
-        gc_compact gc_compact_start gc_compact_finish rb_gc_impl_start
+        gc_compact gc_compact_start gc_compact_finish rb_gc_impl_start gc_writebarrier_incremental
       ].freeze
       ENTRY_SET = ENTRIES.to_h { |name| [name, true] }.freeze
       # What a compiler and callgrind add to a function's name: GCC's
