@@ -36,6 +36,7 @@ module Rackbench
     autoload :Collection, File.expand_path("instructions/collection", __dir__)
     autoload :Edges, File.expand_path("instructions/edges", __dir__)
     autoload :Support, File.expand_path("instructions/support", __dir__)
+    autoload :Answers, File.expand_path("instructions/answers", __dir__)
     autoload :GcEdges, File.expand_path("instructions/gc_edges", __dir__)
     autoload :GcCost, File.expand_path("instructions/gc_cost", __dir__)
     autoload :GcFigure, File.expand_path("instructions/gc_figure", __dir__)

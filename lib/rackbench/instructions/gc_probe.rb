@@ -1,8 +1,6 @@
 # frozen_string_literal: true
 
-require "digest"
 require "fileutils"
-require "json"
 require "tmpdir"
 
 module Rackbench
@@ -67,6 +65,7 @@ module Rackbench
         @runner = runner
         @dir = dir
         @answers = {}
+        @kept = Answers.new(cache_dir, prefix: "gc-")
       end
 
       # The collector's entries of +variant+'s ruby (Rubies::Variant) as
@@ -75,7 +74,7 @@ module Rackbench
       # could not tell (GcFigure then has no GC instructions: "named" false).
       def entries(variant, env:)
         key = key(variant)
-        @answers[key] ||= cached(key) || probe(variant, env, key)
+        @answers[key] ||= @kept.read(key) || probe(variant, env, key)
         list = @answers[key]["entries"]
         list&.map { |object, name| [object, name] }
       end
@@ -148,7 +147,7 @@ module Rackbench
         on = run(variant, env, File.join(dir, "on.out"), "on")
         off = run(variant, env, File.join(dir, "off.out"), "off")
         answer = answer(on, off)
-        keep(key, answer) unless answer["reason"]
+        @kept.write(key, answer) unless answer["reason"]
         answer
       rescue Error => e
         { "entries" => nil, "reason" => e.message }
@@ -186,34 +185,7 @@ module Rackbench
       end
 
       def key(variant)
-        exe = File.realpath(variant.install.path)
-        stat = File.stat(exe)
-        Digest::SHA256.hexdigest(JSON.generate([FORMAT, exe, stat.size, stat.mtime.to_f, @valgrind.version,
-                                                SCRIPT]))[0, 24]
-      rescue SystemCallError
-        Digest::SHA256.hexdigest(JSON.generate([FORMAT, variant.command, SCRIPT]))[0, 24]
-      end
-
-      def path(key)
-        @cache_dir && File.join(@cache_dir, "gc-#{key}.json")
-      end
-
-      def cached(key)
-        file = path(key)
-        file && File.file?(file) ? JSON.parse(File.read(file)) : nil
-      rescue JSON::ParserError, SystemCallError
-        nil
-      end
-
-      def keep(key, answer)
-        file = path(key)
-        return unless file
-
-        FileUtils.mkdir_p(File.dirname(file))
-        File.write("#{file}.#{Process.pid}.tmp", JSON.generate(answer))
-        File.rename("#{file}.#{Process.pid}.tmp", file)
-      rescue SystemCallError
-        nil
+        Answers.key(variant.install.path, [FORMAT, @valgrind.version, SCRIPT], fallback: [FORMAT, variant.command, SCRIPT])
       end
     end
   end
