@@ -41,10 +41,11 @@ module Rackbench
   # :insecure :: https: do not check the server's certificate (default: false)
   # :tls_resume :: https: a reconnecting connection resumes its TLS session;
   #   false makes every new connection a full handshake (default: true)
-  # :quiet_pids_file :: with count: a file of the server's pids, one a line,
-  #   written by the time the window opens; each request of the window
-  #   waits until every thread of those processes sleeps (an instructions
-  #   trial's gate: Instructions::QuietGate) (default: nil)
+  # :quiet_pids_file :: with count: a file of the server's pids, one a line;
+  #   each request of the warmup and the window waits until every thread of
+  #   those processes sleeps, and the warmup pauses think_s too (an
+  #   instructions trial's gate: Instructions::Window, the engine's
+  #   quiet.h) (default: nil)
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,

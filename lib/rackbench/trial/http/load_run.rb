@@ -78,7 +78,9 @@ module Rackbench
           think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
           # An instructions trial's requests wait for the server to sleep
           # (Instructions::Window); a calibration (no work_dir) does not.
-          quiet = instructions?(trial) && work_dir ? Instructions::Window.quiet_pids_file(File.join(work_dir, InstructionsRun::DIRECTORY)) : nil
+          quiet = if instructions?(trial) && work_dir
+                    Instructions::Window.quiet_pids_file(File.join(work_dir, InstructionsRun::DIRECTORY))
+                  end
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
                              **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count), think_s: think_s,
                              warmup_count: warmup_count(trial), quiet_pids_file: quiet, **list,
