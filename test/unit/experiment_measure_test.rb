@@ -34,6 +34,9 @@ describe "Rackbench::Experiment measure and load.count" do
     assert_equal [1], build_experiment("measure" => %w[time instructions], "load" => { "count" => 9 }).load["connections"]
     assert_equal [4], build_experiment("measure" => "instructions", "load" => { "count" => 9, "connections" => 4 })
       .load["connections"]
+    # Several processes: four connections each, so that the warmup reaches every worker.
+    assert_equal [8], build_experiment("measure" => "instructions", "processes" => [1, 2], "load" => { "count" => 9 })
+      .load["connections"]
   end
 
   it "takes a think time, left to the trial's measure when auto" do
