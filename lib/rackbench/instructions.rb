@@ -43,6 +43,9 @@ module Rackbench
     autoload :GcProbe, File.expand_path("instructions/gc_probe", __dir__)
     autoload :Window, File.expand_path("instructions/window", __dir__)
     autoload :SettingsCheck, File.expand_path("instructions/settings_check", __dir__)
+    autoload :CallGraph, File.expand_path("instructions/call_graph", __dir__)
+    autoload :Cycles, File.expand_path("instructions/cycles", __dir__)
+    autoload :Settings, File.expand_path("instructions/settings", __dir__)
 
     # Whether +record+ (a Trial::Record) is an instructions trial.
     def self.trial?(record)

@@ -15,7 +15,8 @@ module Rackbench
     #    "functions" => [{"object", "name", "instructions", "per_request"}, ...],
     #    "gc" => {"cycles" => {"minor", "major", "compactions"}, "instructions", "per_request", "named",
     #             "major_by", "processes" => [...]},
-    #    "outside_gc_per_request" => 235_012.3, "quiet" => {"checks", "waits"}}
+    #    "outside_gc_per_request" => 235_012.3, "quiet" => {"checks", "waits"},
+    #    "call_graph" => {...} (CallGraph), "cache_sim" => {...} (Cycles, with --cache-sim=yes only)}
     #
     # Every server process's count is in the total; "processes" says how it
     # divides (doc/output.md), and the sum of theirs is the total. A program
@@ -71,6 +72,7 @@ module Rackbench
           "per_request" => per(total, requests), "processes" => counted.sort_by { |p| p["pid"] },
           "left_out" => left_out.sort_by { |p| p["pid"] }, "functions" => functions(counted_files, requests),
           "gc" => gc_doc, "outside_gc_per_request" => outside_gc(total, gc_doc, requests), "quiet" => quiet }
+          .merge(CallGraph.new(counted_files).fields, Cycles.fields(counted_files, requests))
       end
 
       private

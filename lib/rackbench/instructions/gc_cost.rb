@@ -84,12 +84,15 @@ module Rackbench
         @entries.key?([File.basename(function.object.to_s), function.name.to_s.sub(/'\d+\z/, "")])
       end
 
+      # A call's inclusive cost is one figure per event of the file: "Ir"
+      # is the instructions (first, but not alone with --cache-sim=yes).
       def add(file)
+        ir = file.events.index("Ir") || 0
         file.calls.each do |(caller, callee), call|
           next unless collector?(callee)
 
           @named = true
-          @instructions += call.inclusive.first.to_i unless collector?(caller)
+          @instructions += call.inclusive[ir].to_i unless collector?(caller)
         end
         @named ||= file.functions.each_key.any? { |function| collector?(function) }
       end

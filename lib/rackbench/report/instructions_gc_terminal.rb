@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
-
 module Rackbench
   class Report
     # The GC inside the instructions windows, apart from the figure
@@ -16,18 +14,21 @@ module Rackbench
 
       # entries :: the configuration entries with instructions
       # :dimensions :: the dimensions the labels show
-      def initialize(entries, dimensions:)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(entries, dimensions:, width: nil)
         @entries = entries.select { |e| e.dig("instructions", "gc") }
         @dimensions = dimensions
+        @width = width
       end
 
       def render
         return nil if @entries.empty? || @entries.none? { |e| e.dig("instructions", "gc", "cycles_per_1000") }
 
         headings = @dimensions + HEADINGS
-        table = ::Terminal::Table.new(title: "Ruby's GC inside the windows (apart from the figure above)",
-                                      headings: headings, rows: @entries.map { |e| row(e) })
-        (@dimensions.size...headings.size).each { |i| table.align_column(i, :right) unless headings[i] == "verdict" }
+        right = (@dimensions.size...headings.size).reject { |i| headings[i] == "verdict" }
+        table = Text::Table.new(title: "Ruby's GC inside the windows (apart from the figure above)",
+                                headings: headings, rows: @entries.map { |e| row(e) }, right: right,
+                                keys: @dimensions.size, width: @width)
         [table.to_s, *major_lines].join("\n")
       end
 

@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
 require_relative "instructions_gc_terminal"
 
 module Rackbench
@@ -23,10 +22,12 @@ module Rackbench
       #            document, Hashes), in order
       # :dimensions :: the dimensions the labels show
       # :labels :: configuration id -> label, to name the baseline (default: {})
-      def initialize(entries, dimensions:, labels: {})
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(entries, dimensions:, labels: {}, width: nil)
         @entries = entries.select { |e| e["instructions"] }
         @dimensions = dimensions
         @labels = labels
+        @width = width
       end
 
       # The section as text, or nil when no configuration counted instructions.
@@ -36,11 +37,11 @@ module Rackbench
         time = @entries.any? { |e| e["batches"].to_i.positive? }
         headings = @dimensions + HEADINGS + (time ? TIME_HEADINGS : [])
         rows = @entries.map { |e| row(e, time) }
-        table = ::Terminal::Table.new(title: "Instructions per request (callgrind, over the ok batches)",
-                                      headings: headings, rows: rows)
-        (@dimensions.size...headings.size).each { |i| table.align_column(i, :right) unless headings[i].include?("verdict") }
-        [table.to_s, *method_lines, *baseline_line, InstructionsGcTerminal.new(@entries, dimensions: @dimensions).render,
-         *process_lines].compact.join("\n")
+        right = (@dimensions.size...headings.size).reject { |i| headings[i].include?("verdict") }
+        table = Text::Table.new(title: "Instructions per request (callgrind, over the ok batches)",
+                                headings: headings, rows: rows, right: right, keys: @dimensions.size, width: @width)
+        gc = InstructionsGcTerminal.new(@entries, dimensions: @dimensions, width: @width).render
+        [table.to_s, *method_lines, *baseline_line, gc, *process_lines].compact.join("\n")
       end
 
       private
