@@ -12,7 +12,12 @@
 # happens to the run.
 #
 #   bundle exec ruby bench/instructions_stress.rb FILE.yml [--loops 2] [--seeds 1-10]
-#     [--results DIR] [--baseline SPEC] [--batches N] [-- extra rackbench run options]
+#     [--results DIR] [--baseline SPEC] [--batches N] [--only ruby=NAME,app=NAME,processes=N,threads=N]
+#     [-- extra rackbench run options]
+#
+# --only runs one case of the file's matrix: its rubies, apps, processes
+# and threads narrowed to the values given (the file's exclude still
+# applies), written to a copy in the results directory.
 #
 # e.g. the A/A of bench/instructions_aa_stress.yml on seeds 1 to 10 with
 # two busy loops:
@@ -23,11 +28,12 @@ require "json"
 require "open3"
 require "optparse"
 require "rbconfig"
+require "yaml"
 
 ROOT = File.expand_path("..", __dir__)
 EXE = File.join(ROOT, "exe", "rackbench")
 
-options = { loops: 2, seeds: [1], results: "/tmp/instructions-stress", baseline: nil, batches: nil }
+options = { loops: 2, seeds: [1], results: "/tmp/instructions-stress", baseline: nil, batches: nil, only: nil }
 extra = []
 parser = OptionParser.new do |o|
   o.on("--loops N", Integer) { |v| options[:loops] = v }
@@ -38,6 +44,7 @@ parser = OptionParser.new do |o|
   o.on("--results DIR") { |v| options[:results] = v }
   o.on("--baseline SPEC") { |v| options[:baseline] = v }
   o.on("--batches N", Integer) { |v| options[:batches] = v }
+  o.on("--only SPEC") { |v| options[:only] = v.split(",").to_h { |pair| pair.split("=", 2) } }
 end
 args = ARGV.dup
 if (split = args.index("--"))
@@ -45,6 +52,34 @@ if (split = args.index("--"))
   args = args[0...split]
 end
 file = parser.parse(args).first or abort(parser.banner + " FILE.yml")
+
+# The dimension's key in the experiment file, for --only.
+ONLY_KEYS = { "ruby" => "rubies", "app" => "apps", "processes" => "processes", "threads" => "threads" }.freeze
+
+# FILE narrowed to one case (--only), written into DIR; FILE itself without.
+def narrowed(file, only, dir)
+  return File.expand_path(file) unless only
+
+  experiment = YAML.safe_load_file(file)
+  only.each do |dim, value|
+    key = ONLY_KEYS.fetch(dim) { abort("--only: no dimension #{dim} (#{ONLY_KEYS.keys.join(", ")})") }
+    entries = Array(experiment[key]).select do |entry|
+      (entry.is_a?(Hash) ? entry["name"] : entry).to_s == value
+    end
+    abort("--only: #{file} has no #{dim} #{value}") if entries.empty?
+    experiment[key] = entries
+  end
+  # An exclusion naming a value no longer in the matrix excludes nothing (and the file format refuses it).
+  experiment["exclude"] = Array(experiment["exclude"]).select do |rule|
+    rule.all? do |dim, value|
+      key = ONLY_KEYS[dim]
+      key.nil? || Array(experiment[key]).any? { |entry| (entry.is_a?(Hash) ? entry["name"] : entry).to_s == value.to_s }
+    end
+  end
+  experiment.delete("exclude") if experiment["exclude"].empty?
+  FileUtils.mkdir_p(dir)
+  File.join(dir, "experiment.yml").tap { |path| File.write(path, YAML.dump(experiment)) }
+end
 
 def load_average
   File.read("/proc/loadavg").split.first(3).map(&:to_f)
@@ -75,7 +110,8 @@ options[:seeds].each do |seed|
   started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   begin
     loops = Array.new(options[:loops]) { Process.spawn(RbConfig.ruby, "-e", "loop {}", pgroup: true) }
-    argv = [RbConfig.ruby, EXE, "run", file, "--seed", seed.to_s, "--results", results, *extra]
+    experiment = narrowed(file, options[:only], "#{results}-experiment")
+    argv = [RbConfig.ruby, EXE, "run", experiment, "--seed", seed.to_s, "--results", results, *extra]
     argv.push("--batches", options[:batches].to_s) if options[:batches]
     _out, err, status = Open3.capture3(*argv, chdir: ROOT)
     warn err.lines.last(3).join unless status.success?
