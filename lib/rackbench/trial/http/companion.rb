@@ -37,8 +37,10 @@ module Rackbench
       # The parts of one trial are called in their companions' ORDER (then
       # by name): at each window edge the switches first (valgrind's
       # instrumentation), then the marks the server's processes watch, then
-      # the samplers. LoadRun and Trial::Http iterate over parts and never
-      # name one.
+      # the samplers. A part whose work at the start needs the processes
+      # woken first (the instructions part: its agents' GC runs before the
+      # switch) marks the start itself; WindowMarks marks an edge once.
+      # LoadRun and Trial::Http iterate over parts and never name one.
       class Companion
         # Before the marks (20) and the samplers (30 and up): a fixed
         # count's engine holds its edge until every switch is done.
