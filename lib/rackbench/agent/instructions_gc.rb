@@ -12,7 +12,7 @@
 #   and had the counts written, reads GC.stat again and writes
 #   $RACKBENCH_TRIAL_DIR/inside/<pid>.gc_end.json.
 #
-# Why (doc/methodology.md, "GC at the window's edges"): what a window
+# Why (doc/methodology.md, "What falls into a window"): what a window
 # counts includes the GC cycles that fall into it, and a major GC of
 # rack-hello on Ruby 3.1 costs 43 million instructions, 21,000 per request
 # of a 2,000-request window: whether one fell in a window or not split an
