@@ -234,6 +234,8 @@ module Rackbench
           checker.fail!("measure", "instructions needs load.count (a window of N requests, e.g. load: { count: 2000 }): " \
                                    "under valgrind a duration is very different work per configuration")
         end
+        problem = configurations.lazy.filter_map { |config| Instructions::SettingsCheck.problem(config) }.first
+        checker.fail!(*problem) if problem
       end
 
       # The capacity: section, or nil. Its steps set load.rate, so the file
