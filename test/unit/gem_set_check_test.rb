@@ -84,6 +84,15 @@ describe "a gem set's locks compared" do
                  check.notes
   end
 
+  it "says no platform changed under force_ruby_platform when the other lock names the source gem beside another" do
+    both = lock(SOURCE_SPECS.sub("nokogiri (1.18.10)\n", "nokogiri (1.18.10)\n  mini_portile2 (~> 2.8.2)\n  racc (~> 1.4)\nnokogiri (1.18.10-x86_64-linux-gnu)\n"))
+    forced = GemSetCheck.new(LockComparison.new(set, both), ruby: "r33", force_ruby_platform: true)
+    assert_empty forced.notes
+    plain = GemSetCheck.new(LockComparison.new(set, both), ruby: "r33")
+    assert_equal ["r33 runs the set's versions as other platforms: nokogiri 1.18.10 source and x86_64-linux-gnu (the set: source)"],
+                 plain.notes
+  end
+
   it "says the build tools a ruby adds where the set had the precompiled gem" do
     check = GemSetCheck.new(LockComparison.new(precompiled, set), ruby: "r31")
     assert check.holds?

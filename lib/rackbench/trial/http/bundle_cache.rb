@@ -111,7 +111,7 @@ module Rackbench
         # platform of a gem, build dependencies, gems it adds) is said.
         def check_set!(bundle, set, log, app_name)
           check = GemSetCheck.new(BundleEnv::LockComparison.new(set.lockfile_text, bundle.lockfile_text),
-                                  ruby: GemSets.ruby_name(bundle.install))
+                                  ruby: GemSets.ruby_name(bundle.install), force_ruby_platform: bundle.force_ruby_platform?)
           raise SetupError, "#{check.refusal} (log: #{log})" unless check.holds?
 
           check.notes.each { |note| @out.puts "  #{app_name}: #{note}" }
@@ -126,7 +126,8 @@ module Rackbench
           return unless app_lock
 
           check = GemSetCheck.new(BundleEnv::LockComparison.new(app_lock, bundle.lockfile_text),
-                                  ruby: GemSets.ruby_name(bundle.install), reference: "the app's Gemfile.lock")
+                                  ruby: GemSets.ruby_name(bundle.install), reference: "the app's Gemfile.lock",
+                                  force_ruby_platform: bundle.force_ruby_platform?)
           check.changes.each { |line| @out.puts "  #{app_name}: #{line}" }
         end
       end

@@ -41,10 +41,14 @@ module Rackbench
         # comparison :: BundleEnv::LockComparison of the set's lock (reference) and this ruby's
         # ruby :: the ruby's name for the words ("r34")
         # reference :: what the reference lock is, for the words (default: "the set")
-        def initialize(comparison, ruby:, reference: "the set")
+        # force_ruby_platform :: the environment installs source gems only, whatever platforms its lock
+        #                        also names (Bundler's lock under force_ruby_platform may list a gem's
+        #                        precompiled variant beside the source gem) (default: false)
+        def initialize(comparison, ruby:, reference: "the set", force_ruby_platform: false)
           @comparison = comparison
           @ruby = ruby
           @reference = reference
+          @force_ruby_platform = force_ruby_platform
         end
 
         # The gems that break the set: version changes, then gems of the set
@@ -118,7 +122,7 @@ module Rackbench
         end
 
         def platform_note
-          changes = @comparison.platforms
+          changes = platform_changes
           return nil if changes.empty?
 
           "#{@ruby} runs #{@reference}'s versions as other platforms: " +
@@ -126,6 +130,15 @@ module Rackbench
               "#{change.name} #{change.version} #{platform_text(change.other_platforms)} " \
                 "(#{@reference}: #{platform_text(change.reference_platforms)})"
             end.join(", ")
+        end
+
+        # The platform changes that change what is installed: with
+        # force_ruby_platform, none where both locks name the source gem.
+        def platform_changes
+          source = BundleEnv::Lockfile::RUBY_PLATFORM_NAME
+          @comparison.platforms.reject do |change|
+            @force_ruby_platform && change.reference_platforms.include?(source) && change.other_platforms.include?(source)
+          end
         end
 
         def build_note
