@@ -47,6 +47,9 @@ module Rackbench
     # (2.3: "Bundler could not find compatible versions for gem ..."; 2.4+:
     # "Could not find compatible versions").
     RESOLUTION_CONFLICT = /could not find compatible versions/i.freeze
+    # The settings an environment writes into its own .bundle/config; any
+    # other setting found there is kept.
+    OWN_SETTINGS = %w[BUNDLE_WITHOUT BUNDLE_WITH BUNDLE_FORCE_RUBY_PLATFORM].freeze
     RESOLVE_AFRESH_NOTE = "the lockfile seeded from another environment does not fit this Gemfile: resolving afresh"
     # Runs `gem install` with this ruby's RubyGems, whatever `gem` is on PATH.
     GEM_COMMAND = 'require "rubygems/gem_runner"; require "rubygems/exceptions"; ' \
@@ -341,9 +344,6 @@ module Rackbench
 
       write_atomically(path, YAML.dump(wanted))
     end
-
-    # The settings this environment writes into its config; any other is kept.
-    OWN_SETTINGS = %w[BUNDLE_WITHOUT BUNDLE_WITH BUNDLE_FORCE_RUBY_PLATFORM].freeze
 
     def installed?(log)
       return false unless File.exist?(lockfile_path) && bundler_bin

@@ -98,7 +98,6 @@ module Rackbench
 
           report["gem_platforms"].select { |name, _| locked.key?(name) }.sort.to_h
         end
-
       end
     end
   end
