@@ -10,11 +10,12 @@
 #include "clock.h"
 #include "config.h"
 #include "url.h"
+#include "ws_options.h"
 
 static const char usage_text[] =
     "Usage: rackbench-engine [options] URL\n"
-    "Drives HTTP/1.1 or HTTP/2 load at URL (http:// or https://) and prints one JSON\n"
-    "document on stdout.\n"
+    "Drives HTTP/1.1 or HTTP/2 load at URL (http:// or https://), or WebSocket\n"
+    "clients (ws:// or wss://), and prints one JSON document on stdout.\n"
     "  -c, --connections N   concurrent connections (default 10)\n"
     "  -t, --threads N       engine threads, each with its own event loop (default 1)\n"
     "  -d, --duration D      measured window: 10s, 500ms, 2m (default 10s)\n"
@@ -68,25 +69,6 @@ static int usage_error(const char *fmt, ...) {
     fprintf(stderr, "rackbench-engine: %s\n", msg);
     va_end(ap);
     return 2;
-}
-
-int cli_parse_duration(const char *text, uint64_t *out_ns) {
-    if (!text || !*text) return -1;
-    errno = 0;
-    char *end = NULL;
-    double value = strtod(text, &end);
-    if (errno || end == text || !isfinite(value) || value < 0) return -1;
-    double scale;
-    if (*end == '\0' || strcmp(end, "s") == 0) scale = 1e9;
-    else if (strcmp(end, "ms") == 0) scale = 1e6;
-    else if (strcmp(end, "us") == 0) scale = 1e3;
-    else if (strcmp(end, "m") == 0) scale = 60e9;
-    else if (strcmp(end, "h") == 0) scale = 3600e9;
-    else return -1;
-    double ns = value * scale;
-    if (ns > 1e15) return -1; /* about 11 days: surely a typo */
-    *out_ns = (uint64_t)llround(ns);
-    return 0;
 }
 
 int cli_parse_cpus(const char *text, int *cpus, int max) {
@@ -183,7 +165,7 @@ static int check_count_window(const engine_config *cfg) {
 }
 
 int cli_parse(engine_config *cfg, int argc, char **argv) {
-    static const struct option options[] = {
+    static const struct option http_options[] = {
         {"connections", required_argument, NULL, 'c'},
         {"threads", required_argument, NULL, 't'},
         {"duration", required_argument, NULL, 'd'},
@@ -214,6 +196,15 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    /* The HTTP options, then the WebSocket ones (ws_options.h). */
+    enum { HTTP_OPTIONS = sizeof(http_options) / sizeof(http_options[0]) - 1 };
+    static struct option options[HTTP_OPTIONS + 32];
+    size_t ws_count = 0;
+    while (ws_long_options[ws_count].name) ws_count++;
+    memcpy(options, http_options, HTTP_OPTIONS * sizeof(struct option));
+    memcpy(options + HTTP_OPTIONS, ws_long_options, (ws_count + 1) * sizeof(struct option));
+    int ws_given = 0;
+    char ws_err[600];
 
     memset(cfg, 0, sizeof(*cfg));
     cfg->connections = 10;
@@ -229,6 +220,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     cfg->streams = 1;
     cfg->tls_verify = 1;
     cfg->tls_resume = 1;
+    ws_options_defaults(cfg);
     int tls_flags = 0; /* --cacert, --insecure, --no-tls-resume given */
 
     opterr = 0;
@@ -343,8 +335,15 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         case OPT_INSECURE: cfg->tls_verify = 0; tls_flags++; break;
         case OPT_NO_TLS_RESUME: cfg->tls_resume = 0; tls_flags++; break;
         case 'V': printf("rackbench-engine %s\n", ENGINE_VERSION); return -1;
-        case 'h': fputs(usage_text, stdout); return -1;
+        case 'h': fputs(usage_text, stdout); fputs(ws_usage_text, stdout); return -1;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
+        case OPT_WS_WORKLOAD: case OPT_WS_CABLE: case OPT_WS_CHANNEL: case OPT_WS_CHANNEL_PARAMS:
+        case OPT_WS_ECHO_ACTION: case OPT_WS_BROADCAST_ACTION: case OPT_WS_RAMP: case OPT_WS_INTERVAL:
+        case OPT_WS_BROADCAST_URL: case OPT_WS_MESSAGE_BYTES: case OPT_WS_BINARY: case OPT_WS_FRAGMENT_BYTES:
+        case OPT_WS_MAX_MESSAGE_BYTES:
+            if (ws_options_apply(cfg, opt, optarg, ws_err, sizeof(ws_err))) return usage_error("%s", ws_err);
+            ws_given++;
+            break;
         default:
             if (optopt > 0 && optopt < 256) return usage_error("unknown option '-%c' (see --help)", optopt);
             return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
@@ -372,9 +371,10 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
     if (cfg->protocol == PROTOCOL_H2 && !cfg->tls)
         return usage_error("--protocol h2 is HTTP/2 over TLS: it needs an https:// URL (h2c is the cleartext one)");
     if (tls_flags && !cfg->tls)
-        return usage_error("--cacert, --insecure and --no-tls-resume apply to https:// URLs only");
+        return usage_error("--cacert, --insecure and --no-tls-resume apply to https:// and wss:// URLs only");
     if (cfg->ca_file && !cfg->tls_verify)
         return usage_error("--cacert and --insecure contradict each other: trust a certificate, or check none");
+    if (ws_options_check(cfg, ws_given, ws_err, sizeof(ws_err))) return usage_error("%s", ws_err);
     if (check_count_window(cfg)) return 2;
     /* Every requested connection is used: threads never outnumber them
      * (wrk silently drops connections that do not divide evenly). */

@@ -21,6 +21,13 @@
  * URL). Both HTTP/2 protocols run the same connection code. */
 enum { PROTOCOL_HTTP1 = 0, PROTOCOL_H2C = 1, PROTOCOL_H2 = 2 };
 
+/* A ws:// or wss:// URL's workload (doc/websockets.md): clients that
+ * connect and hold; echo round trips; broadcasts to every client. */
+enum { WS_WORKLOAD_CONNECT = 0, WS_WORKLOAD_ECHO = 1, WS_WORKLOAD_BROADCAST = 2 };
+/* Who sends a broadcast: a WebSocket client of its own, or an HTTP POST
+ * to an endpoint of the app (--broadcast-url). */
+enum { WS_BROADCASTER_CLIENT = 0, WS_BROADCASTER_HTTP = 1 };
+
 /* Whether a protocol is HTTP/2 (h2c or h2). */
 static inline int protocol_is_h2(int protocol) { return protocol == PROTOCOL_H2C || protocol == PROTOCOL_H2; }
 
@@ -79,6 +86,28 @@ typedef struct {
      * byte from after each edge of a fixed-count window, before it goes
      * on (count_window.h); -1: none. */
     int hold_fd;
+
+    /* WebSocket: a ws:// or wss:// URL (doc/websockets.md). connections is
+     * the number of clients. */
+    int ws;
+    int ws_workload;         /* WS_WORKLOAD_* */
+    int ws_cable;            /* --cable: Action Cable (actioncable-v1-json) over the socket */
+    const char *ws_channel;  /* --channel: the Cable channel every client subscribes to */
+    const char *ws_channel_params; /* --channel-params: its params, a JSON object */
+    const char *ws_echo_action;      /* --echo-action: the channel's action that echoes (cable) */
+    const char *ws_broadcast_action; /* --broadcast-action: the one that broadcasts (cable) */
+    uint64_t ws_ramp_ns;     /* --ramp: the clients connect over this long (0: all at once) */
+    uint64_t ws_interval_ns; /* --interval: one broadcast every */
+    int ws_broadcaster;      /* WS_BROADCASTER_* */
+    char ws_broadcast_url[MAX_URL_BYTES]; /* --broadcast-url (http://) */
+    char ws_broadcast_host[300];           /* its Host header */
+    char ws_broadcast_path[MAX_URL_BYTES];
+    struct sockaddr_storage ws_broadcast_addr;
+    socklen_t ws_broadcast_addr_len;
+    size_t ws_message_bytes; /* --message-bytes: the body of each message the engine sends */
+    int ws_binary;           /* --binary: send binary messages instead of text */
+    size_t ws_fragment_bytes; /* --fragment-bytes: send messages in frames of this many bytes (0: one) */
+    size_t ws_max_message_bytes; /* --max-message-bytes: the largest message accepted from the server */
 } engine_config;
 
 /* Fills cfg from argv. On a usage problem writes one line

@@ -187,15 +187,9 @@ static void fail_tls(h2_conn *hc, uint64_t now_ns) {
 /* Sends what TLS has queued for hc: 1 when all of it went out, 0 when the
  * socket is full, -1 after closing hc. */
 static int send_tls(h2_conn *hc, uint64_t now_ns) {
-    size_t before = tls_conn_pending(hc->tls);
-    int r = tls_conn_send(hc->tls, hc->fd);
-    if (hc->handshaking && !hc->handshake_start_ns && tls_conn_pending(hc->tls) < before)
-        hc->handshake_start_ns = now_ns;
-    if (r < 0) {
-        /* Before the ClientHello left, the connect itself failed. */
-        int connecting = hc->handshaking && !hc->handshake_start_ns;
-        h2_conn_close(hc, connecting ? ERR_CONNECT : ERR_WRITE, 1, now_ns);
-    }
+    int r = tls_conn_send(hc->tls, hc->fd, now_ns);
+    /* Before the ClientHello left, the connect itself failed. */
+    if (r < 0) h2_conn_close(hc, tls_conn_hello_sent(hc->tls) ? ERR_WRITE : ERR_CONNECT, 1, now_ns);
     return r;
 }
 
@@ -272,7 +266,6 @@ int h2_conn_open(h2_conn *hc, phase_id phase, uint64_t now_ns) {
             exit(1);
         }
         hc->handshaking = 1;
-        hc->handshake_start_ns = 0;
         hc->open_phase = phase;
         if (send_tls(hc, now_ns) < 0) return -1;
     }
@@ -294,14 +287,8 @@ static void note_goaway(h2_conn *hc) {
 static void on_server_close(h2_conn *hc, int reset, uint64_t now_ns) {
     worker *w = hc->w;
     if (hc->handshaking) {
-        if (!hc->handshake_start_ns) {
-            h2_conn_close(hc, ERR_CONNECT, 1, now_ns); /* the connect failed under the ClientHello */
-        } else {
-            tls_conn_fail(hc->tls, TLS_FAIL_HANDSHAKE,
-                          reset ? "the server reset the connection during the handshake"
-                                : "the server closed the connection during the handshake");
-            fail_tls(hc, now_ns);
-        }
+        if (tls_conn_lost_in_handshake(hc->tls, reset)) fail_tls(hc, now_ns);
+        else h2_conn_close(hc, ERR_CONNECT, 1, now_ns); /* the connect failed under the ClientHello */
         return;
     }
     if (hc->busy == 0) w->idle_closes++;
@@ -311,29 +298,23 @@ static void on_server_close(h2_conn *hc, int reset, uint64_t now_ns) {
     h2_conn_close(hc, refused ? ERR_GOAWAY : (hc->connected ? ERR_READ : ERR_CONNECT), !graceful, now_ns);
 }
 
-/* https://: the n bytes recv put in read_buf go through TLS: the handshake
- * advances (its end counted; the session's preface and requests then go
- * out with the flush that ends on_readable), and what follows is
- * decrypted into plain_buf (*len bytes). Returns 0 to go on with the
- * plaintext, 1 when the server's close_notify came after it, -1 when hc
- * failed here. Every fed byte is consumed before it returns (tls.h). */
+/* https://: the n bytes recv put in read_buf go through TLS (tls.h's
+ * tls_conn_receive): the handshake advances (its end counted; the client's
+ * next flight, then the session's preface and requests, go out with the
+ * flush that ends on_readable), and what follows is decrypted into
+ * plain_buf (*len bytes). Returns 0 to go on with the plaintext, 1 when
+ * the server's close_notify came after it, -1 when hc failed here. Every
+ * fed byte is consumed before it returns. */
 static int tls_received(h2_conn *hc, size_t n, uint64_t now_ns, size_t *len) {
     worker *w = hc->w;
     tls_conn *t = hc->tls;
-    *len = 0;
-    tls_conn_feed(t, w->read_buf, n);
-    if (hc->handshaking) {
-        tls_status st = tls_conn_handshake(t);
-        if (st == TLS_FAILED) {
-            fail_tls(hc, now_ns);
-            return -1;
-        }
-        if (st == TLS_AGAIN) return 0; /* the client's next flight goes out with the flush */
+    int handshake_ended;
+    tls_status st = tls_conn_receive(t, w->read_buf, n, w->plain_buf, WORKER_PLAIN_BUFFER_BYTES, len, &handshake_ended);
+    if (handshake_ended) {
         hc->handshaking = 0;
-        worker_tls_handshake(w, t, hc->open_phase, hc->handshake_start_ns ? hc->handshake_start_ns : now_ns, now_ns);
+        worker_tls_handshake(w, t, hc->open_phase, now_ns);
         mark_connected(hc);
     }
-    tls_status st = tls_conn_read_all(t, w->plain_buf, WORKER_PLAIN_BUFFER_BYTES, len);
     if (st == TLS_AGAIN) return 0;
     if (st == TLS_CLOSED) return 1;
     fail_tls(hc, now_ns);

@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "h2_worker_state.h"
+#include "request_render.h"
 
 /* hc has output to write at the end of this turn (restart_ready). */
 static void mark_dirty(h2_conn *hc) {
@@ -246,11 +247,7 @@ static void h2_finish(worker *w) {
         }
         if (hc->has_client) h2_client_free(&hc->client);
         hc->has_client = 0;
-        if (hc->tls && hc->fd >= 0 && !hc->handshaking) {
-            /* A client's TLS end: close_notify, best effort. */
-            tls_conn_shutdown(hc->tls);
-            tls_conn_send(hc->tls, hc->fd);
-        }
+        if (hc->tls) tls_conn_say_goodbye(hc->tls, hc->fd, now_ns); /* a client's TLS end */
         if (hc->tls) tls_conn_close(hc->tls);
         if (hc->fd >= 0) close(hc->fd);
         hc->fd = -1;

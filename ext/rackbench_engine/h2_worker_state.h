@@ -77,7 +77,6 @@ typedef struct h2_conn {
      * flights go out; the session's frames wait in nghttp2. */
     tls_conn *tls;
     int handshaking;
-    uint64_t handshake_start_ns; /* the ClientHello went out (0: not yet) */
     phase_id open_phase;        /* the phase of the request that opened it */
 } h2_conn;
 

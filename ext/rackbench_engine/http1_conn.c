@@ -29,6 +29,7 @@
 
 #include "clock.h"
 #include "expect.h"
+#include "request_render.h"
 
 /* After a failed connect a slot waits before retrying, so a dead server
  * costs a bounded number of attempts instead of a busy loop. */
@@ -110,11 +111,8 @@ static void close_fd(conn *c) {
 /* The client ends a healthy connection (--no-keepalive, or a server that
  * ignored Connection: close): over TLS it says so first with close_notify,
  * best effort, as a browser's TLS stack does. */
-static void close_fd_as_client(conn *c) {
-    if (c->tls && c->fd >= 0) {
-        tls_conn_shutdown(c->tls);
-        tls_conn_send(c->tls, c->fd);
-    }
+static void close_fd_as_client(conn *c, uint64_t now_ns) {
+    if (c->tls) tls_conn_say_goodbye(c->tls, c->fd, now_ns);
     close_fd(c);
 }
 
@@ -178,15 +176,9 @@ static void fail_tls(conn *c, uint64_t now_ns) {
  * Returns 1 when all of it went out, 0 when the socket is full (EPOLLOUT
  * resumes), -1 after failing the request. */
 static int send_tls(conn *c, uint64_t now_ns) {
-    size_t before = tls_conn_pending(c->tls);
-    int r = tls_conn_send(c->tls, c->fd);
-    if (c->state == CONN_HANDSHAKING && !c->handshake_start_ns && tls_conn_pending(c->tls) < before)
-        c->handshake_start_ns = now_ns;
-    if (r < 0) {
-        /* Before the ClientHello left, the connect itself failed. */
-        int connecting = c->state == CONN_HANDSHAKING && !c->handshake_start_ns;
-        fail(c, connecting ? ERR_CONNECT : ERR_WRITE, now_ns);
-    }
+    int r = tls_conn_send(c->tls, c->fd, now_ns);
+    /* Before the ClientHello left, the connect itself failed. */
+    if (r < 0) fail(c, tls_conn_hello_sent(c->tls) ? ERR_WRITE : ERR_CONNECT, now_ns);
     return r;
 }
 
@@ -335,7 +327,6 @@ static int open_connection(conn *c, uint64_t now_ns) {
             exit(1);
         }
         c->state = CONN_HANDSHAKING;
-        c->handshake_start_ns = 0;
         c->paid_handshake = 1;
         return send_tls(c, now_ns) < 0 ? -1 : 0;
     }
@@ -560,13 +551,13 @@ static void complete(conn *c, uint64_t now_ns, int peer_closed) {
     if (!cfg->keepalive) {
         /* --no-keepalive: the client closes, as a browser that drops the
          * connection would; the request did not say Connection: close. */
-        close_fd_as_client(c);
+        close_fd_as_client(c, now_ns);
     } else if (c->req->asks_close || !c->resp.keep_alive) {
         if (c->req->asks_close && !c->resp.connection_close && c->resp.keep_alive) {
             /* The server ignored Connection: close and would keep the
              * connection open forever: report it, close ourselves. */
             w->close_ignored++;
-            close_fd_as_client(c);
+            close_fd_as_client(c, now_ns);
         } else {
             w->server_closes++;
             if (peer_closed) {
@@ -598,8 +589,8 @@ static void on_server_close(conn *c, uint64_t now_ns) {
         close_fd(c);
         return;
     case CONN_HANDSHAKING:
-        tls_conn_fail(c->tls, TLS_FAIL_HANDSHAKE, "the server closed the connection during the handshake");
-        fail_tls(c, now_ns);
+        if (tls_conn_lost_in_handshake(c->tls, 0)) fail_tls(c, now_ns);
+        else fail(c, ERR_CONNECT, now_ns); /* the connect failed under the ClientHello */
         return;
     default:
         /* A response delimited by the close completes here. */
@@ -612,31 +603,30 @@ static void on_server_close(conn *c, uint64_t now_ns) {
     }
 }
 
-/* https://: the n bytes recv put in read_buf go through TLS: the handshake
- * advances (its end counted, and the request sent with the client's last
- * flight), and what follows is decrypted into plain_buf (*len bytes).
- * Returns 0 to go on with the plaintext, 1 when the server's close_notify
- * came after it (go on, then treat it as the server's close), -1 when c
- * failed or closed here. Every fed byte is consumed before it returns
- * (tls.h), so read_buf is free for the next recv. */
+/* https://: the n bytes recv put in read_buf go through TLS (tls.h's
+ * tls_conn_receive): the handshake advances (its end counted, and the
+ * request sent with the client's last flight), and what follows is
+ * decrypted into plain_buf (*len bytes). Returns 0 to go on with the
+ * plaintext, 1 when the server's close_notify came after it (go on, then
+ * treat it as the server's close), -1 when c failed or closed here. Every
+ * fed byte is consumed before it returns, so read_buf is free for the
+ * next recv. */
 static int tls_received(conn *c, size_t n, uint64_t now_ns, size_t *len) {
     worker *w = c->w;
     tls_conn *t = c->tls;
-    *len = 0;
-    tls_conn_feed(t, w->read_buf, n);
+    int handshake_ended;
+    tls_status st = tls_conn_receive(t, w->read_buf, n, w->plain_buf, WORKER_PLAIN_BUFFER_BYTES, len, &handshake_ended);
     if (c->state == CONN_HANDSHAKING) {
-        tls_status st = tls_conn_handshake(t);
-        if (st == TLS_FAILED) {
+        if (st == TLS_FAILED && !handshake_ended) {
             fail_tls(c, now_ns);
             return -1;
         }
         if (send_tls(c, now_ns) < 0) return -1;
-        if (st == TLS_AGAIN) return 0;
-        worker_tls_handshake(w, t, c->phase, c->handshake_start_ns ? c->handshake_start_ns : now_ns, now_ns);
+        if (!handshake_ended) return 0;
+        worker_tls_handshake(w, t, c->phase, now_ns);
         mark_connected(c);
         if (write_request(c, now_ns) < 0) return -1;
     }
-    tls_status st = tls_conn_read_all(t, w->plain_buf, WORKER_PLAIN_BUFFER_BYTES, len);
     if (st == TLS_AGAIN) return 0;
     if (st == TLS_CLOSED) return 1;
     if (c->state == CONN_READING || c->state == CONN_WRITING) {
@@ -665,12 +655,8 @@ static void on_readable(conn *c, uint32_t events, uint64_t now_ns) {
                 return;
             }
             if (c->state == CONN_HANDSHAKING) {
-                if (errno == ECONNREFUSED || !c->handshake_start_ns) {
-                    fail(c, ERR_CONNECT, now_ns); /* the connect failed under the ClientHello */
-                } else {
-                    tls_conn_fail(c->tls, TLS_FAIL_HANDSHAKE, "the server reset the connection during the handshake");
-                    fail_tls(c, now_ns);
-                }
+                if (errno != ECONNREFUSED && tls_conn_lost_in_handshake(c->tls, 1)) fail_tls(c, now_ns);
+                else fail(c, ERR_CONNECT, now_ns); /* the connect failed under the ClientHello */
                 return;
             }
             fail(c, ERR_READ, now_ns);
@@ -842,7 +828,7 @@ static void http1_finish(worker *w) {
         conn *c = &st->conns[i];
         slot_service_finish(&c->service, now_ns, w->clock->measure_start_ns);
         service_totals_add(&w->conn_service, &c->service, c->slot);
-        if (c->fd >= 0) close_fd_as_client(c);
+        if (c->fd >= 0) close_fd_as_client(c, now_ns);
     }
 }
 

@@ -64,7 +64,6 @@ typedef struct conn {
     slot_probe probe;           /* its session probes (probes.h) */
     tls_conn *tls;              /* https://: the slot's TLS (its session outlives
                                    connections); NULL otherwise */
-    uint64_t handshake_start_ns; /* this connection's ClientHello went out (0: not yet) */
     int paid_handshake;         /* the request in progress waited for a handshake */
     struct conn *next_free;     /* open loop: stack of idle slots */
     http_response resp;

@@ -2,6 +2,7 @@
 #include "http1_session.h"
 
 #include "expect.h"
+#include "request_render.h"
 
 #include <regex.h>
 #include <stdlib.h>

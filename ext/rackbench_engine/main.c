@@ -23,10 +23,13 @@
 #include "config.h"
 #include "h2_worker.h"
 #include "http1_conn.h"
+#include "nofile.h"
 #include "report.h"
 #include "requests.h"
 #include "tls.h"
 #include "worker.h"
+#include "ws_report.h"
+#include "ws_worker.h"
 
 /* The threads start this long after setup, together, on the same t0. */
 #define START_DELAY_NS (20 * NS_PER_MS)
@@ -140,11 +143,41 @@ static int pin_process(const engine_config *cfg) {
     return 0;
 }
 
+/* A WebSocket run's setup (worker.h's run_setup): the threads connect
+ * their clients from setup->start_ns; once every thread is done, the
+ * clock is fixed from that moment and the threads go on. Sets the
+ * setup's bounds and CPU in result. */
+static void run_setup_phase(run_setup *setup, run_clock *clock, const engine_config *cfg, run_result *result) {
+    result->setup_start_ns = setup->start_ns;
+    getrusage(RUSAGE_SELF, &result->setup_cpu_start);
+    pthread_barrier_wait(&setup->done);
+    result->setup_end_ns = clock_now_ns();
+    getrusage(RUSAGE_SELF, &result->setup_cpu_end);
+    clock->start_ns = result->setup_end_ns + START_DELAY_NS;
+    clock->measure_start_ns = clock->start_ns + cfg->warmup_ns;
+    clock->measure_end_ns = clock->measure_start_ns + cfg->duration_ns;
+    pthread_barrier_wait(&setup->clock_set);
+}
+
 int main(int argc, char **argv) {
     static engine_config cfg;
+    uint64_t started_ns = clock_now_ns();
+    struct timespec realtime;
+    clock_gettime(CLOCK_REALTIME, &realtime);
+    int64_t realtime_offset_ns = (int64_t)realtime.tv_sec * 1000000000 + realtime.tv_nsec - (int64_t)started_ns;
     int rc = cli_parse(&cfg, argc, argv);
     if (rc < 0) return 0;
     if (rc > 0) return rc;
+    /* Every connection is a descriptor: the limit is raised (or the run
+     * refused) before any is opened. */
+    nofile_limits nofile;
+    char limit_err[512];
+    int broadcaster = cfg.ws && cfg.ws_workload == WS_WORKLOAD_BROADCAST;
+    if (nofile_ensure((uint64_t)cfg.connections + (uint64_t)broadcaster, cfg.threads, &nofile, limit_err,
+                      sizeof(limit_err))) {
+        fprintf(stderr, "rackbench-engine: %s\n", limit_err);
+        return 2;
+    }
 
     request_set requests;
     char err[1024];
@@ -209,6 +242,18 @@ int main(int argc, char **argv) {
     clock.measure_start_ns = clock.start_ns + cfg.warmup_ns;
     clock.measure_end_ns = cfg.count ? UINT64_MAX : clock.measure_start_ns + cfg.duration_ns;
     clock.count = &window;
+    /* A WebSocket run connects its clients first: its clock is fixed
+     * after that setup, however long it took. */
+    run_setup setup;
+    clock.setup = NULL;
+    if (cfg.ws) {
+        setup.start_ns = clock.start_ns;
+        pthread_barrier_init(&setup.done, NULL, (unsigned)cfg.threads + 1);
+        pthread_barrier_init(&setup.clock_set, NULL, (unsigned)cfg.threads + 1);
+        clock.setup = &setup;
+    }
+    ws_shared shared;
+    memset(&shared, 0, sizeof(shared));
 
     worker *workers = calloc((size_t)cfg.threads, sizeof(worker));
     if (!workers) {
@@ -218,17 +263,22 @@ int main(int argc, char **argv) {
     /* Connections are spread so that every one is used: the first
      * (connections % threads) threads take one more. The open-loop rate is
      * split in proportion to each thread's connections. */
-    const worker_protocol *protocol = protocol_is_h2(cfg.protocol) ? &h2_protocol : &http1_protocol;
+    const worker_protocol *protocol = cfg.ws                         ? &ws_protocol
+                                      : protocol_is_h2(cfg.protocol) ? &h2_protocol
+                                                                     : &http1_protocol;
     int slot = 0;
     for (int i = 0; i < cfg.threads; i++) {
         int count = cfg.connections / cfg.threads + (i < cfg.connections % cfg.threads ? 1 : 0);
         double rate = cfg.rate_per_s * count / cfg.connections;
         worker_init(&workers[i], i, &cfg, &requests, &clock, protocol, tls_ctx, slot, count, rate, raw_fd);
+        workers[i].protocol_shared = &shared;
         slot += count;
     }
     for (int i = 0; i < cfg.threads; i++) {
         if (pthread_create(&workers[i].thread, NULL, worker_run, &workers[i]) != 0) {
             fprintf(stderr, "rackbench-engine: cannot start thread %d\n", i);
+            /* The threads started wait for the others at the setup's end. */
+            if (clock.setup) exit(1);
             engine_interrupted = 1;
             for (int k = 0; k < i; k++) pthread_join(workers[k].thread, NULL);
             return 1;
@@ -237,6 +287,10 @@ int main(int argc, char **argv) {
 
     run_result result;
     memset(&result, 0, sizeof(result));
+    result.started_ns = started_ns;
+    result.realtime_offset_ns = realtime_offset_ns;
+    result.nofile = nofile;
+    if (clock.setup) run_setup_phase(&setup, &clock, &cfg, &result);
     result.cfg = &cfg;
     result.requests = &requests;
     result.clock = &clock;
@@ -264,7 +318,8 @@ int main(int argc, char **argv) {
     if (end_ns < warmup_end_ns) warmup_end_ns = end_ns;
     result.warmup_actual_ns = warmup_end_ns > clock.start_ns ? warmup_end_ns - clock.start_ns : 0;
     result.cpu_wall_ns = joined_ns > cpu_start_ns ? joined_ns - cpu_start_ns : 0;
-    report_json(stdout, &result);
+    if (cfg.ws) ws_report_json(stdout, &result);
+    else report_json(stdout, &result);
     fflush(stdout);
 
     int raw_failed = 0;
@@ -273,6 +328,10 @@ int main(int argc, char **argv) {
         worker_free(&workers[i]);
     }
     free(workers);
+    if (clock.setup) {
+        pthread_barrier_destroy(&setup.done);
+        pthread_barrier_destroy(&setup.clock_set);
+    }
     tls_context_free(tls_ctx);
     requests_free(&requests);
     if (raw_fd >= 0 && close(raw_fd) != 0) raw_failed = 1;

@@ -12,7 +12,7 @@ static double seconds(uint64_t ns) { return (double)ns / 1e9; }
 static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 static double per_second(uint64_t count, uint64_t ns) { return ns ? (double)count / seconds(ns) : 0.0; }
 
-static void write_latency(json_writer *j, const char *key, const histogram *h) {
+void report_write_latency(json_writer *j, const char *key, const histogram *h) {
     json_key(j, key);
     json_object_begin(j);
     int empty = h->total == 0;
@@ -27,7 +27,6 @@ static void write_latency(json_writer *j, const char *key, const histogram *h) {
     json_object_end(j);
 }
 
-static void write_histogram(json_writer *j, const histogram *h);
 static void write_counts(json_writer *j, const uint64_t *status, const uint64_t *errors);
 
 /* "entries": per request-list entry, in file order (null for one URL). */
@@ -61,8 +60,8 @@ static void write_entries(json_writer *j, const run_result *r) {
         json_kv_u64(j, "requests", m->requests);
         json_kv_u64(j, "hops", m->hops);
         write_counts(j, m->status, m->errors);
-        write_latency(j, "latency_us", m->latency);
-        write_histogram(j, m->latency);
+        report_write_latency(j, "latency_us", m->latency);
+        report_write_histogram(j, "histogram", m->latency);
         json_key(j, "warmup");
         json_object_begin(j);
         json_kv_u64(j, "requests", wu->requests);
@@ -76,8 +75,8 @@ static void write_entries(json_writer *j, const run_result *r) {
     for (int p = 0; p < PHASE_COUNT; p++) entry_stats_free(merged[p], set->count);
 }
 
-static void write_histogram(json_writer *j, const histogram *h) {
-    json_key(j, "histogram");
+void report_write_histogram(json_writer *j, const char *key, const histogram *h) {
+    json_key(j, key);
     json_object_begin(j);
     json_kv_string(j, "scheme", "log-linear");
     json_kv_string(j, "unit", "ns");
@@ -119,7 +118,7 @@ static void write_counts(json_writer *j, const uint64_t *status, const uint64_t 
 
 static void write_status_and_errors(json_writer *j, const phase_stats *ps) { write_counts(j, ps->status, ps->errors); }
 
-static void write_timeline(json_writer *j, const run_result *r, phase_id phase) {
+void report_write_timeline(json_writer *j, const run_result *r, phase_id phase, const char *count_key) {
     phase_stats **list = calloc((size_t)r->worker_count, sizeof(*list));
     if (!list) { perror("rackbench-engine: out of memory"); exit(1); }
     for (int i = 0; i < r->worker_count; i++) list[i] = &r->workers[i].phases[phase];
@@ -130,7 +129,7 @@ static void write_timeline(json_writer *j, const run_result *r, phase_id phase) 
     for (size_t s = 0; s < count; s++) {
         json_object_begin(j);
         json_kv_u64(j, "second", points[s].second);
-        json_kv_u64(j, "requests", points[s].requests);
+        json_kv_u64(j, count_key, points[s].requests);
         json_kv_u64(j, "errors", points[s].errors);
         json_kv_u64(j, "bytes", points[s].bytes);
         json_kv_double(j, "p50_us", (double)points[s].p50_ns / 1e3, 3);
@@ -140,6 +139,30 @@ static void write_timeline(json_writer *j, const run_result *r, phase_id phase) 
     json_array_end(j);
     free(points);
     free(list);
+}
+
+void report_write_settings_tls(json_writer *j, const engine_config *cfg) {
+    json_key(j, "tls");
+    if (cfg->tls) {
+        json_object_begin(j);
+        json_kv_bool(j, "verify", cfg->tls_verify);
+        json_kv_string(j, "ca_file", cfg->ca_file);
+        json_kv_bool(j, "resume", cfg->tls_resume);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
+}
+
+void report_write_cpus(json_writer *j, const engine_config *cfg) {
+    json_key(j, "cpus");
+    if (cfg->cpu_count > 0) {
+        json_array_begin(j);
+        for (int i = 0; i < cfg->cpu_count; i++) json_u64(j, (uint64_t)cfg->cpus[i]);
+        json_array_end(j);
+    } else {
+        json_null(j);
+    }
 }
 
 static void write_settings(json_writer *j, const run_result *r) {
@@ -172,16 +195,7 @@ static void write_settings(json_writer *j, const run_result *r) {
     static const char *const protocols[] = {"http1", "h2c", "h2"};
     json_kv_string(j, "protocol", protocols[cfg->protocol]);
     json_kv_u64(j, "streams", (uint64_t)cfg->streams);
-    json_key(j, "tls");
-    if (cfg->tls) {
-        json_object_begin(j);
-        json_kv_bool(j, "verify", cfg->tls_verify);
-        json_kv_string(j, "ca_file", cfg->ca_file);
-        json_kv_bool(j, "resume", cfg->tls_resume);
-        json_object_end(j);
-    } else {
-        json_null(j);
-    }
+    report_write_settings_tls(j, cfg);
     json_kv_string(j, "method", cfg->requests_file ? NULL : cfg->method);
     json_key(j, "headers");
     json_array_begin(j);
@@ -192,14 +206,7 @@ static void write_settings(json_writer *j, const run_result *r) {
     json_kv_bool(j, "cookies", cfg->cookies);
     json_kv_u64(j, "seed", cfg->seed);
     json_kv_string(j, "raw_file", cfg->raw_file);
-    json_key(j, "cpus");
-    if (cfg->cpu_count > 0) {
-        json_array_begin(j);
-        for (int i = 0; i < cfg->cpu_count; i++) json_u64(j, (uint64_t)cfg->cpus[i]);
-        json_array_end(j);
-    } else {
-        json_null(j);
-    }
+    report_write_cpus(j, cfg);
     json_object_end(j);
 }
 
@@ -228,7 +235,7 @@ static void write_late(json_writer *j, const run_result *r, const phase_stats *m
  * space exec created; ru_maxrss also keeps the peak of the process that
  * exec replaced (a forked Ruby runner of 80 MB, say), so it is only the
  * fallback where /proc is missing. */
-static uint64_t peak_rss_bytes(const struct rusage *usage) {
+uint64_t report_peak_rss_bytes(const struct rusage *usage) {
     FILE *f = fopen("/proc/self/status", "r");
     if (f) {
         char line[256];
@@ -438,8 +445,8 @@ static void write_tls_phase(json_writer *j, const run_result *r, phase_id phase,
     tls_counters t;
     merge_tls(r, phase, &t, full, resumed);
     write_tls_counts(j, &t, responses);
-    write_latency(j, "full_handshake_us", full);
-    write_latency(j, "resumed_handshake_us", resumed);
+    report_write_latency(j, "full_handshake_us", full);
+    report_write_latency(j, "resumed_handshake_us", resumed);
     free(full);
     free(resumed);
 }
@@ -472,10 +479,33 @@ static void write_tls(json_writer *j, const run_result *r, const phase_stats *m,
     json_object_end(j);
 }
 
+void report_write_cpu(json_writer *j, const run_result *r, const char *per_key, uint64_t count, int null_when_none) {
+    double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
+    double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
+    double wall_s = seconds(r->cpu_wall_ns);
+    double utilization = wall_s > 0 ? (user_s + system_s) / (wall_s * r->cfg->threads) : 0.0;
+    int pin_failed = 0;
+    for (int i = 0; i < r->worker_count; i++) pin_failed |= r->workers[i].pin_failed;
+    json_key(j, "cpu");
+    json_object_begin(j);
+    json_kv_double(j, "user_s", user_s, 6);
+    json_kv_double(j, "system_s", system_s, 6);
+    json_kv_double(j, "wall_s", wall_s, 6);
+    json_kv_double(j, "utilization", utilization, 4);
+    json_key(j, per_key);
+    if (count) json_double(j, (user_s + system_s) * 1e6 / (double)count, 4);
+    else if (null_when_none) json_null(j);
+    else json_double(j, 0.0, 4);
+    json_kv_u64(j, "threads", (uint64_t)r->cfg->threads);
+    json_kv_bool(j, "saturated", utilization > SATURATION_UTILIZATION);
+    json_kv_bool(j, "pinned", r->cfg->cpu_count > 0 && !pin_failed);
+    json_object_end(j);
+}
+
 void report_json(FILE *out, const run_result *r) {
     phase_stats merged[PHASE_COUNT];
     uint64_t connects = 0, attempts = 0, close_ignored = 0, server_closes = 0, idle_closes = 0, abandoned = 0;
-    int established = 0, pin_failed = 0;
+    int established = 0;
     for (int p = 0; p < PHASE_COUNT; p++) {
         memset(&merged[p], 0, sizeof(merged[p]));
         hist_init(&merged[p].latency);
@@ -491,7 +521,6 @@ void report_json(FILE *out, const run_result *r) {
         idle_closes += w->idle_closes;
         abandoned += w->abandoned;
         established += w->slots_established;
-        pin_failed |= w->pin_failed;
     }
     const phase_stats *m = &merged[PHASE_MEASURE];
     const phase_stats *wu = &merged[PHASE_WARMUP];
@@ -521,9 +550,9 @@ void report_json(FILE *out, const run_result *r) {
     json_kv_u64(j, "body_bytes", m->body_bytes);
     json_kv_double(j, "mb_per_s", per_second(m->body_bytes, r->measured_ns) / 1e6, 3);
     write_status_and_errors(j, m);
-    write_latency(j, "latency_us", &m->latency);
-    write_histogram(j, &m->latency);
-    write_timeline(j, r, PHASE_MEASURE);
+    report_write_latency(j, "latency_us", &m->latency);
+    report_write_histogram(j, "histogram", &m->latency);
+    report_write_timeline(j, r, PHASE_MEASURE, "requests");
     write_late(j, r, m);
     write_entries(j, r);
     write_h2(j, r);
@@ -551,29 +580,15 @@ void report_json(FILE *out, const run_result *r) {
     json_kv_double(j, "rps", per_second(wu->requests, r->warmup_actual_ns), 3);
     json_kv_u64(j, "bytes", wu->bytes);
     write_status_and_errors(j, wu);
-    write_latency(j, "latency_us", &wu->latency);
-    write_timeline(j, r, PHASE_WARMUP);
+    report_write_latency(j, "latency_us", &wu->latency);
+    report_write_timeline(j, r, PHASE_WARMUP, "requests");
     json_object_end(j);
 
-    double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
-    double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
-    double wall_s = seconds(r->cpu_wall_ns);
-    double utilization = wall_s > 0 ? (user_s + system_s) / (wall_s * r->cfg->threads) : 0.0;
-    json_key(j, "cpu");
-    json_object_begin(j);
-    json_kv_double(j, "user_s", user_s, 6);
-    json_kv_double(j, "system_s", system_s, 6);
-    json_kv_double(j, "wall_s", wall_s, 6);
-    json_kv_double(j, "utilization", utilization, 4);
-    json_kv_double(j, "us_per_request", m->requests ? (user_s + system_s) * 1e6 / (double)m->requests : 0.0, 4);
-    json_kv_u64(j, "threads", (uint64_t)r->cfg->threads);
-    json_kv_bool(j, "saturated", utilization > SATURATION_UTILIZATION);
-    json_kv_bool(j, "pinned", r->cfg->cpu_count > 0 && !pin_failed);
-    json_object_end(j);
+    report_write_cpu(j, r, "us_per_request", m->requests, 0);
 
     json_key(j, "memory");
     json_object_begin(j);
-    json_kv_u64(j, "max_rss_bytes", peak_rss_bytes(&r->cpu_end));
+    json_kv_u64(j, "max_rss_bytes", report_peak_rss_bytes(&r->cpu_end));
     json_object_end(j);
     json_object_end(j);
     fputc('\n', out);

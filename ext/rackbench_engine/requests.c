@@ -1,4 +1,7 @@
-/* requests.c - see requests.h and doc/requests.md for the file format. */
+/*
+ * requests.c - see requests.h and doc/requests.md for the file format.
+ * Load time only: what is sent per request is request_render.c's.
+ */
 #include "requests.h"
 
 #include <ctype.h>
@@ -7,105 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request_wire.h"
+
 #define MAX_REQUEST_FILE_BYTES (64u << 20)
-
-/* A growable byte buffer used only while building requests, before the run. */
-typedef struct {
-    char *data;
-    size_t len, cap;
-} buf;
-
-static void buf_add(buf *b, const char *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *data = realloc(b->data, cap);
-        if (!data) { perror("rackbench-engine: out of memory"); exit(1); }
-        b->data = data;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void buf_str(buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-/* Case-insensitive "does this header block line start with name:" */
-static int header_is(const char *line, size_t line_len, const char *name) {
-    size_t n = strlen(name);
-    return line_len > n && line[n] == ':' && strncasecmp(line, name, n) == 0;
-}
-
-static int has_header(const char *const *lines, const size_t *lens, int count, const char *name) {
-    for (int i = 0; i < count; i++)
-        if (header_is(lines[i], lens[i], name)) return 1;
-    return 0;
-}
-
-static int contains_token_ci(const char *s, size_t n, const char *token) {
-    size_t t = strlen(token);
-    for (size_t i = 0; i + t <= n; i++)
-        if (strncasecmp(s + i, token, t) == 0) return 1;
-    return 0;
-}
-
-/* Renders one request. lines/lens: the entry's own header lines; the
- * command line's -H headers follow unless the entry set the same name. */
-static void render(request_template *t, const engine_config *cfg, const char *method, size_t method_len,
-                   const char *target, size_t target_len, const char *const *lines, const size_t *lens,
-                   int count, const char *body, size_t body_len, int body_templated) {
-    buf b = {0};
-    buf_add(&b, method, method_len);
-    buf_str(&b, " ");
-    buf_add(&b, target, target_len);
-    buf_str(&b, " HTTP/1.1\r\n");
-    const char *all[MAX_HEADERS * 2];
-    size_t all_len[MAX_HEADERS * 2];
-    int n = 0;
-    for (int i = 0; i < count; i++) { all[n] = lines[i]; all_len[n++] = lens[i]; }
-    for (int i = 0; i < cfg->header_count; i++) {
-        const char *h = cfg->headers[i];
-        size_t name_len = (size_t)(strchr(h, ':') - h);
-        char name[256];
-        if (name_len >= sizeof(name)) name_len = sizeof(name) - 1;
-        memcpy(name, h, name_len);
-        name[name_len] = '\0';
-        if (!has_header(lines, lens, count, name)) { all[n] = h; all_len[n++] = strlen(h); }
-    }
-    if (!has_header(all, all_len, n, "Host")) {
-        buf_str(&b, "Host: ");
-        int ipv6 = strchr(cfg->host, ':') != NULL;
-        if (ipv6) buf_str(&b, "[");
-        buf_str(&b, cfg->host);
-        if (ipv6) buf_str(&b, "]");
-        if (strcmp(cfg->port, "80") != 0) { buf_str(&b, ":"); buf_str(&b, cfg->port); }
-        buf_str(&b, "\r\n");
-    }
-    if (!has_header(all, all_len, n, "User-Agent")) buf_str(&b, "User-Agent: rackbench-engine/" ENGINE_VERSION "\r\n");
-    t->asks_close = 0;
-    for (int i = 0; i < n; i++) {
-        buf_add(&b, all[i], all_len[i]);
-        buf_str(&b, "\r\n");
-        if (header_is(all[i], all_len[i], "Connection") && contains_token_ci(all[i], all_len[i], "close"))
-            t->asks_close = 1;
-    }
-    int wants_length = body_len > 0 || (method_len == 4 && memcmp(method, "POST", 4) == 0) ||
-                       (method_len == 3 && memcmp(method, "PUT", 3) == 0) ||
-                       (method_len == 5 && memcmp(method, "PATCH", 5) == 0);
-    t->dynamic_length = wants_length && body_templated;
-    if (wants_length && !body_templated && !has_header(all, all_len, n, "Content-Length")) {
-        char cl[48];
-        snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", body_len);
-        buf_str(&b, cl);
-    }
-    t->head_len = b.len;
-    buf_str(&b, "\r\n");
-    if (body_len) buf_add(&b, body, body_len);
-    t->wire = b.data;
-    t->wire_len = b.len;
-    t->is_head = method_len == 4 && memcmp(method, "HEAD", 4) == 0;
-}
 
 static void finish(request_set *set) {
     size_t weighted = set->count - set->first_count;
@@ -408,10 +315,10 @@ static const char *add_entry(request_set *set, const engine_config *cfg, entry *
         body_len = (size_t)(end - body);
     }
     int body_templated = has_reference(set, body, body_len);
-    if (body_templated && has_header(e->headers, e->header_lens, e->header_count, "Content-Length"))
+    if (body_templated && request_headers_have(e->headers, e->header_lens, e->header_count, "Content-Length"))
         return fail(err, err_len, file, e->line_no,
                     "an entry whose body uses {{variables}} cannot set Content-Length (it is computed per request)");
-    render(t, cfg, e->method, e->method_len, e->target, e->target_len, e->headers, e->header_lens,
+    request_wire_build(t, cfg, e->method, e->method_len, e->target, e->target_len, e->headers, e->header_lens,
            e->header_count, body, body_len, body_templated);
     t->name = e->name;
     e->name = NULL;
@@ -528,7 +435,7 @@ const char *requests_parse(request_set *set, const engine_config *cfg, const cha
                 break;
             }
             if (e.header_count >= MAX_HEADERS) { error = fail(err, err_len, file, line_no, "too many headers"); break; }
-            if (header_is(p, n, "Transfer-Encoding")) {
+            if (request_header_is(p, n, "Transfer-Encoding")) {
                 /* Bodies are sent whole with Content-Length; a chunked body
                  * would need framing this format does not express. */
                 error = fail(err, err_len, file, line_no, "Transfer-Encoding is not supported (bodies are sent with Content-Length)");
@@ -577,31 +484,40 @@ const char *requests_load(request_set *set, const engine_config *cfg, char *err,
         set->items = calloc(1, sizeof(request_template));
         if (!set->items) { perror("rackbench-engine: out of memory"); exit(1); }
         set->count = 1;
-        render(&set->items[0], cfg, cfg->method, strlen(cfg->method), cfg->path, strlen(cfg->path), NULL, NULL, 0,
-               cfg->body, cfg->body_len, 0);
+        request_wire_build(&set->items[0], cfg, cfg->method, strlen(cfg->method), cfg->path, strlen(cfg->path), NULL,
+                           NULL, 0, cfg->body, cfg->body_len, 0);
         set->items[0].weight = 1;
         finish(set);
         return NULL;
     }
     FILE *f = fopen(cfg->requests_file, "rb");
     if (!f) { snprintf(err, err_len, "cannot open --requests file %s: %s", cfg->requests_file, strerror(errno)); return err; }
-    buf b = {0};
+    /* The whole file in memory, read in chunks into a buffer that doubles. */
+    char *text = NULL;
+    size_t len = 0, cap = 0, n;
     char chunk[65536];
-    size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (b.len + n > MAX_REQUEST_FILE_BYTES) {
+        if (len + n > MAX_REQUEST_FILE_BYTES) {
             fclose(f);
-            free(b.data);
+            free(text);
             snprintf(err, err_len, "--requests file %s is larger than 64 MB", cfg->requests_file);
             return err;
         }
-        buf_add(&b, chunk, n);
+        if (len + n > cap) {
+            cap = cap ? cap * 2 : sizeof(chunk);
+            while (cap < len + n) cap *= 2;
+            char *grown = realloc(text, cap);
+            if (!grown) { perror("rackbench-engine: out of memory"); exit(1); }
+            text = grown;
+        }
+        memcpy(text + len, chunk, n);
+        len += n;
     }
     int read_failed = ferror(f);
     fclose(f);
-    if (read_failed) { free(b.data); snprintf(err, err_len, "cannot read --requests file %s", cfg->requests_file); return err; }
-    const char *r = requests_parse(set, cfg, b.data ? b.data : "", b.len, cfg->requests_file, err, err_len);
-    free(b.data);
+    if (read_failed) { free(text); snprintf(err, err_len, "cannot read --requests file %s", cfg->requests_file); return err; }
+    const char *r = requests_parse(set, cfg, text ? text : "", len, cfg->requests_file, err, err_len);
+    free(text);
     return r;
 }
 
@@ -622,53 +538,3 @@ void requests_free(request_set *set) {
     memset(set, 0, sizeof(*set));
 }
 
-size_t requests_render(const request_template *t, session_vars *vars, char *out, size_t cap, size_t *head_len,
-                       int *missing_var) {
-    size_t head = session_render(t->wire, t->head_parts, t->head_part_count, vars, out, cap, missing_var);
-    if (head == SIZE_MAX) return SIZE_MAX;
-    /* The body goes after room for the Content-Length line, then moves up
-     * once its length is known. */
-    size_t room = t->dynamic_length ? 48 : 0;
-    if (head + room + 2 > cap) { *missing_var = -1; return SIZE_MAX; }
-    size_t body_at = head + room + 2;
-    size_t body = session_render(t->wire, t->body_parts, t->body_part_count, vars, out + body_at, cap - body_at,
-                                 missing_var);
-    if (body == SIZE_MAX) return SIZE_MAX;
-    size_t n = head;
-    if (t->dynamic_length) n += (size_t)snprintf(out + n, room, "Content-Length: %zu\r\n", body);
-    *head_len = n;
-    out[n++] = '\r';
-    out[n++] = '\n';
-    memmove(out + n, out + body_at, body);
-    return n + body;
-}
-
-const request_template *requests_next(const request_set *set, rng *r, size_t *first_done) {
-    if (*first_done < set->first_count) return &set->items[(*first_done)++];
-    if (set->count - set->first_count == 1) return &set->items[set->first_count];
-    uint64_t pick = rng_below(r, set->total_weight);
-    /* Binary search for the first cumulative weight above pick. */
-    size_t lo = 0, hi = set->count - set->first_count - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (set->cum_weight[mid] > pick) hi = mid;
-        else lo = mid + 1;
-    }
-    return &set->items[set->first_count + lo];
-}
-
-void requests_slot_vars(const request_set *set, session_vars *vars, uint64_t seed, uint32_t slot) {
-    /* Another stream than the mix's (worker.c seeds that one with seed *
-     * FNV prime + slot): the same slot draws other numbers than it picks. */
-    rng_seed(&vars->random, (seed ^ UINT64_C(0x5851F42D4C957F2D)) * UINT64_C(0x100000001B3) + slot);
-    const user_table *u = &set->users;
-    if (!u->row_count) return;
-    size_t row = slot % u->row_count;
-    for (int k = 0; k < u->column_count; k++) {
-        int var = set->user_vars[k];
-        size_t n = u->cell_lens[row * (size_t)u->column_count + (size_t)k];
-        memcpy(vars->value[var], u->cells[row * (size_t)u->column_count + (size_t)k], n);
-        vars->len[var] = (uint16_t)n;
-        vars->set[var] = 1;
-    }
-}

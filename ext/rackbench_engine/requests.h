@@ -1,11 +1,15 @@
 /*
  * requests.h - the requests the engine sends: one built from the command
- * line, or a weighted list read from a request file (doc/requests.md).
+ * line, or a weighted list read from a request file (doc/requests.md),
+ * parsed and built before the run (requests.c, the request-list fuzz
+ * target's unit).
  *
- * Every request is rendered to its exact wire bytes once, before the run, so
- * sending is a single write of prebuilt bytes: nothing is formatted or
- * allocated per request. With a cookie jar, the bytes are split at the end
- * of the headers so the jar's Cookie line can be slipped in with writev.
+ * Every request is rendered to its exact wire bytes once, before the run
+ * (request_wire.h), so sending is a single write of prebuilt bytes:
+ * nothing is formatted or allocated per request but a templated entry's
+ * rendering into its slot's buffer (request_render.h, with the choice of
+ * the next request). With a cookie jar, the bytes are split at the end of
+ * the headers so the jar's Cookie line can be slipped in with writev.
  */
 #ifndef RB_REQUESTS_H
 #define RB_REQUESTS_H
@@ -48,7 +52,7 @@ typedef struct {
     int body_captures;   /* captures reading the body (it must be kept) */
     int header_captures; /* captures reading a header */
     /* Templated entries (using {{variables}}): wire holds the text with the
-     * references and is rendered per request (requests_render); head_parts
+     * references and is rendered per request (request_render.h); head_parts
      * cover wire[0, head_len), body_parts the body after the blank line. */
     int templated;
     session_part *head_parts, *body_parts;
@@ -86,21 +90,6 @@ typedef struct {
 const char *requests_load(request_set *set, const engine_config *cfg, char *err, size_t err_len);
 
 void requests_free(request_set *set);
-
-/* Renders a templated entry with a slot's variables into out (cap bytes,
- * at least t->render_bound). Returns the length and sets *head_len (where
- * a Cookie line goes), or SIZE_MAX when a variable is not set
- * (*missing_var: its index) or the result would not fit (-1). */
-size_t requests_render(const request_template *t, session_vars *vars, char *out, size_t cap, size_t *head_len,
-                       int *missing_var);
-
-/* Gives a slot's variables its user (slot mod the @users count: every
- * "user.COLUMN") and seeds its {{random}} stream from seed and slot. */
-void requests_slot_vars(const request_set *set, session_vars *vars, uint64_t seed, uint32_t slot);
-
-/* Chooses the next request for a connection slot: its "first" entries in
- * order (*first_done counts them), then weighted random picks from rng. */
-const request_template *requests_next(const request_set *set, rng *r, size_t *first_done);
 
 /* Parses a request file held in memory (exposed for tests). */
 const char *requests_parse(request_set *set, const engine_config *cfg, const char *text, size_t len,

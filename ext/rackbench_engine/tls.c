@@ -242,6 +242,7 @@ int tls_conn_open(tls_conn *t, const tls_context *ctx) {
     tls_conn_close(t);
     t->ctx = ctx;
     t->handshake_done = 0;
+    t->hello_sent_ns = 0;
     t->resumed = 0;
     t->received_any = 0;
     t->first_len = 0;
@@ -423,11 +424,15 @@ int tls_conn_write(tls_conn *t, const void *data, size_t len) {
     return -1;
 }
 
-int tls_conn_send(tls_conn *t, int fd) {
+int tls_conn_send(tls_conn *t, int fd, uint64_t now_ns) {
     while (t->out_sent < t->out_len) {
         ssize_t n = send(fd, t->out + t->out_sent, t->out_len - t->out_sent, MSG_NOSIGNAL);
         if (n > 0) {
             t->out_sent += (size_t)n;
+            /* A connection's first output is its ClientHello: the
+             * handshake's time counts from when it left, not from when it
+             * was queued behind a connect still in progress. */
+            if (!t->hello_sent_ns && !t->handshake_done) t->hello_sent_ns = now_ns;
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -439,16 +444,37 @@ int tls_conn_send(tls_conn *t, int fd) {
     return 1;
 }
 
+tls_status tls_conn_receive(tls_conn *t, const void *data, size_t n, void *plain, size_t cap, size_t *len,
+                            int *handshake_ended) {
+    *len = 0;
+    *handshake_ended = 0;
+    tls_conn_feed(t, data, n);
+    if (!t->handshake_done) {
+        tls_status st = tls_conn_handshake(t);
+        if (st != TLS_OK) return st;
+        *handshake_ended = 1;
+    }
+    return tls_conn_read_all(t, plain, cap, len);
+}
+
+int tls_conn_lost_in_handshake(tls_conn *t, int reset) {
+    if (!tls_conn_hello_sent(t)) return 0;
+    tls_conn_fail(t, TLS_FAIL_HANDSHAKE, reset ? "the server reset the connection during the handshake"
+                                               : "the server closed the connection during the handshake");
+    return 1;
+}
+
 void tls_conn_fail(tls_conn *t, tls_failure kind, const char *reason) {
     set_reason(t, kind, "%s", reason);
     give_up(t, TLS_FAILED);
 }
 
-void tls_conn_shutdown(tls_conn *t) {
-    if (!t->ssl || !t->handshake_done || t->failure != TLS_FAIL_NONE) return;
+void tls_conn_say_goodbye(tls_conn *t, int fd, uint64_t now_ns) {
+    if (fd < 0 || !t->ssl || !t->handshake_done || t->failure != TLS_FAIL_NONE) return;
     ERR_clear_error();
     SSL_shutdown(t->ssl); /* queues close_notify; the answer is not awaited */
     ERR_clear_error();
+    tls_conn_send(t, fd, now_ns);
 }
 
 void tls_conn_close(tls_conn *t) {

@@ -85,6 +85,10 @@ typedef struct {
     unsigned char *out;
     size_t out_len, out_sent, out_cap;
     int handshake_done;
+    /* When the connection's first bytes (its ClientHello) left through
+     * tls_conn_send: the handshake's time counts from here, and a send
+     * that fails before it is the connect's failure, not TLS's. 0: not yet. */
+    uint64_t hello_sent_ns;
     int resumed;                    /* the last handshake resumed a session */
     int received_any;               /* some bytes came from the peer */
     unsigned char first_bytes[32];  /* the first of them: the reason when not TLS */
@@ -161,17 +165,44 @@ static inline size_t tls_conn_pending(const tls_conn *t) { return t->out_len - t
 
 /* Sends t's pending output on the non-blocking socket fd. Returns 1 when
  * all of it went out, 0 when the socket is full (the rest is kept for the
- * next call), -1 on a socket error (errno). */
-int tls_conn_send(tls_conn *t, int fd);
+ * next call), -1 on a socket error (errno). The first bytes to leave a new
+ * connection (its ClientHello) stamp t->hello_sent_ns with now_ns. */
+int tls_conn_send(tls_conn *t, int fd, uint64_t now_ns);
+
+/* Whether t's ClientHello went out: a send or receive that fails before
+ * it failed the TCP connect, and no TLS failure is recorded for it. */
+static inline int tls_conn_hello_sent(const tls_conn *t) { return t->hello_sent_ns != 0; }
+
+/* What a connection does with each batch of ciphertext it received (n
+ * bytes at data, not copied; all consumed before it returns): while the
+ * handshake runs, advances it (the client's next flight is then in t's
+ * output, to send); once it has completed, decrypts what follows into
+ * plain (cap bytes), *len bytes in all. Returns as tls_conn_read_all:
+ * TLS_AGAIN when every byte was consumed (the usual end, *len may be 0:
+ * the handshake goes on, a session ticket), TLS_CLOSED when the peer's
+ * close_notify followed the *len bytes, TLS_FAILED (failure, reason).
+ * *handshake_ended is 1 when this batch completed the handshake: the
+ * caller counts it (its time: t->hello_sent_ns to now) before it looks at
+ * the status or the plaintext. */
+tls_status tls_conn_receive(tls_conn *t, const void *data, size_t n, void *plain, size_t cap, size_t *len,
+                            int *handshake_ended);
+
+/* The peer ended the connection (reset: with a reset, else with its FIN)
+ * before the handshake completed. Returns 0 when the ClientHello had not
+ * gone out (the connect itself failed: nothing recorded), 1 after t
+ * failed with TLS_FAIL_HANDSHAKE and the reason. */
+int tls_conn_lost_in_handshake(tls_conn *t, int reset);
 
 /* Records a failure the connection code saw itself (the server closed
  * the connection during the handshake): t fails with kind and reason,
  * unless it had already failed (the first reason is the cause). */
 void tls_conn_fail(tls_conn *t, tls_failure kind, const char *reason);
 
-/* Queues a close_notify in t's output (best effort: a client that closes
- * tells the server it did not lose the connection). */
-void tls_conn_shutdown(tls_conn *t);
+/* A client's end of a healthy connection on fd: a close_notify queued and
+ * sent at once, best effort (a full socket or an error drops it), so the
+ * server knows it did not lose the connection. Does nothing before the
+ * handshake completed or after a failure. */
+void tls_conn_say_goodbye(tls_conn *t, int fd, uint64_t now_ns);
 
 /* Ends t's connection: frees its OpenSSL state and drops unsent output;
  * keeps the session for the slot's next connection, and the output

@@ -17,9 +17,15 @@ static int copy_bounded(char *dst, size_t dst_len, const char *src, size_t n) {
 const char *url_parse(engine_config *cfg, const char *url) {
     if (strlen(url) >= sizeof(cfg->url)) return "URL too long";
     strcpy(cfg->url, url);
-    cfg->tls = strncmp(url, "https://", 8) == 0;
-    if (!cfg->tls && strncmp(url, "http://", 7) != 0) return "URL must start with http:// or https://";
-    const char *p = url + (cfg->tls ? 8 : 7);
+    /* The scheme: ws:// and wss:// are HTTP's and HTTPS's ports and
+     * transports, upgraded to WebSocket (RFC 6455 section 3). */
+    size_t scheme_len;
+    if (strncmp(url, "https://", 8) == 0) { cfg->tls = 1; cfg->ws = 0; scheme_len = 8; }
+    else if (strncmp(url, "http://", 7) == 0) { cfg->tls = 0; cfg->ws = 0; scheme_len = 7; }
+    else if (strncmp(url, "wss://", 6) == 0) { cfg->tls = 1; cfg->ws = 1; scheme_len = 6; }
+    else if (strncmp(url, "ws://", 5) == 0) { cfg->tls = 0; cfg->ws = 1; scheme_len = 5; }
+    else return "URL must start with http://, https://, ws:// or wss://";
+    const char *p = url + scheme_len;
     const char *host_end;
     const char *after_host;
     if (*p == '[') {

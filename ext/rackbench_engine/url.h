@@ -6,9 +6,10 @@
 
 #include "config.h"
 
-/* Splits an http:// or https:// URL into cfg->host, cfg->port (80 or 443
- * unless given), cfg->path, and sets cfg->tls for https. Returns NULL or a
- * static error text. */
+/* Splits an http://, https://, ws:// or wss:// URL into cfg->host,
+ * cfg->port (80 or 443 unless given), cfg->path, and sets cfg->tls for
+ * https and wss, cfg->ws for ws and wss. Returns NULL or a static error
+ * text. */
 const char *url_parse(engine_config *cfg, const char *url);
 
 /* Resolves cfg->host:cfg->port into cfg->addr. Unless cfg->allow_remote,

@@ -59,7 +59,8 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
     }
     if (rate_per_s > 0) {
         w->interval_ns = 1e9 / rate_per_s;
-        w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
+        /* With a setup, the clock is not fixed yet: run_setup_phase sets it. */
+        if (!clock->setup) w->sched_origin_ns = open_loop_origin_ns(clock->start_ns, w->interval_ns, id, cfg->threads);
     }
     w->tls_ctx = tls_ctx;
     if (tls_ctx) {
@@ -74,8 +75,9 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
     w->protocol_state = protocol->create(w);
 }
 
-void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns) {
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t now_ns) {
     tls_counters *c = &w->tls[phase];
+    uint64_t start_ns = tls_conn_hello_sent(t) ? t->hello_sent_ns : now_ns;
     c->handshakes++;
     if (t->resumed) c->resumed++;
     hist_record(t->resumed ? c->resumed_ns : c->full_ns, now_ns - start_ns);
@@ -172,6 +174,20 @@ static int wait_events(worker *w, struct epoll_event *events, uint64_t now_ns, u
     return n;
 }
 
+/* One wait of the loop (the run's or the setup's): events until until_ns,
+ * each handed to the protocol with the clock read after the wait. */
+static void dispatch_events(worker *w, uint64_t now_ns, uint64_t until_ns) {
+    struct epoll_event events[MAX_EVENTS];
+    int n = wait_events(w, events, now_ns, until_ns);
+    if (n < 0) {
+        if (errno == EINTR) return;
+        perror("rackbench-engine: epoll_wait");
+        exit(1);
+    }
+    if (n > 0) now_ns = clock_now_ns();
+    for (int i = 0; i < n; i++) w->protocol->on_event(events[i].data.ptr, events[i].events, now_ns);
+}
+
 int worker_may_start(worker *w, uint64_t now_ns) {
     count_window *cw = w->clock->count;
     if (!worker_counted(w)) return now_ns < w->clock->measure_end_ns;
@@ -213,7 +229,6 @@ static void run_loop(worker *w) {
     uint64_t now_ns = clock_now_ns();
     w->think_due_ns = UINT64_MAX;
     proto->start(w, now_ns);
-    struct epoll_event events[MAX_EVENTS];
     uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
     for (;;) {
         now_ns = clock_now_ns();
@@ -241,16 +256,39 @@ static void run_loop(worker *w) {
             uint64_t due_ns = next_due_ns(w);
             if (due_ns < until_ns) until_ns = due_ns;
         }
-        int n = wait_events(w, events, now_ns, until_ns);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("rackbench-engine: epoll_wait");
-            exit(1);
-        }
-        if (n > 0) now_ns = clock_now_ns();
-        for (int i = 0; i < n; i++) proto->on_event(events[i].data.ptr, events[i].events, now_ns);
+        dispatch_events(w, now_ns, until_ns);
     }
     if (proto->finish) proto->finish(w);
+}
+
+/* The protocol's setup (run_clock.setup): from the setup's common start
+ * until the protocol says it is done or the run is interrupted; then the
+ * two meetings with the main thread, which fixes the clock in between. */
+static void run_setup_phase(worker *w) {
+    run_setup *setup = w->clock->setup;
+    const worker_protocol *proto = w->protocol;
+    struct timespec start = clock_timespec(setup->start_ns);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR && !engine_interrupted) {
+    }
+    uint64_t now_ns = clock_now_ns();
+    w->think_due_ns = UINT64_MAX;
+    proto->setup(w, now_ns);
+    uint64_t next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+    while (!engine_interrupted && !proto->setup_done(w)) {
+        now_ns = clock_now_ns();
+        if (now_ns >= next_housekeeping_ns || now_ns >= w->think_due_ns) {
+            proto->housekeeping(w, now_ns);
+            next_housekeeping_ns = now_ns + HOUSEKEEPING_INTERVAL_NS;
+            if (proto->setup_done(w)) break;
+        }
+        uint64_t until_ns = w->think_due_ns < next_housekeeping_ns ? w->think_due_ns : next_housekeeping_ns;
+        dispatch_events(w, now_ns, until_ns);
+    }
+    pthread_barrier_wait(&setup->done);
+    pthread_barrier_wait(&setup->clock_set);
+    /* The open loop's schedule counts from the clock fixed just now. */
+    if (worker_open_loop(w))
+        w->sched_origin_ns = open_loop_origin_ns(w->clock->start_ns, w->interval_ns, w->id, w->cfg->threads);
 }
 
 void *worker_run(void *arg) {
@@ -265,6 +303,7 @@ void *worker_run(void *arg) {
         perror("rackbench-engine: epoll_create1");
         exit(1);
     }
+    if (clock->setup) run_setup_phase(w);
     phase_stats_init(&w->phases[PHASE_WARMUP], clock->start_ns);
     phase_stats_init(&w->phases[PHASE_MEASURE], clock->measure_start_ns);
     struct timespec start = clock_timespec(clock->start_ns);

@@ -41,7 +41,20 @@ extern volatile sig_atomic_t engine_interrupted;
  * most one record begun by the read before (16 KiB of plaintext). */
 #define WORKER_PLAIN_BUFFER_BYTES (WORKER_READ_BUFFER_BYTES + 32 * 1024)
 
-/* The shared clock marks of one run, fixed before the threads start. */
+/* A protocol's setup before the run's clock (WebSocket clients connect
+ * and subscribe, which takes as long as it takes): every thread runs its
+ * own from start_ns, then waits at done; the main thread, also at done,
+ * learns that the setup is over, fixes the clock and meets the threads at
+ * clock_set. The barriers are what make the clock's fields, written by
+ * the main thread in between, safe for the threads to read. */
+typedef struct {
+    uint64_t start_ns;          /* every thread's setup starts here (a ramp counts from it) */
+    pthread_barrier_t done;     /* the threads and the main thread: setup over */
+    pthread_barrier_t clock_set; /* the same: the clock is fixed */
+} run_setup;
+
+/* The shared clock marks of one run, fixed before the threads start (or,
+ * with a setup, once every thread's setup is over). */
 typedef struct {
     uint64_t start_ns;          /* t0: the warmup starts */
     uint64_t measure_start_ns;  /* t0 + warmup */
@@ -49,6 +62,8 @@ typedef struct {
     /* --count: the shared tickets and edges of the fixed-count window
      * (count_window.h); a timed run's is not enabled. */
     count_window *count;
+    /* NULL, or the setup before the clock (worker_protocol.setup). */
+    run_setup *setup;
 } run_clock;
 
 typedef struct worker worker;
@@ -118,6 +133,13 @@ typedef struct {
     /* Optional (NULL): the loop is over; every slot's wait ends and what
      * is still open closes. */
     void (*finish)(worker *w);
+    /* Optional (NULL, with setup_done): the protocol's setup before the
+     * run's clock exists (run_setup): called once at its start; the loop
+     * then turns (events, housekeeping, and w->think_due_ns for a ramp's
+     * next step) until setup_done says 1 or the run is interrupted. The
+     * clock's fields must not be read until start. */
+    void (*setup)(worker *w, uint64_t now_ns);
+    int (*setup_done)(const worker *w);
 } worker_protocol;
 
 struct worker {
@@ -128,6 +150,7 @@ struct worker {
     const run_clock *clock;
     const worker_protocol *protocol;
     void *protocol_state;       /* the protocol's connections and slots */
+    void *protocol_shared;      /* what the protocol's threads share (made by main), or NULL */
     int epfd;
     int conn_count;             /* this thread's connections */
     int first_slot;             /* the number of its first, across all threads */
@@ -224,10 +247,10 @@ int worker_may_start(worker *w, uint64_t now_ns);
  * its slot), which is why the schedule advances before each start. */
 void worker_dispatch_due(worker *w, uint64_t now_ns);
 
-/* Counts a completed handshake of conn t, opened for a request of phase,
- * whose ClientHello went out at start_ns, and keeps what the run's first
- * handshake negotiated. */
-void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t start_ns, uint64_t now_ns);
+/* Counts a handshake of conn t that completed at now_ns, opened for a
+ * request of phase (its time from t->hello_sent_ns), and keeps what the
+ * run's first handshake negotiated. */
+void worker_tls_handshake(worker *w, const tls_conn *t, phase_id phase, uint64_t now_ns);
 
 /* Counts a connection whose TLS failed (t->failure, t->reason: the first
  * reason is kept). */

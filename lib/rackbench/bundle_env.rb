@@ -143,7 +143,16 @@ module Rackbench
 
     # Where the gems actually land: Bundler's <engine>/<abi> below install_path.
     def gem_dir
-      File.join(install_path, install.engine, install.abi_version)
+      self.class.gem_dir(install, root: root)
+    end
+
+    # The gem directory every environment of +install+ (a Rubies::Install)
+    # installs into under +root+, whether or not one exists yet: what is
+    # there before a run installs anything (Passenger's agent, compiled
+    # into its gem).
+    def self.gem_dir(install, root: default_root)
+      File.join(File.expand_path(root), "gems", "#{install.engine}-#{install.abi_version}", install.engine,
+                install.abi_version)
     end
 
     def lock_path

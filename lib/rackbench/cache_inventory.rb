@@ -19,7 +19,7 @@ module Rackbench
   class CacheInventory
     autoload :Prune, File.expand_path("cache_inventory/prune", __dir__)
 
-    # kind :: "build", "environment", "gems", "source", "ccache", "leftover"
+    # kind :: "build", "environment", "gems", "agent", "source", "ccache", "leftover"
     # name :: what it is, for a person ("ruby '3.4' 3.4.5 e11383d5631ff0a4", "rack-hello + puma on ruby-3.4.5")
     # paths :: what removing it removes (its directory first)
     # bytes :: disk used
@@ -48,7 +48,7 @@ module Rackbench
     # Every item, builds first, then environments, gem directories,
     # sources and leftovers.
     def items
-      builds + environments + gem_dirs + sources + compiler_cache + leftovers
+      builds + environments + gem_dirs + passenger_agents + sources + compiler_cache + leftovers
     end
 
     private
@@ -95,6 +95,23 @@ module Rackbench
       end
     end
 
+    # Passenger's agents, one per passenger version and compiler
+    # (Servers::PassengerAgents): each ruby's gems hold a copy, so pruning
+    # one costs the next new ruby a compile; --unused keeps them (prune
+    # them with --older-than).
+    def passenger_agents
+      require_relative "servers/passenger/agents"
+      Servers::PassengerAgents.new(root: File.join(@root, "passenger-agents")).kept.map do |dir, build|
+        what = if build
+                 "Passenger #{build.version}'s agent, compiled in #{BundleEnv::Progress.duration(build.duration_s)} " \
+                   "(#{build.compiler})"
+               else
+                 "Passenger #{File.basename(dir).sub(/-\h+\z/, "")}'s agent"
+               end
+        item("agent", what, [dir], lock: nil, users: nil)
+      end
+    end
+
     def sources
       Dir.glob(File.join(@root, "sources", "*")).sort.map do |path|
         item("source", "#{File.basename(path)} (downloaded for builds)", [path], lock: nil, users: nil)
@@ -114,7 +131,7 @@ module Rackbench
     # A build's work directory whose process is gone, and a build directory
     # without its record (a build killed half way) that nobody holds.
     def leftovers
-      work = Dir.glob(File.join(@root, "rubies", "work", "*")).reject { |dir| alive?(dir[/-(\d+)\z/, 1]) }
+      work = Dir.glob(File.join(@root, "rubies", "work", "*")).reject { |dir| PidAlive.call(dir[/-(\d+)\z/, 1]) }
       unfinished = Dir.glob(File.join(@root, "rubies", "*")).select do |dir|
         File.basename(dir).match?(/\A\h{16}\z/) && !File.file?(File.join(dir, Rubies::Build::Cache::RECORD))
       end
@@ -157,10 +174,6 @@ module Rackbench
         next
       end
       total
-    end
-
-    def alive?(pid)
-      PidAlive.call(pid)
     end
   end
 end

@@ -29,6 +29,10 @@ module Rackbench
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
+      "publish" => ["publish_command", "PublishCommand", "a static site of every run: timelines, regressions, comparisons, a feed"],
+      "regressions" => ["regressions_command", "RegressionsCommand", "the regressions publish tracks: list, show, set a state"],
+      "record-failure" => ["record_failure_command", "RecordFailureCommand", "record a run that could not start (a build that failed) for publish's timeline"],
+      "prune" => ["prune_command", "PruneCommand", "delete old runs' trials, keeping the medians publish draws"],
       "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
       "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
@@ -36,6 +40,7 @@ module Rackbench
       "cache" => ["cache_command", "CacheCommand", "list what rackbench keeps between runs (built rubies, gem environments); prune it"],
       "servers" => ["servers_command", "ServersCommand", "list the app-server adapters and what each supports"],
       "apps" => ["apps_command", "AppsCommand", "list the benchmark apps shipped with rackbench"],
+      "services" => ["services_command", "ServicesCommand", "list the services and proxies rackbench can start beside a server"],
       "micro" => ["micro_command", "MicroCommand", "run a micro-benchmark outside HTTP (fibers: threads, processes, fibers over pipes)"]
     }.freeze
 
@@ -43,7 +48,7 @@ module Rackbench
       Usage: rackbench COMMAND [options]
 
       Commands:
-      #{COMMANDS.map { |name, (_, _, text)| format("  %-10s %s", name, text) }.join("\n")}
+      #{COMMANDS.map { |name, (_, _, text)| format("  %-14s %s", name, text) }.join("\n")}
 
       rackbench COMMAND --help shows the options of a command.
       rackbench --version prints the version.

@@ -35,7 +35,7 @@ module Rackbench
     autoload :Plan, File.expand_path("experiment/plan", __dir__)
 
     TOP_KEYS = %w[name seed batches rubies servers apps processes threads load env pass_env exclude inside profile
-                  tune proxy capacity gems measure].freeze
+                  tune proxy capacity gems measure instructions].freeze
     REQUIRED_KEYS = %w[name servers apps].freeze
     NAME = /\A[a-z0-9._-]+\z/
     # What the in-server agent does in every trial (`inside:`): count GC,
@@ -60,11 +60,14 @@ module Rackbench
     # String); pass_env (Array of variable names the servers take from the
     # shell); exclude (Array of Hash of dimension => Array of values);
     # inside (one of INSIDE_MODES); proxy (the topologies in front of the
-    # server: Array of Proxy::NAMES, ["none"] without the key); measure
+    # server: Array of Proxy.names, ["none"] without the key); measure
     # (what the trials measure: Instructions::MEASURES, time and/or
     # instructions, in that order; ["time"] without the key).
     attr_reader :name, :seed, :batches, :rubies, :servers, :apps, :processes, :threads, :load, :env, :pass_env,
                 :exclude, :inside, :proxy, :measure
+    # How its instructions trials run under callgrind (`instructions:`, an
+    # Instructions::Settings: the cache simulation).
+    attr_reader :instructions_settings
     # How the apps' gems are resolved across the rubies, and the gems it
     # pins or varies (`gems:`, an Experiment::Gems), or nil: one gem set per
     # app and server, nothing pinned.
@@ -206,7 +209,8 @@ module Rackbench
           proxy: proxy(data.fetch("proxy", Proxy::NONE), checker),
           capacity: capacity(data, checker),
           gems: Gems.parse(data["gems"], checker),
-          measure: measure
+          measure: measure,
+          instructions_settings: Instructions::Settings.parse(data["instructions"], checker, measure: measure)
         }
       end
 
@@ -253,7 +257,7 @@ module Rackbench
       # `proxy:` one topology name or a list of them (a list of several is
       # the dimension "proxy").
       def proxy(value, checker)
-        checker.list!(value, "proxy") { |name, key| checker.one_of!(name, key, Proxy::NAMES, "proxy") }.freeze
+        checker.list!(value, "proxy") { |name, key| checker.one_of!(name, key, Proxy.names, "proxy") }.freeze
       end
     end
 
@@ -261,7 +265,8 @@ module Rackbench
     def initialize(name:, seed:, batches:, rubies:, servers:, apps:, processes:, threads:, load:, env:, exclude:,
                    dimensions:, configurations:, source:, source_text:, pass_env: [].freeze, inside: DEFAULT_INSIDE,
                    profile: nil, profile_only: false, base_dir: Dir.pwd, tune: nil, proxy: [Proxy::NONE].freeze,
-                   capacity: nil, gems: nil, gem_set_configurations: nil, measure: [Instructions::TIME].freeze)
+                   capacity: nil, gems: nil, gem_set_configurations: nil, measure: [Instructions::TIME].freeze,
+                   instructions_settings: Instructions::Settings::DEFAULT)
       raise ArgumentError, "profile_only needs a profile" if profile_only && profile.nil?
 
       @name = name
@@ -284,6 +289,7 @@ module Rackbench
       @inside = inside
       @proxy = proxy
       @measure = measure
+      @instructions_settings = instructions_settings
       @exclude = exclude
       @dimensions = dimensions
       @configurations = configurations
@@ -380,6 +386,7 @@ module Rackbench
       data["proxy"] = proxy.sort unless proxy == [Proxy::NONE]
       # Time alone (the default) keeps the fingerprint of a file without the key.
       data["measure"] = measure unless measure == [Instructions::TIME]
+      data["instructions"] = instructions_settings.to_h unless instructions_settings.default?
       data["profile"] = profile.to_h if profile
       data["profile_only"] = true if profile_only
       # Only in files that have them: every other file keeps its fingerprint.
@@ -427,7 +434,8 @@ module Rackbench
         threads: threads, load: load, env: env, pass_env: pass_env, exclude: exclude, dimensions: dimensions,
         configurations: configurations, source: source, source_text: source_text, inside: inside, profile: profile,
         profile_only: profile_only, base_dir: base_dir, tune: tune, proxy: proxy, capacity: capacity, gems: gems,
-        gem_set_configurations: @gem_set_configurations, measure: measure }
+        gem_set_configurations: @gem_set_configurations, measure: measure,
+        instructions_settings: instructions_settings }
     end
 
     def sort(values)

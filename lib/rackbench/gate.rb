@@ -35,23 +35,48 @@ module Rackbench
     DEFAULT_RULES = ["rps>2%"].freeze
 
     # Two configurations compared (Report::ConfigSummary, or nil for a
-    # side that lacks it), and the words that name the pair.
-    Pair = Struct.new(:label, :baseline, :candidate)
+    # side that lacks it), and the words that name the pair; +diffs+, a
+    # Proc that makes where the time went between them (Report::Diffs or
+    # nil), asked only of a pair that regressed.
+    Pair = Struct.new(:label, :baseline, :candidate, :diffs)
+
+    # Functions and frames under a regression in the gate document: the
+    # Markdown a pull request shows lists these.
+    DIFF_ROWS = 5
 
     # One pair judged: its checks, the problems that keep the gate from
     # judging it (failed trials, a missing side), and its status.
     Result = Struct.new(:pair, :checks, :problems, :status, keyword_init: true) do
       def to_h
         { "label" => pair.label, "baseline_id" => pair.baseline&.id, "candidate_id" => pair.candidate&.id,
-          "status" => status, "problems" => problems, "checks" => checks.map(&:to_h) }
+          "status" => status, "problems" => problems, "checks" => checks.map(&:to_h), "diffs" => diffs }
       end
+
+      # Where the time went, for a regressed pair: its diff's headlines
+      # and first DIFF_ROWS functions and frames; nil otherwise.
+      def diffs
+        return @diffs if defined?(@diffs)
+
+        found = status == REGRESSED && pair.diffs ? pair.diffs.call : nil
+        @diffs = found && Gate.shortened(found.to_h)
+      end
+    end
+
+    # A diff (Report::Diffs#to_h) cut to what a gate shows: no flame
+    # graphs, DIFF_ROWS rows.
+    def self.shortened(diff)
+      short = ->(part) { part && part.except("flame").merge("rows" => part["rows"].first(DIFF_ROWS)) }
+      { "functions" => short.call(diff["functions"]), "profile" => short.call(diff["profile"]),
+        "allocations" => diff["allocations"] }
     end
 
     # Each configuration of +report+ against its baseline (Report's
     # --baseline: a spec, or the first configuration); a configuration
     # with none cannot be judged.
     def self.within(report, rules:, strict: false)
-      pairs = report.configs.reject(&:baseline?).map { |c| Pair.new(c.label, c.baseline_config, c) }
+      pairs = report.configs.reject(&:baseline?).map do |c|
+        Pair.new(c.label, c.baseline_config, c, -> { report.diffs.find { |diff| diff.b.equal?(c) } })
+      end
       side = Side.of(report)
       new(pairs: pairs, rules: rules, options: report.options, baseline: side, candidate: side, strict: strict)
     end
@@ -63,7 +88,7 @@ module Rackbench
     def self.between(compare, baseline_report, candidate_report, rules:, strict: false)
       # One pair: its configuration in full, which names it better than
       # the one dimension a lone configuration's label would show.
-      pairs = compare.pairs.map { |p| Pair.new(compare.pairs.size == 1 ? p.a.id : p.label, p.a, p.b) }
+      pairs = compare.pairs.map { |p| Pair.new(compare.pairs.size == 1 ? p.a.id : p.label, p.a, p.b, -> { p.diffs }) }
       if baseline_report.equal?(candidate_report)
         new_ids = []
       else

@@ -36,6 +36,9 @@ module Rackbench
     autoload :Collection, File.expand_path("instructions/collection", __dir__)
     autoload :Edges, File.expand_path("instructions/edges", __dir__)
     autoload :Support, File.expand_path("instructions/support", __dir__)
+    autoload :CallGraph, File.expand_path("instructions/call_graph", __dir__)
+    autoload :Cycles, File.expand_path("instructions/cycles", __dir__)
+    autoload :Settings, File.expand_path("instructions/settings", __dir__)
 
     # Whether +record+ (a Trial::Record) is an instructions trial.
     def self.trial?(record)

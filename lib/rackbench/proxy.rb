@@ -11,11 +11,15 @@ module Rackbench
   # nginx-cache :: the same with a cache keyed on the method, URI and Cookie header
   # varnish :: Debian's varnishd, a VCL with the same key and the same policy
   #
+  # Each topology's file registers it (Proxy.register), as servers do.
+  #
   #   topology = Rackbench::Proxy.fetch("nginx-cache")
   #   topology.unsupported_reason # => nil, or why it cannot run here
   module Proxy
     NONE = "none"
-    NAMES = [NONE, "nginx", "nginx-cache", "varnish"].freeze
+    # The topologies (nginx.rb registers nginx and nginx-cache, varnish.rb
+    # varnish), each registered as servers are.
+    REGISTRY = Registry.new("proxy", File.join(__dir__, "proxy"))
 
     autoload :Binary, File.expand_path("proxy/binary", __dir__)
     autoload :NginxConfig, File.expand_path("proxy/nginx_config", __dir__)
@@ -28,14 +32,27 @@ module Rackbench
 
     module_function
 
-    # The topology named name (one of NAMES but none); KeyError otherwise.
+    # Registers under name the block that makes the topology (a fresh one
+    # per fetch: what it finds on the machine is looked up again);
+    # +position+ orders `rackbench services` and the documentation's list.
+    def register(name, position: nil, &make)
+      REGISTRY.register(name, make, position: position)
+    end
+
+    # Every value `proxy:` takes: none, then the registered topologies.
+    def names
+      [NONE, *REGISTRY.names]
+    end
+
+    # The topology named name (one of names but none); ConfigError naming
+    # the known ones otherwise.
     def fetch(name)
-      case name
-      when "nginx" then Nginx.new(cache: false)
-      when "nginx-cache" then Nginx.new(cache: true)
-      when "varnish" then Varnish.new
-      else raise KeyError, "unknown proxy #{name.inspect}; known: #{NAMES.join(", ")}"
-      end
+      REGISTRY.fetch(name).call
+    end
+
+    # Every registered topology, in names' order.
+    def all
+      REGISTRY.all.map(&:call)
     end
 
     # Why the topology named name cannot run on this machine (its program

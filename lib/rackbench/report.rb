@@ -15,6 +15,7 @@ require_relative "report/batch_figures"
 require_relative "report/machine_match"
 require_relative "report/hosts"
 require_relative "report/gem_notes"
+require_relative "report/diffs"
 
 module Rackbench
   # The statistics report of one stored experiment: its trials grouped into
@@ -180,9 +181,22 @@ module Rackbench
         "trials" => @trials.map { |t| trial_hash(t) }
       }.tap do |document|
         document["profiles"] = @profiles.to_a unless @profiles.empty?
+        document["diffs"] = diffs.map(&:to_h) unless diffs.empty?
         document["concurrency_sweep"] = concurrency_sweep if concurrency_sweep
         document["detect"] = @detect&.to_h
         document["hosts"] = hosts.map(&:to_h)
+      end
+    end
+
+    # Where the time went between each configuration and its baseline
+    # (Report::Diffs: functions, call trees, profiles, allocations), for
+    # the configurations whose stored trials allow one; [] else.
+    def diffs
+      @diffs ||= @configs.filter_map do |config|
+        base = config.baseline_config
+        next if base.nil? || base.equal?(config)
+
+        Diffs.between(base, config, @options, a_profiles: @profiles, b_profiles: @profiles)
       end
     end
 
@@ -208,8 +222,8 @@ module Rackbench
       InsideNoise.of(@configs.map { |c| c.to_h["inside"] })
     end
 
-    def terminal_table(color: false)
-      Terminal.new(self, color: color).render
+    def terminal_table(color: false, width: nil)
+      Terminal.new(self, color: color, width: width).render
     end
 
     def to_csv
@@ -219,6 +233,12 @@ module Rackbench
     # The per-entry CSV of a request list (Report::EntriesCsv).
     def to_csv_pages
       EntriesCsv.new(self).render
+    end
+
+    # One CSV row per function and profile frame of every diff
+    # (Report::DiffsCsv).
+    def to_csv_diffs
+      DiffsCsv.new(diffs.map(&:to_h)).render
     end
 
     # Writes the HTML report to +path+ (HtmlReport#write).
@@ -293,4 +313,5 @@ end
 require_relative "report/terminal"
 require_relative "report/csv"
 require_relative "report/entries_csv"
+require_relative "report/diffs_csv"
 require_relative "report/compare"

@@ -2,9 +2,11 @@
 
 require_relative "runner/cpu_layout"
 require_relative "runner/estimate"
+require_relative "runner/preparation"
 require_relative "runner/progress"
 require_relative "runner/results_dir"
 require_relative "runner/steps"
+require_relative "runner/stored_experiment"
 require_relative "runner/trial_loop"
 require "etc"
 
@@ -19,6 +21,10 @@ module Rackbench
   #
   #   Runner.new(source: Experiment.load("exp.yml"), results_dir: "rackbench-results").run
   class Runner
+    # How long a server may take to boot and answer its first request
+    # unless the command says (`rackbench run --ready-timeout`).
+    READY_TIMEOUT_S = 60
+
     # not_run :: planned trials a stopping rule (--detect) left unrun
     Summary = Struct.new(:experiment_id, :ok, :failed, :skipped, :already_done, :not_run, keyword_init: true)
 
@@ -78,11 +84,15 @@ module Rackbench
     # :batch :: run this batch of the plan only (a fleet's claim, Fleet::Worker) (default: nil: all)
     # :rerun :: with batch, run the batch's stored trials again too, each as the next attempt at its key
     #           (its earlier attempts kept as history): a batch runs whole on one host (default: false)
+    # :queued :: the stored row (Store#experiment) of the experiment a fleet's worker runs a batch of:
+    #            its trials go into that row, once this host's labels are proven to be the row's
+    #            (StoredExperiment#claim) (default: nil: the row is found or made here)
     def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
-                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: 60, stop_grace_s: 10, environment: nil,
+                   err: $stderr, installs: nil, layout: nil, ready_timeout_s: READY_TIMEOUT_S, stop_grace_s: 10, environment: nil,
                    parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {},
-                   host: Etc.uname[:nodename], batch: nil, rerun: false)
+                   host: Etc.uname[:nodename], batch: nil, rerun: false, queued: nil)
       @source = source
+      @queued = queued
       @detect = detect
       @given_labels = labels
       @results_dir = File.expand_path(results_dir)
@@ -127,11 +137,17 @@ module Rackbench
       @labels ||= Labels.capture(given: @given_labels, source: @source, variants: variants)
     end
 
-    # The fingerprint the experiment is stored under: the source's, with
-    # the labels (Labels#fingerprint), so that another revision or other
-    # labels make another experiment and a resumed run finds its own.
+
+    # The fingerprint the experiment is stored under (StoredExperiment).
     def stored_fingerprint
       labels.fingerprint(@source.fingerprint)
+    end
+
+    # A fleet worker's proof, before it claims a batch of the experiment
+    # stored as +row+, that it would run what the row names
+    # (StoredExperiment#check!); raises SetupError.
+    def check_queued!(row)
+      StoredExperiment.new(source: @source, labels: labels, environment: nil, config_keys: nil).check!(row)
     end
 
     # The kind of trial that runs the source's configurations.
@@ -177,6 +193,19 @@ module Rackbench
           end
         end
       end
+    end
+
+    # The long work (Runner::Preparation) done before the first of +trials+
+    # (default: the plan's): Passenger's agent, when it is not compiled yet.
+    def preparation(trials = plan.trials)
+      Preparation.new(trials, variants)
+    end
+
+    # The plan for --dry-run: the trials in order, then what is done before
+    # the first.
+    def plan_listing
+      texts = preparation.texts
+      texts.empty? ? plan.to_s : "#{plan}\n#{texts.map { |text| "Before the first trial: #{text}\n" }.join}"
     end
 
     # The trials `examine` boots: one per (ruby, server, app), in plan order.
@@ -232,11 +261,9 @@ module Rackbench
 
     def store_and_run(environment)
       open_store do |store|
-        experiment_id = store.find_or_create_experiment(
-          name: @source.name, fingerprint: stored_fingerprint, seed: @source.seed, batches: @source.batches,
-          source_text: @source.source_text, environment: environment,
-          config_keys: @source.configurations_for(variants).map(&:key), labels: labels.to_h
-        )
+        stored = StoredExperiment.new(source: @source, labels: labels, environment: environment,
+                                      config_keys: @source.configurations_for(variants).map(&:key))
+        experiment_id = @queued ? stored.claim(store, @queued) : stored.find_or_create(store)
         done = store.finished_keys(experiment_id)
         refuse_rerun(done, store) unless done.empty? || @resume
         warn_other_labels(store, experiment_id) if @resume && done.empty?
@@ -277,7 +304,7 @@ module Rackbench
       remaining = plan.remaining(done - retries.keys)
       remaining = remaining.select { |trial| trial.batch == @batch } if @batch
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
-      announce(done, remaining, retries, estimate.remaining(remaining))
+      announce(done, remaining, retries, estimate.remaining(remaining), preparation(remaining))
       # What every remaining trial needs (their gems) is made ready first:
       # a problem with it stops the run here, before any trial.
       kind.prepare(remaining)
@@ -306,13 +333,17 @@ module Rackbench
       raise UsageError, "--detect compares configurations; this experiment runs #{count}" if count < 2
     end
 
-    def announce(done, remaining, retries, guess)
+    # The run's first lines: its trials, their estimate with what is built
+    # first (+preparation+: Passenger's agent), and where results go.
+    def announce(done, remaining, retries, guess, preparation)
       stored = done.size - retries.size
+      first = preparation.empty? ? "" : ", #{Experiment::Plan.format_duration(preparation.estimate_s)} of it built first"
       @out.puts "Experiment #{@source.name}: #{plan.size} trials" \
                 "#{", #{stored} already stored" unless stored.zero?}" \
                 "#{", #{retries.size} failed to retry" unless retries.empty?}, #{remaining.size} to run " \
-                "(about #{Experiment::Plan.format_duration(guess.seconds)}#{", #{guess.note}" if guess.note}); " \
-                "results in #{@results_dir}"
+                "(about #{Experiment::Plan.format_duration(guess.seconds + preparation.estimate_s)}#{first}" \
+                "#{", #{"trials " unless preparation.empty?}#{guess.note}" if guess.note}); results in #{@results_dir}"
+      preparation.texts.each { |text| @out.puts "  first: #{text}" }
       @out.puts "  labels: #{labels.text}" unless labels.empty?
       plan.skipped.each { |s| @out.puts "  skipped: #{s.config} (#{s.reason})" }
       @out.puts "  #{@detect.describe}" if @detect

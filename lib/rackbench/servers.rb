@@ -3,9 +3,9 @@
 require_relative "server_options"
 
 module Rackbench
-  # The registry of app-server adapters. Each adapter lives in its own file,
-  # lib/rackbench/servers/NAME.rb, and registers itself under NAME (as Roda
-  # plugins do), so adding a server means adding one file.
+  # The registry of app-server adapters (a Registry). Each adapter lives in
+  # its own file, lib/rackbench/servers/NAME.rb, and registers itself under
+  # NAME (as Roda plugins do), so adding a server means adding one file.
   #
   # == The adapter interface
   #
@@ -61,6 +61,13 @@ module Rackbench
   #   (Passenger's agent); +out+ receives progress lines, +log+ the
   #   output. Returns :reused or :compiled; raises SetupError. Optional:
   #   most servers need none (Adapter's does nothing).
+  # preparation(install) ::
+  #   What #prepare_bundle will do for the bundles of +install+ (a
+  #   Rubies::Install) when it takes minutes, known before any bundle is
+  #   installed: a Servers::Preparation (what it is, an estimate of its
+  #   time), or nil when nothing long is left to do (a compile cached on
+  #   this machine). The plan, `--dry-run` and `rackbench check` show it
+  #   before the work starts. Optional (Adapter's: nil).
   # protocols ::
   #   The load protocols (load.protocol) the server answers on its one
   #   http:// endpoint: "http1", and "h2c" for a server that also serves
@@ -83,40 +90,43 @@ module Rackbench
     # reachable from the network, and "localhost" may resolve to ::1.
     HOST = "127.0.0.1"
 
-    @registry = {}
+    # A long piece of work a server needs done on this machine before its
+    # first trial (Adapter#preparation): +key+ identifies it (two rubies
+    # needing one compile show it once), +text+ says what it is ("compile
+    # Passenger 6.2.1's agent"), +estimate_s+ how long it likely takes and
+    # +basis+ what that estimate rests on.
+    Preparation = Struct.new(:key, :text, :estimate_s, :basis, keyword_init: true)
+
+
+    REGISTRY = Registry.new("server", File.expand_path("servers", __dir__))
 
     class << self
       # Registers adapter under name (a String or Symbol).
       def register(name, adapter)
-        @registry[name.to_s] = adapter
+        REGISTRY.register(name, adapter)
       end
 
       # Removes the adapter registered as name (a test's own adapter, once
       # the test is done with it); returns it, or nil.
       def unregister(name)
-        @registry.delete(name.to_s)
+        REGISTRY.unregister(name)
       end
 
       # The names of every registered adapter (all shipped ones are loaded
       # first), sorted.
       def names
-        load_all
-        @registry.keys.sort
+        REGISTRY.names
       end
 
       # The adapter registered as name; raises ConfigError listing the known
       # names when there is none.
       def fetch(name)
-        key = name.to_s
-        load_adapter(key) unless @registry.key?(key)
-        @registry.fetch(key) do
-          raise ConfigError, "unknown server #{key.inspect} (known: #{names.join(", ")})"
-        end
+        REGISTRY.fetch(name)
       end
 
       # Every adapter, in name order.
       def all
-        names.map { |name| @registry.fetch(name) }
+        REGISTRY.all
       end
 
       # The names of the adapters that can serve load.tls.
@@ -128,26 +138,7 @@ module Rackbench
       # when there is none (the experiment loader then leaves the options to
       # be checked when the trial's command is built).
       def option_schema(name)
-        key = name.to_s
-        load_adapter(key) unless @registry.key?(key)
-        @registry[key]&.option_schema
-      end
-
-      private
-
-      def adapter_files
-        Dir[File.expand_path("servers/*.rb", __dir__)]
-      end
-
-      def load_all
-        adapter_files.each { |path| require path }
-      end
-
-      # Loads servers/NAME.rb when it exists; only names matching a shipped
-      # file are ever required, so a name cannot point outside that folder.
-      def load_adapter(key)
-        path = adapter_files.find { |file| File.basename(file, ".rb") == key }
-        require path if path
+        REGISTRY[name]&.option_schema
       end
     end
 
@@ -192,6 +183,9 @@ module Rackbench
 
       # Nothing to prepare unless the adapter says otherwise.
       def prepare_bundle(_bundle, out:, log:, tty: false, extra_env: {}); end
+
+      # Nothing long to prepare unless the adapter says otherwise.
+      def preparation(_install) = nil
 
       # Checks common to every server, then the adapter's own (#own_limits,
       # which also sees the options, String keys).

@@ -18,7 +18,8 @@ module Rackbench
   #   kind = Rackbench::Services.fetch("postgresql")
   #   kind.missing_reason # => nil, or why it cannot run here
   module Services
-    NAMES = %w[postgresql redis memcached].freeze
+    # The kinds of service, each registered by its own file as servers are.
+    REGISTRY = Registry.new("service", File.join(__dir__, "services"))
 
     autoload :Kind, File.expand_path("services/kind", __dir__)
     autoload :Spec, File.expand_path("services/spec", __dir__)
@@ -38,14 +39,27 @@ module Rackbench
 
     module_function
 
-    # The kind of service named name (one of NAMES); KeyError otherwise.
+    # Registers under name the block that makes the kind (a fresh one per
+    # fetch: its programs are looked up again); +position+ orders the
+    # report's CSV columns of the services and `rackbench services`.
+    def register(name, position: nil, &make)
+      REGISTRY.register(name, make, position: position)
+    end
+
+    # The names of every kind of service, in their order.
+    def names
+      REGISTRY.names
+    end
+
+    # The kind of service named name; ConfigError naming the known ones
+    # otherwise.
     def fetch(name)
-      case name
-      when "postgresql" then Postgresql.new
-      when "redis" then Redis.new
-      when "memcached" then Memcached.new
-      else raise KeyError, "unknown service #{name.inspect}; known: #{NAMES.join(", ")}"
-      end
+      REGISTRY.fetch(name).call
+    end
+
+    # Every kind of service, in names' order.
+    def all
+      REGISTRY.all.map(&:call)
     end
   end
 end

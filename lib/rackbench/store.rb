@@ -142,6 +142,27 @@ module Rackbench
       end
     end
 
+    # Adds +revisions+ (Labels' revision Hashes) to the labels of the
+    # experiment with +id+, in one transaction: a fleet's worker names the
+    # commit of a ruby it built, which the submitter could not know. A
+    # revision of the same kind and name already there stays; the
+    # experiment's fingerprint does not change.
+    def add_experiment_revisions(id, revisions)
+      experiments = db[:experiments]
+      guard("label experiment #{id}") do
+        db.transaction do
+          row = experiments.where(id: id).for_update.first
+          labels = decode_json(row && row[:labels]) || { "given" => {}, "revisions" => [] }
+          known = labels.fetch("revisions", []).map { |r| r.values_at("of", "name") }
+          fresh = revisions.reject { |r| known.include?(r.values_at("of", "name")) }
+          next if fresh.empty?
+
+          labels["revisions"] = labels.fetch("revisions", []) + fresh
+          experiments.where(id: id).update(labels: encode_json(labels, "experiment #{id}: labels"))
+        end
+      end
+    end
+
     # The experiment with +id+ as a Hash (environment, configuration keys
     # and labels decoded), or nil.
     def experiment(id)

@@ -17,6 +17,7 @@
  * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined ... (see Rakefile)
  */
 #include "requests.h"
+#include "request_render.h"
 #include "users.h"
 
 #include <stdint.h>

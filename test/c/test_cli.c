@@ -137,7 +137,7 @@ static void test_url_parse_rejects(void)
     static const struct {
         const char *url, *needle;
     } cases[] = {
-        {"ftp://127.0.0.1/", "http:// or https://"},
+        {"ftp://127.0.0.1/", "http://, https://, ws:// or wss://"},
         {"https://", "no host"},
         {"HTTPS://h/", "http://"},
         {"127.0.0.1:8080/", "http://"},
@@ -665,9 +665,9 @@ static void test_tls(void)
     CHECK(usage_error_is(CLI("--protocol", "h2", "-k", "https://127.0.0.1/"),
                          "--no-keepalive cannot be combined with --protocol h2"));
     CHECK(usage_error_is(CLI("--protocol", "h2", "--cookies", "https://127.0.0.1/"), "not supported with --protocol h2"));
-    CHECK(usage_error_is(CLI("--insecure", "http://127.0.0.1/"), "apply to https:// URLs only"));
-    CHECK(usage_error_is(CLI("--cacert", "ca.pem", "http://127.0.0.1/"), "apply to https:// URLs only"));
-    CHECK(usage_error_is(CLI("--no-tls-resume", "http://127.0.0.1/"), "apply to https:// URLs only"));
+    CHECK(usage_error_is(CLI("--insecure", "http://127.0.0.1/"), "apply to https:// and wss:// URLs only"));
+    CHECK(usage_error_is(CLI("--cacert", "ca.pem", "http://127.0.0.1/"), "apply to https:// and wss:// URLs only"));
+    CHECK(usage_error_is(CLI("--no-tls-resume", "http://127.0.0.1/"), "apply to https:// and wss:// URLs only"));
     CHECK(usage_error_is(CLI("--cacert", "ca.pem", "--insecure", "https://127.0.0.1/"), "contradict"));
     CHECK(usage_error_is(CLI("--cacert=", "https://127.0.0.1/"), "empty --cacert"));
 }
@@ -735,6 +735,50 @@ static void test_reparse_after_bundle(void)
     CHECK_EQ_U64(cfg.threads, 2);
 }
 
+/* ws:// and wss://: the WebSocket options, their defaults, and what they
+ * cannot be combined with. */
+static void test_websocket(void) {
+    CHECK(parsed_ok(CLI("ws://127.0.0.1:3000/cable")));
+    CHECK(cfg.ws && !cfg.tls);
+    CHECK(strcmp(cfg.port, "3000") == 0 && strcmp(cfg.path, "/cable") == 0);
+    CHECK(cfg.ws_workload == WS_WORKLOAD_ECHO);
+    CHECK_EQ_U64(cfg.ws_message_bytes, 64);
+    CHECK_EQ_U64(cfg.ws_interval_ns, 1000000000ULL);
+    CHECK(parsed_ok(CLI("wss://127.0.0.1/", "--insecure")));
+    CHECK(cfg.ws && cfg.tls && strcmp(cfg.port, "443") == 0);
+    CHECK(parsed_ok(CLI("-c", "2000", "--workload", "connect", "--ramp", "5s", "ws://127.0.0.1/")));
+    CHECK(cfg.ws_workload == WS_WORKLOAD_CONNECT && cfg.ws_ramp_ns == 5000000000ULL && cfg.connections == 2000);
+    CHECK(parsed_ok(CLI("--workload", "broadcast", "--interval", "100ms", "--cable", "--channel", "Room",
+                        "--channel-params", "{\"room\":\"1\"}", "--broadcast-url", "http://127.0.0.1:3000/broadcast",
+                        "ws://127.0.0.1:3000/cable")));
+    CHECK(cfg.ws_workload == WS_WORKLOAD_BROADCAST && cfg.ws_cable && cfg.ws_broadcaster == WS_BROADCASTER_HTTP);
+    CHECK(strcmp(cfg.ws_broadcast_path, "/broadcast") == 0 && strcmp(cfg.ws_broadcast_host, "127.0.0.1:3000") == 0);
+    CHECK(cfg.ws_broadcast_addr_len > 0);
+    CHECK(parsed_ok(CLI("--binary", "--fragment-bytes", "10", "--message-bytes", "1000", "-R", "500",
+                        "ws://127.0.0.1/")));
+    CHECK(cfg.ws_binary && cfg.ws_fragment_bytes == 10 && cfg.ws_message_bytes == 1000);
+
+    CHECK(usage_error_is(CLI("--workload", "echo", "http://127.0.0.1/"), "apply to ws:// and wss:// URLs only"));
+    CHECK(usage_error_is(CLI("--workload", "storm", "ws://127.0.0.1/"), "expected connect, echo or broadcast"));
+    CHECK(usage_error_is(CLI("--requests", "r.txt", "ws://127.0.0.1/"), "--requests: for HTTP URLs only"));
+    CHECK(usage_error_is(CLI("--count", "10", "ws://127.0.0.1/"), "for HTTP URLs only"));
+    CHECK(usage_error_is(CLI("-k", "ws://127.0.0.1/"), "--no-keepalive: for HTTP URLs only"));
+    CHECK(usage_error_is(CLI("--protocol", "h2c", "ws://127.0.0.1/"), "for HTTP URLs only"));
+    CHECK(usage_error_is(CLI("-R", "10", "--workload", "broadcast", "ws://127.0.0.1/"), "does not apply to broadcast"));
+    CHECK(usage_error_is(CLI("--broadcast-url", "http://127.0.0.1/b", "ws://127.0.0.1/"), "needs --workload broadcast"));
+    CHECK(usage_error_is(CLI("--broadcast-url", "ws://127.0.0.1/b", "ws://127.0.0.1/"), "an http:// URL"));
+    CHECK(usage_error_is(CLI("--workload", "broadcast", "--broadcast-url", "http://8.8.8.8/b", "ws://127.0.0.1/"),
+                         "not a loopback address"));
+    CHECK(usage_error_is(CLI("--channel", "Room", "ws://127.0.0.1/"), "need --cable"));
+    CHECK(usage_error_is(CLI("--channel", "a\"b", "--cable", "ws://127.0.0.1/"), "invalid --channel"));
+    CHECK(usage_error_is(CLI("--cable", "--binary", "ws://127.0.0.1/"), "Action Cable speaks JSON text"));
+    CHECK(usage_error_is(CLI("--message-bytes", "0", "ws://127.0.0.1/"), "invalid --message-bytes"));
+    CHECK(usage_error_is(CLI("--message-bytes", "2000", "--max-message-bytes", "1000", "ws://127.0.0.1/"),
+                         "larger than --max-message-bytes"));
+    CHECK(usage_error_is(CLI("--interval", "0", "--workload", "broadcast", "ws://127.0.0.1/"), "invalid --interval"));
+    CHECK(usage_error_is(CLI("ws://8.8.8.8/"), "not a loopback address"));
+}
+
 int main(void)
 {
     test_cookie_presets();
@@ -757,6 +801,7 @@ int main(void)
     test_requests_file_combinations();
     test_remote_targets();
     test_help_and_version();
+    test_websocket();
     test_reparse_after_bundle();
     return check_report("cli");
 }

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "config.h"
 #include "requests.h"
+#include "request_render.h"
 #include "rng.h"
 
 #include <stdint.h>

@@ -10,8 +10,11 @@
  * resumption on the next connection (and none when switched off);
  * certificate checking against a CA file, the system's store, a wrong
  * host, and switched off; ALPN h2 chosen, refused, or not answered; a
- * peer that answers in plain HTTP; close_notify; a corrupted record; and
- * output through a full socket.
+ * peer that answers in plain HTTP; close_notify; a corrupted record;
+ * output through a full socket; and what the engine's connections share:
+ * the ClientHello's send time, a batch of ciphertext taken whole
+ * (tls_conn_receive), a peer lost during the handshake, and a client's
+ * close_notify sent on its way out.
  */
 #include "check.h"
 #include "fenced_bytes.h"
@@ -368,7 +371,7 @@ static void test_send(void) {
     unsigned char *received = malloc(expected);
     size_t received_len = 0;
     int fulls = 0, rc;
-    while ((rc = tls_conn_send(&t, sv[0])) == 0) {
+    while ((rc = tls_conn_send(&t, sv[0], 1)) == 0) {
         fulls++;
         ssize_t r;
         while ((r = recv(sv[1], received + received_len, expected - received_len, MSG_DONTWAIT)) > 0)
@@ -393,13 +396,117 @@ static void test_send(void) {
     /* a closed peer is a socket error */
     close(sv[1]);
     CHECK(tls_conn_write(&t, "x", 1) == 0);
-    CHECK(tls_conn_send(&t, sv[0]) == -1);
+    CHECK(tls_conn_send(&t, sv[0], 1) == -1);
     close(sv[0]);
 
     free(back);
     free(received);
     free(payload);
     free(tr);
+    tls_peer_close(&p);
+    tls_conn_free(&t);
+    SSL_CTX_free(server);
+    tls_context_free(ctx);
+}
+
+/* Moves what sits in the socket at fd into the server. */
+static void peer_take_socket(tls_peer *p, int fd) {
+    char buf[16 * 1024];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) BIO_write(p->rbio, buf, (int)n);
+}
+
+/* What the engine's connections do with TLS: the ClientHello's send
+ * stamps the handshake's start once; each batch the server sends is taken
+ * whole by tls_conn_receive, which says once that the handshake ended and
+ * then gives plaintext; a peer gone before the hello left is the
+ * connect's failure, after it a handshake's; a client's goodbye is a
+ * close_notify the server reads. */
+static void test_connection_helpers(void) {
+    tls_context *ctx = context(1, identity.cert_path, "127.0.0.1", NULL, 1);
+    SSL_CTX *server = tls_peer_ctx(&identity, 0, PEER_ALPN_NONE);
+    tls_conn t;
+    tls_conn_init(&t);
+    tls_peer p;
+    tls_peer_open(&p, server);
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+
+    CHECK(tls_conn_open(&t, ctx) == 0);
+    CHECK(!tls_conn_hello_sent(&t));
+    /* gone before the hello left: nothing recorded, the connect failed */
+    CHECK(tls_conn_lost_in_handshake(&t, 1) == 0);
+    CHECK(t.failure == TLS_FAIL_NONE);
+    CHECK(tls_conn_send(&t, sv[0], 1000) == 1);
+    CHECK_EQ_U64(t.hello_sent_ns, 1000);
+
+    char plain[4096];
+    size_t len = 0;
+    int ended = 0, ends = 0;
+    tls_status st = TLS_AGAIN;
+    for (int round = 0; round < 8 && !t.handshake_done; round++) {
+        peer_take_socket(&p, sv[1]);
+        tls_peer_step(&p, NULL, 0, NULL);
+        size_t n;
+        unsigned char *out = tls_peer_output(&p, &n);
+        if (n) {
+            const char *fenced = fenced_end((const char *)out, n);
+            st = tls_conn_receive(&t, fenced, n, plain, sizeof(plain), &len, &ended);
+            CHECK(t.in_len == 0);
+            ends += ended;
+        }
+        free(out);
+        CHECK(st == TLS_AGAIN);
+        CHECK(tls_conn_send(&t, sv[0], 2000 + (uint64_t)round) >= 0);
+    }
+    CHECK(t.handshake_done);
+    CHECK(ends == 1);
+    CHECK_EQ_U64(t.hello_sent_ns, 1000); /* later flights do not move it */
+
+    /* after the handshake: plaintext, and no second end */
+    peer_take_socket(&p, sv[1]);
+    tls_peer_step(&p, NULL, 0, NULL);
+    CHECK(SSL_write(p.ssl, "hello", 5) == 5);
+    size_t n;
+    unsigned char *out = tls_peer_output(&p, &n);
+    st = tls_conn_receive(&t, fenced_start((const char *)out, n), n, plain, sizeof(plain), &len, &ended);
+    free(out);
+    CHECK(st == TLS_AGAIN);
+    CHECK(!ended);
+    CHECK_EQ_U64(len, 5);
+    CHECK(memcmp(plain, "hello", 5) == 0);
+
+    /* the client's goodbye: a close_notify the server reads as the end */
+    tls_conn_say_goodbye(&t, sv[0], 3000);
+    peer_take_socket(&p, sv[1]);
+    char sink[16];
+    size_t got;
+    CHECK(SSL_read_ex(p.ssl, sink, sizeof(sink), &got) == 0);
+    CHECK(SSL_get_error(p.ssl, 0) == SSL_ERROR_ZERO_RETURN);
+    ERR_clear_error();
+    tls_peer_close(&p);
+    tls_conn_close(&t);
+
+    /* gone after the hello left: a handshake failure with the reason */
+    tls_peer_open(&p, server);
+    CHECK(tls_conn_open(&t, ctx) == 0);
+    CHECK(tls_conn_send(&t, sv[0], 4000) == 1);
+    CHECK(tls_conn_lost_in_handshake(&t, 0) == 1);
+    CHECK(t.failure == TLS_FAIL_HANDSHAKE);
+    CHECK(strstr(t.reason, "closed the connection during the handshake") != NULL);
+    /* no goodbye after a failure: nothing more is sent */
+    peer_take_socket(&p, sv[1]);
+    tls_conn_say_goodbye(&t, sv[0], 5000);
+    CHECK(recv(sv[1], sink, sizeof(sink), MSG_DONTWAIT) < 0);
+    tls_conn_close(&t);
+    tls_conn_open(&t, ctx);
+    tls_conn_send(&t, sv[0], 6000);
+    CHECK(tls_conn_lost_in_handshake(&t, 1) == 1);
+    CHECK(strstr(t.reason, "reset the connection during the handshake") != NULL);
+
+    close(sv[0]);
+    close(sv[1]);
     tls_peer_close(&p);
     tls_conn_free(&t);
     SSL_CTX_free(server);
@@ -416,6 +523,7 @@ int main(void) {
     test_not_tls();
     test_close_and_corruption();
     test_send();
+    test_connection_helpers();
     tls_peer_identity_free(&identity);
     return check_report("tls");
 }

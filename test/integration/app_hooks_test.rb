@@ -21,16 +21,11 @@ describe "your app's hooks, logs and retried failures (integration)" do
   let(:results) { File.join(dir, "results") }
   let(:app) { File.expand_path("../fixtures/apps/hooked", __dir__) }
   let(:app_log_dir) { File.join(app, "log") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:reset) { %(sh -c 'echo reset >> "$HOOKED_STATE/resets"') }
 
   after do
     FileUtils.rm_rf(dir)
     FileUtils.rm_rf(app_log_dir)
-  end
-
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, exe, *args)
   end
 
   # An experiment file of the hooked app with +hooks+ (YAML lines of its

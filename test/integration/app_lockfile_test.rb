@@ -15,7 +15,6 @@ describe "an app with its own lockfile (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-app-lockfile") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   after { FileUtils.rm_rf(dir) }
 
   def experiment(rubies)
@@ -39,7 +38,7 @@ describe "an app with its own lockfile (integration)" do
 
   def run_rackbench(file)
     results = File.join(dir, "results")
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
+    out, err, status = rackbench("run", file, "--results", results, stdin_data: "")
     [out, err, status, results]
   end
 

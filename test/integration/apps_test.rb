@@ -21,7 +21,6 @@ describe "the built-in apps (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-apps") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -29,7 +28,7 @@ describe "the built-in apps (integration)" do
     file = File.join(dir, "experiment.yml")
     File.write(file, yaml)
     results = File.join(dir, "results")
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    out, err, status = rackbench("run", file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
     Rackbench::Store.open(results) { |store| store.trials }
   end

@@ -15,7 +15,6 @@ describe "load that fits the app (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-calibration") }
   let(:app) { File.expand_path("../fixtures/apps/slow-page", __dir__) }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -35,8 +34,8 @@ describe "load that fits the app (integration)" do
       load: #{load}
     YAML
     results = File.join(dir, name)
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
-    json, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--json")
+    out, err, status = rackbench("run", file, "--results", results)
+    json, = rackbench("report", "--results", results, "--json")
     [status, "#{out}\n#{err}", JSON.parse(json)]
   end
 
@@ -85,7 +84,7 @@ describe "load that fits the app (integration)" do
       threads: [1, 4]
       load: { duration: 2s, warmup: 0.5s }
     YAML
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "check", file, "--json")
+    out, err, status = rackbench("check", file, "--json")
     assert_equal 1, status.exitstatus, err
     document = JSON.parse(out)
     assert_equal [false, "rackbench-check"], document.values_at("ok", "format")

@@ -39,9 +39,8 @@ describe "rackbench capacity (integration)" do
         load: { connections: 64, duration: 1s, warmup: 0.3s }
         capacity: { p99: 50ms, start_rate: 350, ramp: 1.2, resolution: 10%, confirmations: 1 }
       YAML
-      exe = File.expand_path("../../exe/rackbench", __dir__)
       results = File.join(dir, "results")
-      out, err, status = Open3.capture3(RbConfig.ruby, exe, "capacity", file, "--results", results, "--json")
+      out, err, status = rackbench("capacity", file, "--results", results, "--json")
       Minitest.after_run { FileUtils.rm_rf(dir) }
       { out: out, err: err, status: status, results: results }
     end

@@ -9,13 +9,6 @@ describe Rackbench::Rubies::Child do
   let(:dir) { Dir.mktmpdir("rackbench-child") }
   after { FileUtils.rm_rf(dir) }
 
-  def alive?(pid)
-    Process.kill(0, pid)
-    !File.read("/proc/#{pid}/stat").split[2].start_with?("Z")
-  rescue Errno::ESRCH, Errno::ENOENT
-    false
-  end
-
   it "stops what a command logging to a file left running in its group, and leaves alone what it did not start" do
     pid_file = File.join(dir, "left.pid")
     log = File.join(dir, "hook.log")

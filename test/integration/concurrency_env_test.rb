@@ -11,7 +11,6 @@ describe "threads, processes and the database pool (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-concurrency") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -19,7 +18,7 @@ describe "threads, processes and the database pool (integration)" do
     file = File.join(dir, "experiment.yml")
     File.write(file, yaml)
     results = File.join(dir, "results-#{File.basename(Dir.mktmpdir(nil, dir))}")
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    out, err, status = rackbench("run", file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
     [Rackbench::Store.open(results) { |store| store.trials }, out]
   end

@@ -33,9 +33,8 @@ describe "rack-hello's burn knob and run --detect (integration)" do
         threads: 1
         load: { connections: 2, duration: 1s, warmup: 0.5s, timeout: 2s } # a timeout given: no calibration boot
       YAML
-      exe = File.expand_path("../../exe/rackbench", __dir__)
       results = File.join(dir, "results")
-      out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--detect", "50%", "--pilot-batches", "2",
+      out, err, status = rackbench("run", file, "--detect", "50%", "--pilot-batches", "2",
                                         "--max-batches", "3", "--json", "--results", results)
       records = Rackbench::Store.open(results, &:trials)
       { status: status, out: out, err: err, records: records, dir: dir }

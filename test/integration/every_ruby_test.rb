@@ -17,7 +17,6 @@ describe "every part on every ruby (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-every-ruby") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   after { FileUtils.rm_rf(dir) }
 
   # label => [the version every process reports, JIT]
@@ -45,7 +44,7 @@ describe "every part on every ruby (integration)" do
     YAML
     results = File.join(dir, "results")
 
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
+    out, err, status = rackbench("run", file, "--results", results, stdin_data: "")
 
     assert status.success?, "run failed: #{err}\n#{out.lines.grep(/FAILED/).join}#{out.lines.last(5).join}"
     trials = Rackbench::Store.open(results, &:trials)
@@ -91,7 +90,7 @@ describe "every part on every ruby (integration)" do
     YAML
     results = File.join(dir, "results")
 
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "profile", file, "--results", results, "--json",
+    out, err, status = rackbench("profile", file, "--results", results, "--json",
                                       stdin_data: "")
 
     assert status.success?, "#{err}\n#{out.lines.last(20).join}"

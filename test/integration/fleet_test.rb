@@ -23,10 +23,6 @@ describe "a fleet of two workers, one killed" do
   let(:dir) { Dir.mktmpdir("rackbench-fleet") }
   after { FileUtils.rm_rf(dir) }
 
-  def rackbench_argv(*args)
-    [RbConfig.ruby, "-I", File.join(ROOT, "lib"), File.join(ROOT, "exe", "rackbench"), *args]
-  end
-
   def experiment_file
     File.join(dir, "fleet.yml").tap do |path|
       File.write(path, <<~YAML)
@@ -55,9 +51,9 @@ describe "a fleet of two workers, one killed" do
 
         # Each host has its gems before it claims (as a provisioned host
         # would): the namespaces reach no gem mirror.
-        out, status = Open3.capture2e(env, *rackbench_argv("check", file, "--results", File.join(dir, "check")))
+        out, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("check", file, "--results", File.join(dir, "check")))
         assert status.success?, out
-        out, status = Open3.capture2e(env, *rackbench_argv("run", file, "--fleet", url, "--testbed", "lab", "--detach"))
+        out, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("run", file, "--fleet", url, "--testbed", "lab", "--detach"))
         assert status.success?, out
         assert_match(/Experiment fleet-proof \(id 1\): 4 batches of 3 configurations for testbed lab .*: 4 queued/, out)
 
@@ -65,10 +61,10 @@ describe "a fleet of two workers, one killed" do
         logs = hosts.to_h { |h| [h.name, File.join(dir, "#{h.name}.log")] }
         workers = {}
         start_worker = lambda do |host|
-          workers[host.name] = net.spawn(host, *rackbench_argv("worker", url, "--testbed", "lab", "--results",
+          workers[host.name] = net.spawn(host, *cli_argv("worker", url, "--testbed", "lab", "--results",
                                                                File.join(dir, host.name), "--heartbeat", "1s",
                                                                "--dead-after", "6s", "--poll", "0.3s"),
-                                         env: env, out: logs[host.name], err: [:child, :out], chdir: dir)
+                                         env: Rackbench::Test::Cli.env(env), out: logs[host.name], err: [:child, :out], chdir: dir)
         end
 
         Sequel.connect(pg.url("fleet"), keep_reference: false) do |db|
@@ -79,11 +75,17 @@ describe "a fleet of two workers, one killed" do
           # bench-a first, bench-b once bench-a holds batch 1: bench-a then
           # claims a second batch while bench-b runs batch 2.
           start_worker.call(hosts.first)
-          wait_until(timeout_s: 120, interval_s: 0.05, message: "bench-a's first claim") { by_worker.call("bench-a", "claimed").any? }
+          # Each wait lasts as long as the worker runs; its deadline guards
+          # against a hang, scaled by how busy the machine is now.
+          wait_while_running(workers["bench-a"], timeout_s: 120 * busy_factor, interval_s: 0.05,
+                                                 message: "bench-a's first claim") do
+            by_worker.call("bench-a", "claimed").any?
+          end
           start_worker.call(hosts.last)
           # bench-a in the middle of its second batch: claimed, some of its
           # trials stored, not all.
-          victim = wait_until(timeout_s: 300, interval_s: 0.05, message: "bench-a in the middle of its second batch") do
+          victim = wait_while_running(workers["bench-a"], timeout_s: 300 * busy_factor, interval_s: 0.05,
+                                                          message: "bench-a in the middle of its second batch") do
             next nil if by_worker.call("bench-a", "done").empty?
 
             claimed = by_worker.call("bench-a", "claimed")
@@ -97,11 +99,11 @@ describe "a fleet of two workers, one killed" do
           partial = db[:trials].where(batch: victim, host: "bench-a").select_map(:key)
 
           # The guard stops the dead worker's server and engine.
-          wait_until(timeout_s: 60, interval_s: 0.2, message: "nothing left in bench-a's namespace") do
+          wait_until(timeout_s: 60 * busy_factor, interval_s: 0.2, message: "nothing left in bench-a's namespace") do
             net.pids(hosts.first).empty?
           end
 
-          follow, status = Open3.capture2e(env, *rackbench_argv("run", file, "--fleet", url, "--testbed", "lab", "--resume",
+          follow, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("run", file, "--fleet", url, "--testbed", "lab", "--resume",
                                                                 "--results", File.join(dir, "follow")))
           assert status.success?, "#{follow}\n--- bench-b:\n#{log_tail(logs["bench-b"])}"
 

@@ -23,7 +23,6 @@ describe "gem sets (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-gem-sets") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   after { FileUtils.rm_rf(dir) }
 
   RAILS_GEMS = %w[actionpack actionview activesupport railties].freeze
@@ -40,7 +39,8 @@ describe "gem sets (integration)" do
       #{extra}
     YAML
     results = File.join(dir, name)
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
+    # --wide: the report's lines whole (the gems' lines are matched whole).
+    out, err, status = rackbench("run", file, "--results", results, "--wide", stdin_data: "")
     assert status.success?, "run failed: #{err}\n#{out.lines.last(30).join}"
     [out, results, Rackbench::Store.open(results, &:trials)]
   end
@@ -104,7 +104,7 @@ describe "gem sets (integration)" do
     assert_match(/^  r34: its servers loaded other gems than the baseline's \(ruby\), and no gem is a dimension here: actionpack #{Regexp.escape(railties["r34"])} vs #{Regexp.escape(railties["ruby"])} \(baseline\)/, out)
     assert_match(/^  rails-hello: .*railties.* #{Regexp.escape(railties["ruby"])} \(ruby\) vs #{Regexp.escape(railties["r34"])} \(r34\) \[g: not a dimension of the experiment\]$/, out)
 
-    json, err, status = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--json", stdin_data: "")
+    json, err, status = rackbench("report", "--results", results, "--json", stdin_data: "")
     assert status.success?, err
     document = JSON.parse(json)
     flag = document["configs"].last["flags"].find { |f| f["kind"] == "gems_differ" }

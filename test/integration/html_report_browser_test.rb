@@ -40,8 +40,8 @@ describe "the HTML report in headless Chromium" do
 
   before do
     unless chromium
-      # bin/setup installs it, so in CI its absence is a broken setup, not a reason to skip.
-      message = "chromium is not installed (bin/setup installs it; or apt-get install chromium)"
+      # bin/setup --all installs it, so in CI its absence is a broken setup, not a reason to skip.
+      message = "chromium is not installed (bin/setup --all installs it; or apt-get install chromium)"
       ENV["CI"] ? flunk(message) : skip(message)
     end
     FileUtils.mkdir_p(OUT_DIR)

@@ -21,10 +21,6 @@ describe "the inside figures of a real run in the report (integration)" do
   let(:dir) { Dir.mktmpdir("rackbench-inside-report") }
   after { FileUtils.rm_rf(dir) }
 
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), *args)
-  end
-
   it "reports N allocations per request, CPU per request and every process's memory" do
     file = File.join(dir, "inside.yml")
     # 10 s windows: each process counts over its own window, up to a GVL

@@ -39,10 +39,14 @@ describe "instructions per request (integration)" do
         load: { count: #{COUNT}, warmup: 0.5s, timeout: 10s } # a timeout given: no calibration boot
       YAML
       results = File.join(dir, "results")
-      # The probe's answers go to a cache of the test's own.
-      env = { "RACKBENCH_CACHE" => File.join(dir, "cache") }
-      out, err, status = Open3.capture3(env, RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                        "--json", "--results", results)
+      # The probe's answers go to a cache of the test's own; its Bundler
+      # environments are the suite's (rack-hello and Puma, which other tests
+      # installed already: installing them again here would compile Puma).
+      cache = File.join(dir, "cache")
+      FileUtils.mkdir_p([cache, Rackbench::BundleEnv.default_root])
+      File.symlink(Rackbench::BundleEnv.default_root, File.join(cache, "bundles"))
+      env = { "RACKBENCH_CACHE" => cache }
+      out, err, status = rackbench("run", file, "--json", "--results", results, env: env)
       records = Rackbench::Store.open(results, &:trials)
       { status: status, out: out, err: err, records: records, dir: dir, results: results }
     end

@@ -35,8 +35,7 @@ describe "rubies valgrind cannot run, refused before the run (integration)" do
       load: { count: 50, timeout: 10s }
     YAML
     env = { "RACKBENCH_CACHE" => File.join(dir, "cache") }
-    out, err, status = Open3.capture3(env, RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                      "--dry-run", "--results", File.join(dir, "results"))
+    out, err, status = rackbench("run", file, "--dry-run", "--results", File.join(dir, "results"), env: env)
 
     assert status.success?, err
     planned = out.lines.grep(/\A\s+\d+\. batch/)

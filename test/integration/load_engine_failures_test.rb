@@ -202,7 +202,7 @@ describe "load engine argument errors" do
   end
 
   it "reaches the user as one line through rackbench load" do
-    out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__),
+    out, err, status = rackbench(
                                       "load", "-c", "0", "http://127.0.0.1:1/")
     assert_equal 2, status.exitstatus
     assert_equal "", out

@@ -22,7 +22,7 @@ describe "load engine over h2c" do
   # to hold the engine's against. One server for the file's nghttpd tests.
   def self.nghttpd
     @nghttpd ||= begin
-      flunk_text = "nghttpd not found: install the Debian package nghttp2-server (bin/setup does)"
+      flunk_text = "nghttpd not found: install the Debian package nghttp2-server (bin/setup --all does)"
       raise flunk_text unless system("command -v nghttpd >/dev/null 2>&1")
 
       root = Dir.mktmpdir("rackbench-h2-root")
@@ -184,8 +184,7 @@ describe "load engine over h2c" do
         apps: [{ name: download, load_path: "/?mb=1" }]
         load: { protocol: [http1, h2c], streams: 1, connections: 2, duration: 0.5s, warmup: 0.2s, timeout: 5s }
       YAML
-      exe = File.expand_path("../../exe/rackbench", __dir__)
-      _out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", File.join(dir, "h2.yml"), "--results", results)
+      _out, err, status = rackbench("run", File.join(dir, "h2.yml"), "--results", results)
       assert status.success?, err
       trials = Rackbench::Store.open(results, &:trials)
       assert_equal %w[h2c http1], trials.map { |t| t.result["settings"]["protocol"] }.sort
@@ -198,7 +197,7 @@ describe "load engine over h2c" do
       assert_equal 0, h2["not_h2c_connections"], "Falcon answered the preface in HTTP/2"
       # The other side: the http1 trial spoke HTTP/1.1 (the engine writes its h2 block for h2c only).
       assert_nil trials.find { |t| t.result["settings"]["protocol"] == "http1" }.result["h2"]
-      report, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results)
+      report, = rackbench("report", "--results", results, "--wide")
       assert_includes report, "body MB/s"
     end
   end

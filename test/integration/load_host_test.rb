@@ -30,11 +30,6 @@ describe "the load engine on a load host over ssh" do
     end
   end
 
-  def rackbench(*args, env:)
-    Open3.capture3({ "RACKBENCH_STORE" => nil }.merge(env), RbConfig.ruby, "-I", File.join(ROOT, "lib"),
-                   File.join(ROOT, "exe", "rackbench"), *args, chdir: dir)
-  end
-
   it "counts exactly what the server answered, the round trip holding the link's delay" do
     with_load_host do |net, host, ssh|
       remote = Rackbench::RemoteHost.new("ssh://root@#{host.address}#{ENGINE}",
@@ -74,7 +69,7 @@ describe "the load engine on a load host over ssh" do
           headers: { X-Tally: "1" }
       YAML
       out, err, status = rackbench("run", "remote.yml", "--results", "results", "--json",
-                                   env: { "RACKBENCH_SSH_COMMAND" => ssh.ssh_command })
+                                   env: { "RACKBENCH_SSH_COMMAND" => ssh.ssh_command }, chdir: dir)
       assert status.success?, err
       assert_equal 2, JSON.parse(out)["configs"].size
       records = Rackbench::Store.open(File.join(dir, "results"), &:trials)
@@ -105,7 +100,7 @@ describe "the load engine on a load host over ssh" do
           apps: [rack-hello]
           load: { host: "#{url}", timeout: 2s, duration: 1s }
         YAML
-        _, err, status = rackbench("run", "bad.yml", "--results", "bad", env: env)
+        _, err, status = rackbench("run", "bad.yml", "--results", "bad", env: env, chdir: dir)
         refute status.success?
         assert_match message, err
         assert_equal 1, err.lines.grep(/\Arackbench: /).size, err

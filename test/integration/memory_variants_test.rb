@@ -24,7 +24,6 @@ describe "memory, GC and JIT variants (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-memvar") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -51,7 +50,7 @@ describe "memory, GC and JIT variants (integration)" do
         - { ruby: ruby-jemalloc, server: [unicorn-compact, pitchfork-compact] }
     YAML
     results = File.join(dir, "results")
-    out, err, = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    out, err, = rackbench("run", file, "--results", results)
     trials = Rackbench::Store.open(results) { |store| store.trials }.to_h { |t| [[t.ruby, t.server], t] }
     assert_equal 8, trials.size, "#{err}\n#{out}"
 
@@ -134,7 +133,7 @@ describe "memory, GC and JIT variants (integration)" do
         load: { connections: 2, duration: 0.5s, warmup: 0.2s, timeout: 5s }
       YAML
       results = File.join(dir, "gc-results-#{i}")
-      out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+      out, err, status = rackbench("run", file, "--results", results)
       trials = File.exist?(File.join(results, "results.db")) ? Rackbench::Store.open(results, &:trials) : []
       if refusal
         assert_equal 1, status.exitstatus, "#{err}\n#{out}"

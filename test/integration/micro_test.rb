@@ -10,18 +10,9 @@ require "open3"
 describe "rackbench micro fibers (integration)" do
   let(:dir) { Dir.mktmpdir("rackbench-micro") }
   let(:results) { File.join(dir, "results") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:jruby) { "/usr/bin/jruby" }
 
   after { FileUtils.rm_rf(dir) }
-
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, exe, *args)
-  end
-
-  def spawn_rackbench(*args)
-    Process.spawn(RbConfig.ruby, exe, *args, out: File::NULL, err: File::NULL, pgroup: true)
-  end
 
   def stored
     return [] unless File.exist?(File.join(results, "results.db"))

@@ -12,9 +12,11 @@ require "open3"
 # nothing of it is left running (Passenger's watchdog, core and app
 # processes included). One run serves every test (its trials are the cost).
 #
-# Passenger's agent is compiled by bin/setup (or by the first run that
-# needs it) and cached with the bundle's gems, so this run only installs
-# bundles (cached too) and boots servers.
+# Passenger's agent is compiled by bin/setup --all (bin/test runs it) or by
+# the first run that needs it, and cached with the bundle's gems, so this
+# run only installs bundles (cached too) and boots servers. A plan made
+# with an empty cache says it will compile the agent, with its estimate;
+# one made with this machine's cache says nothing of it.
 describe "Passenger (integration)" do
   before { require_engine! }
 
@@ -46,8 +48,7 @@ describe "Passenger (integration)" do
           - { ruby: [ruby], app: [rails-hello] }
         load: { connections: 2, duration: 1s, warmup: 0.3s, timeout: 5s }
       YAML
-      exe = File.expand_path("../../exe/rackbench", __dir__)
-      out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", experiment, "--results", results)
+      out, err, status = rackbench("run", experiment, "--results", results)
       [out, err, status, results, dir]
     end
   end
@@ -77,6 +78,29 @@ describe "Passenger (integration)" do
     assert(stored.all? { |t| t.status == "ok" }, stored.map(&:reason).compact.join("\n"))
     assert(stored.all? { |t| t.rate.positive? && t.pss_peak_bytes.to_i.positive? })
     assert(passenger_trials.all? { |t| t.gem_versions.key?("passenger") }, "passenger's version recorded")
+  end
+
+  it "reuses the agent compiled before: the run compiles nothing and its plan has no step for it" do
+    assert self.class.run_once[2].success?, err
+    refute_match(/Compiling Passenger|first: compile/, out)
+  end
+
+  it "plans the agent's compile, with its estimate, when the cache has none" do
+    experiment = File.join(self.class.run_once[4], "passenger.yml")
+    exe = File.expand_path("../../exe/rackbench", __dir__)
+    Dir.mktmpdir("rackbench-passenger-empty-cache") do |cache|
+      listing, err, status = Open3.capture3({ "RACKBENCH_CACHE" => cache }, RbConfig.ruby, exe, "run", experiment,
+                                            "--dry-run", "--results", File.join(cache, "results"))
+      assert status.success?, err
+      assert_match(/^Before the first trial: compile Passenger's agent \(once for every ruby, then cached\), about \d+m \d+s \(guessed: /,
+                   listing)
+      assert_equal 1, listing.scan("compile Passenger").size, "one compile for both rubies"
+      assert_empty Dir.children(cache) - ["results"], "a plan installs nothing"
+    end
+    listing, err, status = Open3.capture3(RbConfig.ruby, exe, "run", experiment, "--dry-run", "--results",
+                                          File.join(self.class.run_once[4], "dry"))
+    assert status.success?, err
+    refute_includes listing, "Before the first trial", "this machine's cache has the agent"
   end
 
   it "refuses threads 2 under Passenger up front, with the reason" do

@@ -35,17 +35,6 @@ describe "the results store on PostgreSQL" do
     @database ||= cluster.create_database("t#{Process.pid}_#{name.hash.abs.to_s(36)}_#{rand(1 << 30).to_s(36)}")
   end
 
-  def rackbench(*args, env: {})
-    Open3.capture3({ "RACKBENCH_STORE" => nil }.merge(env), RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__),
-                   File.expand_path("../../exe/rackbench", __dir__), *args)
-  end
-
-  def rackbench!(*args, env: {})
-    out, err, status = rackbench(*args, env: env)
-    assert status.success?, "rackbench #{args.join(" ")}: #{err}"
-    out
-  end
-
   def v01_results
     FileUtils.cp(FIXTURE_DB, File.join(sqlite_dir, "results.db"))
     sqlite_dir
@@ -80,24 +69,24 @@ describe "the results store on PostgreSQL" do
   # SQLite original's, figure for figure.
   it "copies the v0.1 results over and reports and compares the same figures" do
     sqlite = v01_results
-    out = rackbench!("store", "copy", sqlite, database)
+    out = assert_rackbench("store", "copy", sqlite, database)
     assert_match(/11 trials, 0 earlier attempts, \d+ runs copied/, out)
-    assert_match(/0 trials, 0 earlier attempts, 0 runs added/, rackbench!("store", "copy", sqlite, database),
+    assert_match(/0 trials, 0 earlier attempts, 0 runs added/, assert_rackbench("store", "copy", sqlite, database),
                  "a second copy adds nothing")
     sqlite_location = File.join(File.expand_path(sqlite), "results.db")
     [[], ["--csv"], ["--json"], ["--trials"], ["--history"]].each do |view|
-      from_sqlite = rackbench!("report", "--results", sqlite, *view)
-      from_pg = rackbench!("report", "--store", database, *view)
+      from_sqlite = assert_rackbench("report", "--results", sqlite, *view)
+      from_pg = assert_rackbench("report", "--store", database, *view)
       from_sqlite, from_pg = [from_sqlite, from_pg].map { |doc| JSON.parse(doc).except("generated_at") } if view == ["--json"]
       assert_equal placeless(from_sqlite, sqlite_location), placeless(from_pg, database), "report #{view.join}"
     end
     # The variable is the same as --store.
-    assert_equal rackbench!("report", "--store", database, "--csv"),
-                 rackbench!("report", "--csv", env: { "RACKBENCH_STORE" => database })
-    specs = JSON.parse(rackbench!("report", "--results", sqlite, "--json"))["configs"].map { |c| c["label"] }
+    assert_equal assert_rackbench("report", "--store", database, "--csv"),
+                 assert_rackbench("report", "--csv", env: { "RACKBENCH_STORE" => database })
+    specs = JSON.parse(assert_rackbench("report", "--results", sqlite, "--json"))["configs"].map { |c| c["label"] }
     refute_empty specs
-    compare_sqlite = rackbench!("compare", "--results", sqlite, "--json", "ruby=ruby", "ruby=ruby-yjit")
-    compare_pg = rackbench!("compare", "--store", database, "--json", "ruby=ruby", "ruby=ruby-yjit")
+    compare_sqlite = assert_rackbench("compare", "--results", sqlite, "--json", "ruby=ruby", "ruby=ruby-yjit")
+    compare_pg = assert_rackbench("compare", "--store", database, "--json", "ruby=ruby", "ruby=ruby-yjit")
     assert_equal JSON.parse(compare_sqlite), JSON.parse(compare_pg)
   end
 
@@ -120,10 +109,10 @@ describe "the results store on PostgreSQL" do
                             environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                             watchdog: Fakes::Watchdog.new,
                             collaborators: { engine: engine, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
-                                             sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } })
+                                             companions: Fakes.companions })
     end
     assert_raises(Rackbench::Interrupted) { runner.call(nil, VaryingEngine.new(interrupt_at: 4)).run }
-    rackbench!("store", "copy", sqlite_dir, database)
+    assert_rackbench("store", "copy", sqlite_dir, database)
     runner.call(nil, VaryingEngine.new).run
     runner.call(database, VaryingEngine.new).run
     documents = [sqlite_dir, database].map do |store|
@@ -157,7 +146,7 @@ describe "the results store on PostgreSQL" do
     engine = Rackbench::Test::CapacitySupport::CeilingEngine.new(ceiling: 300)
     code, = capacity.call(engine, "--results", sqlite_dir)
     assert_equal Rackbench::CLI::EXIT_OK, code
-    rackbench!("store", "copy", sqlite_dir, database)
+    assert_rackbench("store", "copy", sqlite_dir, database)
     replay = Rackbench::Test::CapacitySupport::CeilingEngine.new(ceiling: 300)
     _, from_sqlite = capacity.call(replay, "--results", sqlite_dir, "--resume")
     _, from_pg = capacity.call(replay, "--results", File.join(dir, "logs-pg"), "--store", database, "--resume")
@@ -196,7 +185,7 @@ describe "the results store on PostgreSQL" do
     error = assert_raises(Rackbench::Store::Error) { Rackbench::Store.open(old, upgrade: false) }
     assert_match(/has results schema version 1, older than this rackbench .* upgrade it with rackbench store migrate/,
                  error.message)
-    assert_match(/results schema version #{Rackbench::Store::Schema::VERSION}/, rackbench!("store", "migrate", old))
+    assert_match(/results schema version #{Rackbench::Store::Schema::VERSION}/, assert_rackbench("store", "migrate", old))
     Rackbench::Store.open(old, upgrade: false) do |store|
       trial = store.trials.first
       assert_equal [812.5, 8125, 2100.0, "http"], [trial.rate, trial.requests, trial.latency_us["p99"], trial.kind]

@@ -15,7 +15,6 @@ describe "rackbench profile (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-profile-it") }
   let(:results) { File.join(dir, "results") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   after { FileUtils.rm_rf(dir) }
 
   it "puts the Mandelbrot method on top by self time, every worker's profile merged" do
@@ -31,7 +30,7 @@ describe "rackbench profile (integration)" do
       load: { connections: 2, duration: 2s, warmup: 0.5s, timeout: 10s }
     YAML
     speedscope = File.join(dir, "cpu.speedscope.json")
-    stdout, stderr, status = Open3.capture3(RbConfig.ruby, exe, "profile", file, "--results", results, "--json",
+    stdout, stderr, status = rackbench("profile", file, "--results", results, "--json",
                                             "--speedscope", speedscope)
     assert status.success?, "#{stderr}\n#{stdout.lines.last(20).join}"
     doc = JSON.parse(stdout)
@@ -72,7 +71,7 @@ describe "rackbench profile (integration)" do
       load: { connections: 1, duration: 1s, warmup: 0.3s, timeout: 10s }
       profile: { tool: stackprof, mode: wall }
     YAML
-    stdout, stderr, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    stdout, stderr, status = rackbench("run", file, "--results", results, "--wide")
     assert status.success?, "#{stderr}\n#{stdout}"
     assert_match(/Profile of .*app=cpu.*: stackprof wall, every 1000 µs/, stdout)
     assert_match(/Top frames by self:\n.*\n +\d+\.\d% +\d+\.\d%  /, stdout)

@@ -134,7 +134,6 @@ describe "proxies (integration)" do
     end
   end
 
-
   def alive_pids(pids)
     pids.select do |pid|
       File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] != "Z"
@@ -170,6 +169,8 @@ end
 # rack-hello behind nginx and varnish (the plumbing of full trials), and
 # rails-posts' anonymous /posts direct and behind nginx-cache (the cache).
 module ProxyRun
+  extend Rackbench::TestHelpers, Rackbench::Test::Cli
+
   DIR = Dir.mktmpdir("rackbench-proxy-run")
   Minitest.after_run { FileUtils.rm_rf(DIR) }
   RESULTS = File.join(DIR, "results")
@@ -192,8 +193,8 @@ module ProxyRun
           - { app: rack-hello, proxy: [none, nginx-cache] }
           - { app: rails-posts, proxy: [nginx, varnish] }
       YAML
-      out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
-                                        "--results", RESULTS)
+      # --wide: the report's table whole (its proxy columns are matched side by side).
+      out, err, status = rackbench("run", file, "--results", RESULTS, "--wide")
       raise "rackbench run failed:\n#{out}\n#{err}" unless status.success?
 
       trials = Rackbench::Store.open(RESULTS, &:trials).to_h { |t| ["#{t.app}/#{t.dims["proxy"]}", t] }

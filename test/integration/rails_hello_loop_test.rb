@@ -35,7 +35,7 @@ describe "rails-hello's loop knob (integration)" do
         load: { connections: 2, count: 100, warmup: 0.5s, timeout: 5s } # a timeout given: no calibration boot
       YAML
       results = File.join(dir, "results")
-      out, err, status = Open3.capture3(RbConfig.ruby, File.expand_path("../../exe/rackbench", __dir__), "run", file,
+      out, err, status = rackbench("run", file,
                                         "--results", results)
       { status: status, out: out, err: err, records: Rackbench::Store.open(results, &:trials), dir: dir }
     end

@@ -22,10 +22,6 @@ describe "rails-posts on SQLite and PostgreSQL (integration)" do
 
   after { FileUtils.rm_rf(dir) }
 
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, "-Ilib", "exe/rackbench", *args, chdir: root)
-  end
-
   # Every row of rails-posts' tables as text, "id|...|updated_at", in id order.
   def sqlite_rows(path)
     db = SQLite3::Database.new(path)

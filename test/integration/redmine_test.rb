@@ -28,10 +28,6 @@ describe "Redmine on services (integration)" do
 
   after { FileUtils.rm_rf(dir) }
 
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, "-Ilib", "exe/rackbench", *args, chdir: root)
-  end
-
   it "logs four users in, starts every batch from the same rows, and reports PostgreSQL's CPU per request" do
     app = RedmineApp.dir
     file = File.join(dir, "redmine.yml")

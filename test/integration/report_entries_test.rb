@@ -13,12 +13,7 @@ describe "per-page results of a real run (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-entries") }
   let(:results) { File.join(dir, "results") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   after { FileUtils.rm_rf(dir) }
-
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, exe, *args)
-  end
 
   it "reports one row per entry of the list, whose counts add up to the trial's" do
     File.write(File.join(dir, "pages.requests"), <<~REQUESTS)

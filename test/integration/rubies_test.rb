@@ -103,7 +103,7 @@ describe "Rubies named by path, run for real" do
     assert_equal [system_ruby, system_ruby], [system_install.path, system_install.exe]
     assert_match(%r{/libruby-[\d.]+\.so\.[\d.]+\z}, system_install.libruby)
 
-    jruby = installs.find { |i| i.usable? && i.engine == "jruby" } || flunk("no JRuby found (bin/setup installs it)")
+    jruby = installs.find { |i| i.usable? && i.engine == "jruby" } || flunk("no JRuby found (bin/setup --all installs it)")
     assert_equal "java", File.basename(jruby.exe)
     refute_equal jruby.exe, jruby.path
     assert_nil jruby.libruby
@@ -111,9 +111,8 @@ describe "Rubies named by path, run for real" do
 
   it "lists each ruby given to `rackbench rubies --json` as itself" do
     paths = [relocated.first, copy, wrapper]
-    exe = File.expand_path("../../exe/rackbench", __dir__)
 
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "rubies", "--json", *paths, stdin_data: "")
+    out, err, status = rackbench("rubies", "--json", *paths, stdin_data: "")
 
     assert status.success?, err
     listed = JSON.parse(out)

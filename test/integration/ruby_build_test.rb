@@ -17,7 +17,6 @@ describe "rubies built from source (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-build-it") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:tarball) { TestRubies.tarball("3.4") }
 
   after { FileUtils.rm_rf(dir) }
@@ -37,7 +36,7 @@ describe "rubies built from source (integration)" do
   end
 
   def run_experiment(file, results, env: {})
-    Open3.capture3(env, RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
+    rackbench("run", file, "--results", results, env: env)
   end
 
   def stored_trials(results)
@@ -145,14 +144,14 @@ describe "rubies built from source (integration)" do
                       load: "{ connections: 2, duration: 60s, warmup: 0.2s, timeout: 5s }")
     results = File.join(dir, "held-results")
     log = File.join(dir, "held.log")
-    runner = Process.spawn(env, RbConfig.ruby, exe, "run", file, "--results", results, in: File::NULL,
-                                                                                            %i[out err] => log)
+    runner = spawn_rackbench("run", file, "--results", results, env: env, in: File::NULL, %i[out err] => log,
+                                                                pgroup: false)
     begin
       wait_until(timeout_s: 600, interval_s: 0.2, message: "the held experiment's trial to start") do
         File.read(log).include?("1/1 ruby=held")
       end
 
-      out, err, status = Open3.capture3(env, RbConfig.ruby, exe, "cache", "prune", "--unused", stdin_data: "")
+      out, err, status = rackbench("cache", "prune", "--unused", env: env)
 
       assert status.success?, err
       assert_match(/^removed build ruby 'unused' 3\.4\.5 0123456789abcdef .*: no stored experiment uses it$/, out)
@@ -168,7 +167,7 @@ describe "rubies built from source (integration)" do
       Process.wait(runner)
     end
     assert_includes File.read(log), "rackbench: interrupted"
-    listing, = Open3.capture3(env, RbConfig.ruby, exe, "cache", "--json", stdin_data: "")
+    listing, = rackbench("cache", "--json", env: env)
     held = JSON.parse(listing).find { |item| item["kind"] == "build" }
     assert_equal [results], held["users"], "the run recorded its results directory with the build it used"
     refute held["in_use"], "nothing holds it once the run has stopped"

@@ -12,7 +12,6 @@ describe "rackbench run (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-run") }
   let(:results) { File.join(dir, "results") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:experiment_file) do
     File.join(dir, "matrix.yml").tap do |path|
       File.write(path, <<~YAML)
@@ -33,10 +32,6 @@ describe "rackbench run (integration)" do
 
   after do
     FileUtils.rm_rf(dir)
-  end
-
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, exe, *args)
   end
 
   # Every process started for a trial of this test: the runner marks each
@@ -76,10 +71,11 @@ describe "rackbench run (integration)" do
   # with -9 after two stored trials, --resume finishes the rest, and the
   # finished store is checked as any run's would be.
   it "runs 2 rubies x 2 servers x 2 thread counts, survives kill -9 and resumes: 8 trials, each once, all measured" do
-    pid = Process.spawn(RbConfig.ruby, exe, "run", experiment_file, "--results", results,
-                        out: File::NULL, err: File::NULL, pgroup: true)
+    pid = spawn_rackbench("run", experiment_file, "--results", results)
     begin
-      wait_until(timeout_s: 120, interval_s: 0.2, message: "two stored trials") do
+      # As long as the runner runs (its own deadlines end it): a busy
+      # machine's bundle install and boots may take minutes.
+      wait_while_running(pid, timeout_s: 600 * busy_factor, message: "two stored trials") do
         File.exist?(File.join(results, "results.db")) && stored.size >= 2
       end
       Process.kill(:KILL, pid)
@@ -143,6 +139,8 @@ describe "rackbench run (integration)" do
       threads: 2
       load: { connections: 2, duration: 1s, warmup: 1s, timeout: 5s }
     YAML
+    # A JVM boots Puma in seconds on an idle machine, in minutes on a busy
+    # one: the boot's allowance follows what this machine gives now (Cli).
     out, err, status = rackbench("run", experiment_file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
     trial = stored.fetch(0)
@@ -217,10 +215,10 @@ describe "rackbench run (integration)" do
       threads: 1
       load: { connections: 1, duration: 1s, warmup: 0.2s, timeout: 5s }
     YAML
-    pid = Process.spawn(RbConfig.ruby, exe, "run", experiment_file, "--results", results,
-                        out: File::NULL, err: File::NULL, pgroup: true)
+    pid = spawn_rackbench("run", experiment_file, "--results", results)
     begin
-      ignoring = wait_until(timeout_s: 300, interval_s: 0.1, message: "the server to ignore TERM") do
+      ignoring = wait_while_running(pid, timeout_s: 300 * busy_factor, interval_s: 0.1,
+                                    message: "the server to ignore TERM") do
         Dir.glob(File.join(results, "work", "*", "ignoring-term")).first
       end
       helper = Integer(File.read(File.join(File.dirname(ignoring), "helper.pid")))

@@ -43,11 +43,6 @@ describe Rackbench::ServerProcess do
     end
   end
 
-  def alive?(pid)
-    entry = Rackbench::ProcessTree.read(pid)
-    entry && !entry.zombie?
-  end
-
   it "boots, answers, and stops leaving the port free" do
     server = tiny.start
     ready_s = server.wait_ready(health_path: "/health", timeout_s: 10)

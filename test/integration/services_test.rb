@@ -22,7 +22,6 @@ describe "services (integration)" do
                                   ready_timeout_s: 60, stop_grace_s: 10, parent_env: ENV)
   end
 
-
   after { FileUtils.rm_rf(dir) }
 
   def spec(name, **options)
@@ -46,12 +45,6 @@ describe "services (integration)" do
   # The live processes of a process tree (by /proc), pids only.
   def tree(pid)
     Rackbench::ProcessTree.pids(pid, pgid: pid)
-  end
-
-  def alive?(pid)
-    File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] != "Z"
-  rescue SystemCallError
-    false
   end
 
   def owner(pid)
@@ -119,8 +112,7 @@ describe "services (integration)" do
       load: { duration: 1s, warmup: 0s, timeout: 2s }
     YAML
     results = File.join(dir, "results")
-    _out, err, status = Open3.capture3(RbConfig.ruby, "-Ilib", "exe/rackbench", "run", file, "--results", results,
-                                       chdir: File.expand_path("../..", __dir__))
+    _out, err, status = rackbench("run", file, "--results", results)
     refute status.success?
     assert_equal ["rackbench: service memcached of app rack-hello: port #{port} is already in use on 127.0.0.1"],
                  err.lines.map(&:strip).grep(/\Arackbench: (?!warning)/)
@@ -149,8 +141,7 @@ describe "services (integration)" do
     YAML
     results = File.join(dir, "results")
     marker = "#{Rackbench::Watchdog::MARKER}=#{File.expand_path(results)}"
-    runner = Process.spawn(RbConfig.ruby, "-Ilib", "exe/rackbench", "run", file, "--results", results,
-                           chdir: File.expand_path("../..", __dir__), out: File::NULL, err: File.join(dir, "runner.err"))
+    runner = spawn_rackbench("run", file, "--results", results, err: File.join(dir, "runner.err"), pgroup: false)
     marked = lambda do
       Dir.glob("/proc/[0-9]*").filter_map do |proc_dir|
         File.binread(File.join(proc_dir, "environ")).split("\0").include?(marker) ? File.basename(proc_dir).to_i : nil

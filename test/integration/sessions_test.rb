@@ -23,13 +23,8 @@ describe "sessions held or lost (integration)" do
 
   let(:dir) { Dir.mktmpdir("rackbench-sessions") }
   let(:app) { File.expand_path("../fixtures/apps/session-limit", __dir__) }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
-
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, exe, *args)
-  end
 
   # The app's log lines of a trial: [user, method, path, status].
   def app_log(results, trial)
@@ -91,7 +86,7 @@ describe "sessions held or lost (integration)" do
     # Every view names the lost sessions.
     config = report["configs"].find { |c| c["dims"]["load.connections"] == 10 && c["dims"]["load.requests"] == one }
     assert(config["flags"].any? { |f| f["kind"] == "failed" && f["message"].include?("6 of 10 connection slots lost their session") })
-    text, = rackbench("report", "--results", results)
+    text, = rackbench("report", "--results", results, "--wide") # the flag's line whole
     assert_includes text, "6 of 10 connection slots lost their session"
     csv, = rackbench("report", "--results", results, "--csv")
     assert(csv.lines.any? { |line| line.include?("10") && line.include?("failed") }, csv)

@@ -18,6 +18,8 @@ require "support/test_rubies"
 # The experiment, kept out of the top level (the integration lanes load
 # several files into one process).
 module TlsTrialsTestFixtures
+  extend Rackbench::TestHelpers, Rackbench::Test::Cli
+
   def self.experiment = <<~YAML
     name: tls-trials
     seed: 5
@@ -55,8 +57,7 @@ describe "load.tls trials (integration)" do
       file = File.join(dir, "tls.yml")
       File.write(file, TlsTrialsTestFixtures.experiment)
       results = File.join(dir, "results")
-      exe = File.expand_path("../../exe/rackbench", __dir__)
-      out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+      out, err, status = rackbench("run", file, "--results", results)
       [out, err, status, results]
     end
   end
@@ -118,8 +119,7 @@ describe "load.tls trials (integration)" do
   end
 
   it "reports the handshake cost and the share of responses that paid one for the TLS configurations only" do
-    exe = File.expand_path("../../exe/rackbench", __dir__)
-    json, err, status = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--json")
+    json, err, status = rackbench("report", "--results", results, "--json")
     assert status.success?, err
     configs = JSON.parse(json)["configs"]
     tls, plain = configs.partition { |c| c["dims"]["load.tls"] }
@@ -129,7 +129,7 @@ describe "load.tls trials (integration)" do
       assert_operator c["tls_handshake_share"], :>=, 0, c["label"]
     end
     assert_equal [[nil, nil]], plain.map { |c| c.values_at("tls_handshake_us", "tls_handshake_share") }
-    terminal, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results)
+    terminal, = rackbench("report", "--results", results)
     assert_match(/TLS hs/, terminal)
   end
 end

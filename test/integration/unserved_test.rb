@@ -14,7 +14,6 @@ describe "unserved connections (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-unserved") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -34,9 +33,9 @@ describe "unserved connections (integration)" do
       load: { connections: 16, duration: 2s, warmup: 1s, timeout: 10s }
     YAML
     results = File.join(dir, "results")
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    out, err, status = rackbench("run", file, "--results", results)
     assert status.success?, "#{out}#{err}"
-    json, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--json")
+    json, = rackbench("report", "--results", results, "--json")
     report = JSON.parse(json)
     by_server = report.fetch("configs").to_h { |c| [c["dims"]["server"], c] }
 
@@ -51,7 +50,7 @@ describe "unserved connections (integration)" do
     # The engine's own count, stored with each trial.
     trials = report.fetch("trials").to_h { |t| [t["server"], t] }
     assert_equal "ok", trials["webrick"]["status"], trials["webrick"]["reason"]
-    text, = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results)
+    text, = rackbench("report", "--results", results)
     assert_match(/\| webrick .*c.* \|$/, text)
     assert_includes text, "webrick: batch 1: only 1 of 16 connections was served"
   end

@@ -16,7 +16,6 @@ describe "ruby variants (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-variants") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:text) do
     <<~YAML
       name: variants
@@ -61,7 +60,7 @@ describe "ruby variants (integration)" do
       results = File.join(dir, "results-#{seed}")
       # The shell's own settings must not reach any server either.
       shell = { "RUBY_YJIT_ENABLE" => "1", "X" => "from-the-shell", "RAILS_ENV" => "development" }
-      out, err, status = Open3.capture3(shell, RbConfig.ruby, exe, "run", file, "--results", results)
+      out, err, status = rackbench("run", file, "--results", results, env: shell)
       assert status.success?, "seed #{seed} (#{first_variant} first) failed: #{err}\n#{out}"
 
       trials = Rackbench::Store.open(results) { |store| store.trials }
@@ -99,7 +98,6 @@ describe "rubies named by path in an experiment (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-by-path") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -121,7 +119,7 @@ describe "rubies named by path in an experiment (integration)" do
       load: { connections: 2, duration: 0.3s, warmup: 0.1s, timeout: 5s }
     YAML
     results = File.join(dir, "results")
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results)
+    out, err, status = rackbench("run", file, "--results", results)
     assert status.success?, "run failed: #{err}\n#{out}"
 
     trials = Rackbench::Store.open(results) { |store| store.trials }.to_h { |t| [t.ruby, t] }

@@ -2,19 +2,20 @@
 
 module Rackbench
   module Test
-    # Whether a process exists: what the test supports ask of the test
-    # process that made a cluster or a namespace before they remove what
-    # it left (PostgresCluster.sweep, TestNetwork.sweep).
+    # The one answer the tests give to "is this process still running?": it
+    # exists (another user's too) and is no zombie, a process that has
+    # ended and only waits for its parent to reap it. The stops under test
+    # (a server's tree, a hook's group, a service) leave zombies behind
+    # whenever their parent is slow to reap, which a busy machine makes
+    # likely. The test supports ask it too, of the test process that made
+    # a cluster or a namespace, before they remove what it left
+    # (PostgresCluster.sweep, TestNetwork.sweep).
     module LiveProcess
       module_function
 
       def alive?(pid)
-        Process.kill(0, pid)
-        true
-      rescue Errno::ESRCH
-        false
-      rescue Errno::EPERM
-        true # exists, owned by someone else
+        entry = Rackbench::ProcessTree.read(pid)
+        !entry.nil? && !entry.zombie?
       end
     end
   end

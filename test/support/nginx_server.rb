@@ -38,7 +38,7 @@ module NginxServer
   # Starts nginx with config(dir, http_body), pinned to +cpu+ when given;
   # returns its pid once every port in +ports+ accepts (raises after 10 s).
   def start(dir, http_body, ports:, cpu: nil)
-    raise "nginx not found: install the Debian package nginx (bin/setup does)" unless system("command -v nginx >/dev/null 2>&1")
+    raise "nginx not found: install the Debian package nginx (bin/setup --all does)" unless system("command -v nginx >/dev/null 2>&1")
 
     file = File.join(dir, "nginx.conf")
     File.write(file, config(dir, http_body))

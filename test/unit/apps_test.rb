@@ -114,20 +114,22 @@ describe Rackbench::Apps do
 end
 
 describe "rackbench apps" do
-  def run_cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    status = Rackbench::CLI.run(["apps", *argv], out: out, err: err)
-    [status, out.string, err.string]
-  end
+  def run_cli(*argv) = cli("apps", *argv)
 
   it "prints a table of the apps, what each measures, its load and its check" do
-    status, out, = run_cli
+    status, out, = run_cli("--wide") # every cell on one line
     assert_equal 0, status
     assert_match(/\| app +\| measures +\| load +\| check/, out)
     assert_match(%r{\| rails-posts +\| .*\| GET /posts +\| 200, text/html, "Post 1000}, out)
     assert_match(/\| mix +\| .*\| mix\.requests \(request list\)/, out)
     assert_match(%r{\| rails-posts-pg +\| .*\| GET /posts on postgresql +\|}, out)
+  end
+
+  it "fits the table within 100 columns when not writing to a terminal" do
+    status, out, = run_cli
+    assert_equal 0, status
+    assert_operator out.lines.map { |line| Rackbench::Text::Wrap.width(line.chomp) }.max, :<=, 100
+    assert_match(/\| rails-posts-pg +\| rails-posts on PostgreSQL: the same +\|/, out)
   end
 
   it "prints every app as JSON" do

@@ -24,12 +24,6 @@ describe "rackbench run --detect (command line)" do
 
   after { FileUtils.rm_rf(dir) }
 
-  def cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    [Rackbench::CLI.run(argv, out: out, err: err), out.string, err.string]
-  end
-
   # The experiment run would run (the CLI's --dry-run would also discover
   # the machine's rubies: slow here).
   def planned(*argv)

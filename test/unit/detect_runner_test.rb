@@ -59,7 +59,7 @@ describe "Rackbench::Runner with --detect" do
 
   def runner(detect, engine, resume: false, output: out, batches: 50)
     collaborators = { engine: engine, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
-                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } }
+                      companions: Fakes.companions }
     Rackbench::Runner.new(source: experiment(detect ? detect.max_batches : batches), results_dir: dir, resume: resume,
                           out: output, err: StringIO.new, installs: [install],
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),

@@ -57,8 +57,7 @@ describe Rackbench::Fleet::Queue do
                         environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                         watchdog: Fakes::Watchdog.new,
                         collaborators: { engine: Fakes::Engine.new, launcher: Fakes::Launcher.new,
-                                         bundles: Fakes::Bundles.new, sampler: ->(_) { Fakes::Sampler.new },
-                                         machine: -> { Fakes::Machine.new } } }.merge(runner_options),
+                                         bundles: Fakes::Bundles.new, companions: Fakes.companions } }.merge(runner_options),
       **options
     )
   end
@@ -122,8 +121,7 @@ describe Rackbench::Fleet::Queue do
     id = enqueue
     interrupted = worker("host-a", runner_options: {
                            collaborators: { engine: Fakes::Engine.new(interrupt_at: 2), launcher: Fakes::Launcher.new,
-                                            bundles: Fakes::Bundles.new, sampler: ->(_) { Fakes::Sampler.new },
-                                            machine: -> { Fakes::Machine.new } }
+                                            bundles: Fakes::Bundles.new, companions: Fakes.companions }
                          })
     # Ctrl-C in the second trial: the batch goes back at once, to run whole.
     assert_raises(Rackbench::Interrupted) { interrupted.run }

@@ -20,13 +20,6 @@ describe "rackbench gate (CLI)" do
     dir
   end
 
-  def cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(argv, out: out, err: err)
-    [code, out.string, err.string]
-  end
-
   def dims(ruby) = ReportStore.dims(ruby: ruby)
   def noisy(mean, seed) = ReportStore.noisy(mean, 0.01, 6, seed)
 
@@ -84,7 +77,7 @@ describe "rackbench gate (CLI)" do
     threads = ->(n) { ReportStore.dims(ruby: "ruby", threads: n) }
     base = store("main-x", { threads.call(1) => noisy(1000, 12), threads.call(2) => noisy(1000, 14) })
     cand = store("pr-x", { threads.call(8) => noisy(1000, 13), threads.call(16) => noisy(1000, 15) })
-    code, out, = cli("gate", base, cand)
+    code, out, = cli("gate", base, cand, "--wide") # whole lines: the reasons as one line each
     assert_equal Rackbench::CLI::EXIT_CANNOT_SAY, code
     assert_includes out, "  ruby=ruby server=puma app=rack-hello processes=1 threads=1: not in the candidate: none of its trials ran\n"
     assert_includes out, "  ruby=ruby server=puma app=rack-hello processes=1 threads=16: only in the candidate, not judged\n"
@@ -99,7 +92,7 @@ describe "rackbench gate (CLI)" do
       ReportStore.fill(s, { dims("ruby") => noisy(1000, 8) }, name: "bench", labels: labels.call("a" * 40))
       ReportStore.fill(s, { dims("ruby") => noisy(1002, 9) }, name: "bench", labels: labels.call("b" * 40))
     end
-    code, out, = cli("gate", "--results", dir, "--previous")
+    code, out, = cli("gate", "--results", dir, "--previous", "--wide")
     assert_equal 0, code
     assert_match(/^Baseline: experiment bench \(id 1, .*\); app own aaaaaaaaaa$/, out)
     assert_match(/^Candidate: experiment bench \(id 2, .*\); app own bbbbbbbbbb$/, out)

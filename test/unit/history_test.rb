@@ -49,12 +49,7 @@ describe "rackbench history" do
     end
   end
 
-  def history(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(["history", "--results", dir, *argv], out: out, err: err)
-    [code, out.string, err.string]
-  end
+  def history(*argv) = cli("history", "--results", dir, *argv)
 
   let(:doc) { JSON.parse(history("--json")[1]) }
 
@@ -75,7 +70,7 @@ describe "rackbench history" do
     assert_equal 6, doc["runs"].size
     assert_equal [1, 2, 4, 5, 6, 7], doc["runs"].map { |r| r["experiment_id"] }
     assert_equal [[3, ["hostname: \"ci-1\" vs \"fast-box\""]]], doc["apart"].map { |a| a.values_at("experiment_id", "differences") }
-    code, out, = history
+    code, out, = history("--wide") # the heading and the change point's line whole
     assert_equal 0, code
     assert_match(/\AHistory of bench: requests\/s per configuration over 6 runs, in order of date, on ci-1 \(Xeon E5, 2 CPUs, x86_64, 24 GiB, Linux 6\.1\.0\)$/, out)
     assert_match(/^Change point at run 4 \(experiment id 5\) of threads=1: requests\/s −\d+\.\d% against runs 1-3 \(band \d+–\d+\); app own 3333333333 → 4444444444 "Burn 300 us per request"$/, out)

@@ -39,8 +39,8 @@ describe "instructions trials in a run" do
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                           ready_timeout_s: 7,
                           collaborators: { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new,
-                                           sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new },
-                                           valgrind: valgrind, valgrind_support: support(refused) },
+                                           companions: Fakes.companions(instructions: { valgrind: valgrind,
+                                                                                        valgrind_support: support(refused) }) },
                           watchdog: Fakes::Watchdog.new)
   end
 
@@ -77,7 +77,7 @@ describe "instructions trials in a run" do
     wrapper = launches[true][:wrapper]
     assert_equal ["/fake/valgrind", "--tool=callgrind", "--instr-atstart=no"], wrapper.first(3)
     assert_includes wrapper, "--callgrind-out-file=#{File.join(launches[true][:work_dir], "instructions", "callgrind.%p")}"
-    assert_nil launches[false][:wrapper], "a time trial's server runs as it is"
+    assert_empty launches[false][:wrapper], "a time trial's server runs as it is"
     assert_equal [70, 7], [launches[true][:ready_timeout_s], launches[false][:ready_timeout_s]]
     refute launches[true][:env].to_h.key?("RACKBENCH_INSIDE"), "no counting agent under valgrind"
     assert_equal "counting", launches[false][:env].to_h["RACKBENCH_INSIDE"]

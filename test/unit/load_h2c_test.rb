@@ -181,7 +181,7 @@ describe "load.protocol h2c" do
                             layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                             environment: {}, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                             collaborators: { engine: engine, launcher: Fakes::Launcher.new, bundles: Fakes::Bundles.new,
-                                             sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } },
+                                             companions: Fakes.companions },
                             watchdog: Fakes::Watchdog.new)
     end
 

@@ -210,47 +210,27 @@ describe Rackbench::LoadSummary do
 end
 
 describe Rackbench::CLI do
-  def run_cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(argv, out: out, err: err)
-    [code, out.string, err.string]
-  end
 
   it "prints usage and version" do
-    code, out, = run_cli("--help")
+    code, out, = cli("--help")
     assert_equal 0, code
     assert_match(/load\s+drive HTTP load/, out)
-    assert_equal [0, "rackbench #{Rackbench::VERSION}\n", ""], run_cli("--version")
+    assert_equal [0, "rackbench #{Rackbench::VERSION}\n", ""], cli("--version")
   end
 
   it "answers an unknown command with one line and exit 2" do
-    assert_equal [2, "", "rackbench: unknown command 'lod' (see rackbench --help)\n"], run_cli("lod")
+    assert_equal [2, "", "rackbench: unknown command 'lod' (see rackbench --help)\n"], cli("lod")
   end
 
   it "checks load arguments before starting anything" do
-    code, _, err = run_cli("load")
+    code, _, err = cli("load")
     assert_equal 2, code
     assert_match(/exactly one URL/, err)
-    code, _, err = run_cli("load", "--duration", "soon", "http://127.0.0.1:1/")
+    code, _, err = cli("load", "--duration", "soon", "http://127.0.0.1:1/")
     assert_equal 2, code
     assert_equal "rackbench: invalid --duration \"soon\" (expected e.g. 10s, 500ms, 2m)\n", err
-    code, out, = run_cli("load", "--help")
+    code, out, = cli("load", "--help")
     assert_equal 0, code
     assert_match(/--no-keepalive/, out)
-  end
-
-  it "prints the engine's JSON or the summary" do
-    ENV["RACKBENCH_ENGINE"] = File.expand_path("../fixtures/fake_engine", __dir__)
-    ENV["FAKE_ENGINE_RESULT"] = File.expand_path("../fixtures/engine_result.json", __dir__)
-    code, out, = run_cli("load", "--json", "http://127.0.0.1:1/")
-    assert_equal 0, code
-    assert_equal 400, JSON.parse(out)["requests"]
-    code, out, = run_cli("load", "http://127.0.0.1:1/")
-    assert_equal 0, code
-    assert_match(/Requests:\s+400/, out)
-  ensure
-    ENV.delete("RACKBENCH_ENGINE")
-    ENV.delete("FAKE_ENGINE_RESULT")
   end
 end

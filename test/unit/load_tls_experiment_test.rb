@@ -178,7 +178,7 @@ describe "load.tls" do
                             layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                             environment: {}, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
                             collaborators: { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new,
-                                             sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } },
+                                             companions: Fakes.companions },
                             watchdog: Fakes::Watchdog.new)
     end
 

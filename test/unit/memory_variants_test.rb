@@ -176,6 +176,26 @@ describe "memory, GC and JIT variants" do
                    "for jemalloc", error.message
     end
 
+    it "takes valgrind's own preloads out of LD_PRELOAD before comparing it (an instructions trial's server)" do
+      under_valgrind = lambda do |env, preload|
+        expected = Rackbench::Trial::Identity::Expectation.new(
+          label: "v", options: [], description: "ruby 3.1.2p20", exe: "/usr/bin/ruby3.1", jit: nil, env: env,
+          server_gem: nil, server_version: nil, malloc: nil, gc_compact_before_fork: false
+        )
+        report = process(10, 1, "exec")
+        report[:report]["env"] = { "LD_PRELOAD" => preload }
+        report[:report]["malloc"] = nil
+        verify!(expected, [report])
+      end
+      valgrind = "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so"
+      assert under_valgrind.call({ "LD_PRELOAD" => nil }, valgrind)
+      assert under_valgrind.call({ "LD_PRELOAD" => "/lib/libjemalloc.so.2" }, "#{valgrind}:/lib/libjemalloc.so.2")
+      error = assert_raises(Rackbench::IdentityMismatch) { under_valgrind.call({ "LD_PRELOAD" => nil }, "#{valgrind}:/lib/x.so") }
+      assert_match(%r{LD_PRELOAD=/lib/x.so is set, the trial leaves it unset}, error.message)
+      assert_equal "a.so:b.so", Rackbench::Trial::Identity::Comparison.without_valgrind_preload("a.so:b.so"),
+                   "a preload without valgrind's is compared as it is"
+    end
+
     it "fails a glibc variant with jemalloc mapped" do
       error = assert_raises(Rackbench::IdentityMismatch) do
         verify!(expectation(malloc: "glibc"), [process(10, 1, "exec", malloc: "jemalloc")])

@@ -6,15 +6,10 @@ require "stringio"
 # `rackbench micro` up to the point where it would run anything: help and
 # the one-line errors. Runs end to end are in test/integration/micro_test.rb.
 describe "rackbench micro (command line)" do
-  def rackbench(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    code = Rackbench::CLI.run(["micro", *argv], out: out, err: err)
-    [code, out.string, err.string]
-  end
+  def micro(*argv) = cli("micro", *argv)
 
   it "prints its help with the benchmarks and options" do
-    code, out, = rackbench("--help")
+    code, out, = micro("--help")
     assert_equal 0, code
     assert_match(/Usage: rackbench micro BENCHMARK/, out)
     assert_match(/fibers +threads, forked processes and fibers/, out)
@@ -32,7 +27,7 @@ describe "rackbench micro (command line)" do
       [%w[fibers --bogus], /invalid option: --bogus/],
       [%w[fibers /nonexistent/exp.yml], /experiment file not found: \/nonexistent\/exp.yml/]
     ].each do |argv, pattern|
-      code, out, err = rackbench(*argv)
+      code, out, err = micro(*argv)
       assert_equal 2, code, argv.inspect
       assert_equal "", out
       assert_equal 1, err.lines.size, err

@@ -2,7 +2,6 @@
 
 require "test_helper"
 require "json"
-require "open3"
 require "rackbench/servers"
 require "rackbench/servers/passenger"
 require "rackbench/servers/passenger/watchdog_command"
@@ -71,18 +70,6 @@ describe Rackbench::Servers::Passenger do
       assert_equal 3, count
       assert_match pattern, "App 1234 output: [rackbench] passenger app process 1234 forked from the preloader"
       refute_match pattern, "App 1234 output: [passenger_native_support.so] successfully loaded."
-    end
-
-    it "prints the ready line in a child forked through Ruby, not in the parent" do
-      script = "require #{File.expand_path("../../lib/rackbench/servers/passenger/app_process.rb", __dir__).inspect}; " \
-               "$stdout.sync = true; puts Process.pid; pid = fork; if pid.nil? then exit!(0) else Process.wait(pid) end"
-      out, status = Open3.capture2(RbConfig.ruby, "-e", script)
-      assert status.success?
-      parent, *rest = out.lines.map(&:chomp)
-      assert_equal 1, rest.size, out
-      child = rest.first[/process (\d+) forked/, 1]
-      assert_match adapter.ready_log(1).first, rest.first
-      refute_equal parent, child
     end
   end
 

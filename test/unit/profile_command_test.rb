@@ -15,12 +15,6 @@ describe "rackbench profile and --speedscope" do
   let(:root) { Dir.mktmpdir("rackbench-profile-cli") }
   after { FileUtils.rm_rf(root) }
 
-  def run_cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    [Rackbench::CLI.run(argv, out: out, err: err), out.string, err.string]
-  end
-
   def experiment_file(extra = "")
     File.join(root, "exp.yml").tap do |path|
       File.write(path, <<~YAML + extra)
@@ -63,10 +57,10 @@ describe "rackbench profile and --speedscope" do
   end
 
   it "refuses a mode it does not know and a missing file, in one line" do
-    code, _, err = run_cli("profile", experiment_file, "--mode", "heap")
+    code, _, err = cli("profile", experiment_file, "--mode", "heap")
     assert_equal Rackbench::CLI::EXIT_USAGE, code
     assert_match(/invalid argument: --mode heap/, err)
-    code, _, err = run_cli("profile")
+    code, _, err = cli("profile")
     assert_equal Rackbench::CLI::EXIT_USAGE, code
     assert_match(/profile takes one experiment file/, err)
   end
@@ -91,7 +85,7 @@ describe "rackbench profile and --speedscope" do
 
     it "writes the profiles as a speedscope file, one sampled profile per configuration" do
       path = File.join(root, "out.speedscope.json")
-      code, out, err = run_cli("report", "--results", results_dir(profiled: true), "--speedscope", path)
+      code, out, err = cli("report", "--results", results_dir(profiled: true), "--speedscope", path)
       assert_equal 0, code, err
       assert_match(/Top frames by self:/, out)
       assert_includes err, "Speedscope profile: #{path}"
@@ -103,7 +97,7 @@ describe "rackbench profile and --speedscope" do
 
     it "says so when the experiment has no profiled trial" do
       path = File.join(root, "none.json")
-      code, _, err = run_cli("report", "--results", results_dir(profiled: false), "--speedscope", path)
+      code, _, err = cli("report", "--results", results_dir(profiled: false), "--speedscope", path)
       assert_equal Rackbench::CLI::EXIT_USAGE, code
       assert_match(/experiment synthetic has no profiled trials: nothing for --speedscope/, err)
       refute File.exist?(path)

@@ -54,13 +54,13 @@ describe "profiled trials in a run" do
     end
   end
 
-  def runner(exp, launcher:, installs: [install])
+  def runner(exp, launcher:, installs: [install], engine: Fakes::Engine.new)
     Rackbench::Runner.new(source: exp, results_dir: dir, resume: false, retry_failed: false, fail_fast: false,
                           out: out, err: StringIO.new, installs: installs,
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: { "PATH" => "/usr/bin:/bin" },
-                          collaborators: { engine: Fakes::Engine.new, launcher: launcher, bundles: Fakes::Bundles.new,
-                                           sampler: ->(_) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } },
+                          collaborators: { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new,
+                                           companions: Fakes.companions },
                           watchdog: Fakes::Watchdog.new)
   end
 
@@ -121,11 +121,29 @@ describe "profiled trials in a run" do
     work = File.join(dir, "work")
     FileUtils.mkdir_p(File.join(work, "identity"))
     File.write(File.join(work, "identity", "#{Process.pid}.json"), "{}")
-    result = Rackbench::Trial::Http::ProfileRun.new(trial, work, dir, collector: collector).add_to(outcome)
+    scene = Rackbench::Trial::Http::Companion::Scene.new(trial: trial, work_dir: work)
+    result = Rackbench::Trial::Http::Companions::Profile::Part.new(scene, collector, dir).document(outcome)
     assert_equal "failed", result[:status]
     assert_match(/no server process gave samples/, result[:reason])
     assert_equal [Process.pid], result[:load_settings]["profile"]["missing"].map { |m| m["pid"] }
     assert_equal 0.1, result[:load_settings]["duration_s"]
+  end
+
+  # An engine that fails every trial once it has started its window.
+  class FailingEngine < Fakes::Engine
+    def run(settings, env: {}, on_phase: nil)
+      super
+      raise Rackbench::SetupError, "load engine crashed"
+    end
+  end
+
+  it "keeps a failed profiled trial marked profiled: it never counts as a failed measured trial" do
+    runner(experiment("stackprof"), launcher: launcher, engine: FailingEngine.new).run
+    profiled, plain = stored.partition { |r| Rackbench::Profile.profiled?(r) }
+    assert_equal [2, 4], [profiled.size, plain.size]
+    assert(stored.all? { |r| r.status == "failed" && r.reason == "load engine crashed" })
+    assert(profiled.all? { |r| r.key.end_with?("#profile") }, profiled.map(&:key).inspect)
+    assert_equal ["stackprof"], profiled.map { |r| Rackbench::Profile.of(r)["tool"] }.uniq
   end
 
   it "runs nothing more without the key" do

@@ -81,12 +81,12 @@ describe "proxy configurations" do
   it "names a missing program, and finds one on PATH or in /usr/sbin" do
     absent = File.join(dir, "absent")
     assert_equal "proxy nginx-cache needs nginx, which is not installed (Debian: apt-get install nginx; " \
-                 "bin/setup installs it)", Rackbench::Proxy::Nginx.new(cache: true, binary: absent).unsupported_reason
+                 "bin/setup --all installs it)", Rackbench::Proxy::Nginx.new(cache: true, binary: absent).unsupported_reason
     assert_match(/\Aproxy varnish needs #{absent}, not installed/, Rackbench::Proxy::Varnish.new(binary: absent).unsupported_reason)
     assert_nil Rackbench::Proxy::Binary.find(absent)
     assert_nil Rackbench::Proxy::Binary.find("rackbench-no-such-program", path: dir)
     assert_equal "/bin/sh", Rackbench::Proxy::Binary.find("sh", path: "/bin")
     assert_nil Rackbench::Proxy.unsupported_reason("none")
-    assert_raises(KeyError) { Rackbench::Proxy.fetch("squid") }
+    assert_raises(Rackbench::ConfigError) { Rackbench::Proxy.fetch("squid") }
   end
 end

@@ -34,8 +34,7 @@ describe "a trial behind a proxy" do
 
   def run_trials(exp, proxy_launcher: self.proxy_launcher)
     collaborators = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new,
-                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new },
-                      proxies: proxies, proxy_launcher: proxy_launcher }
+                      companions: Fakes.companions(proxy: { proxies: proxies, launcher: proxy_launcher }) }
     summary = Rackbench::Runner.new(source: exp, results_dir: dir, out: out, err: StringIO.new, installs: [install],
                                     layout: Rackbench::Runner::CpuLayout.new(server_cpus: [0], engine_cpus: [1]),
                                     environment: { "test" => true }, stop_grace_s: 0,

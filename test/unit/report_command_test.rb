@@ -9,12 +9,6 @@ describe "rackbench report and compare" do
   let(:root) { Dir.mktmpdir }
   after { FileUtils.rm_rf(root) }
 
-  def run_cli(*argv)
-    out = StringIO.new
-    err = StringIO.new
-    [Rackbench::CLI.run(argv, out: out, err: err), out.string, err.string]
-  end
-
   # A results directory holding one experiment with these configurations.
   def results(name, configs)
     dir = File.join(root, name)
@@ -28,45 +22,46 @@ describe "rackbench report and compare" do
   end
 
   it "prints the configurations with verdicts, as a table, JSON and CSV" do
-    code, out, = run_cli("report", "--results", two_servers)
+    code, out, = cli("report", "--results", two_servers)
     assert_equal 0, code
     assert_match(/puma .* baseline/, out)
     assert_match(/falcon .* faster/, out)
-    code, out, = run_cli("report", "--results", two_servers, "--json")
+    code, out, = cli("report", "--results", two_servers, "--json")
     assert_equal 0, code
     doc = JSON.parse(out)
     assert_equal [2, %w[baseline faster]], [doc["format_version"], doc["configs"].map { |c| c["verdict"] }]
-    code, out, = run_cli("report", "--results", two_servers, "--csv", "--baseline", "server=falcon")
+    code, out, = cli("report", "--results", two_servers, "--csv", "--baseline", "server=falcon")
     assert_equal 0, code
     rows = CSV.parse(out)
     assert_equal %w[slower baseline], rows.drop(1).map { |r| r[rows[0].index("verdict")] }
   end
 
   it "prints the per-trial table with --trials" do
-    code, out, = run_cli("report", "--results", two_servers, "--trials")
+    code, out, = cli("report", "--results", two_servers, "--trials")
     assert_equal 0, code
     assert_match(/1510\.0/, out)
   end
 
   it "gives one line for a bad option value" do
     assert_equal [2, "", "rackbench: --equivalence takes a percentage such as 1% or a fraction such as 0.01, got 'x'\n"],
-                 run_cli("report", "--results", two_servers, "--equivalence", "x")
-    code, _, err = run_cli("report", "--results", two_servers, "--baseline", "server=nginx")
+                 cli("report", "--results", two_servers, "--equivalence", "x")
+    code, _, err = cli("report", "--results", two_servers, "--baseline", "server=nginx")
     assert_equal 2, code
     assert_equal "rackbench: baseline: no configuration has server=nginx (values: puma, falcon)\n", err
-    code, _, err = run_cli("report", "--results", two_servers, "--json", "--csv")
-    assert_equal [2, "rackbench: choose one of --json, --csv, --csv-pages, --trials and --history\n"], [code, err]
+    code, _, err = cli("report", "--results", two_servers, "--json", "--csv")
+    assert_equal [2, "rackbench: choose one of --json, --csv, --csv-pages, --csv-diffs, --trials and --history
+"], [code, err]
   end
 
   it "compares two configurations of one experiment" do
-    code, out, = run_cli("compare", "--results", two_servers, "server=puma", "server=falcon")
+    code, out, = cli("compare", "--results", two_servers, "server=puma", "server=falcon")
     assert_equal 0, code, out
     assert_match(/faster/, out)
     assert_match(/1\.500/, out)
-    code, out, = run_cli("compare", "--results", two_servers, "server=puma", "server=falcon", "--json")
+    code, out, = cli("compare", "--results", two_servers, "server=puma", "server=falcon", "--json")
     pair = JSON.parse(out).first
     assert_equal %w[faster all], [pair["verdict"], pair["label"]]
-    code, _, err = run_cli("compare", "--results", two_servers, "server=thin", "server=falcon")
+    code, _, err = cli("compare", "--results", two_servers, "server=thin", "server=falcon")
     assert_equal [2, "rackbench: no configuration matches 'server=thin'\n"], [code, err]
   end
 
@@ -75,7 +70,7 @@ describe "rackbench report and compare" do
                                  ReportStore.dims(ruby: "ruby", threads: 4) => [400, 401, 399, 400.5, 399.5] })
     after = results("after", { ReportStore.dims(ruby: "patched", threads: 1) => [100, 100.5, 99.5, 101, 99],
                                ReportStore.dims(ruby: "patched", threads: 4) => [480, 481, 479, 480.5, 479.5] })
-    code, out, = run_cli("compare", before, after, "--json")
+    code, out, = cli("compare", before, after, "--json")
     assert_equal 0, code
     pairs = JSON.parse(out)
     assert_equal ["threads=1", "threads=4"], pairs.map { |p| p["label"] }
@@ -92,15 +87,15 @@ describe "rackbench report and compare" do
         Rackbench::Store.open(dir) { |store| store.db[:experiments].update(environment: JSON.generate(env)) }
       end
     end
-    code, out, err = run_cli("compare", *dirs)
+    code, out, err = cli("compare", *dirs)
     assert_equal [2, ""], [code, out]
     assert_equal "rackbench: A and B ran on different machines (cpu_count: 2 (A) vs 8 (B); governor: performance (A) " \
                  "vs powersave (B)): their ratio would measure the machines too; pass --different-machines to " \
                  "compare them anyway\n", err
-    code, out, = run_cli("compare", *dirs, "--different-machines")
+    code, out, = cli("compare", *dirs, "--different-machines")
     assert_equal 0, code
     assert_match(/\AMACHINES DIFFER: A and B ran on different machines \(cpu_count: 2 \(A\) vs 8 \(B\); governor: /, out)
-    code, out, = run_cli("compare", *dirs, "--different-machines", "--json")
+    code, out, = cli("compare", *dirs, "--different-machines", "--json")
     assert_equal 0, code
     assert_equal [{ "key" => "cpu_count", "a" => 2, "b" => 8 }, { "key" => "governor", "a" => "performance", "b" => "powersave" }],
                  JSON.parse(out).first["machines_differ"]
@@ -110,7 +105,7 @@ describe "rackbench report and compare" do
     before = results("plain", { ReportStore.dims(ruby: "ruby") => [100, 101, 99, 100, 102] })
     after = results("arena", { ReportStore.dims(ruby: "ruby").merge("env.MALLOC_ARENA_MAX" => "2") =>
                                 [110, 111, 109, 110, 112] })
-    code, out, = run_cli("compare", before, after)
+    code, out, = cli("compare", before, after)
     assert_equal 0, code, out
     assert_match(/faster/, out)
     assert_match(/B: experiment arena .* with env\.MALLOC_ARENA_MAX=2/, out)

@@ -30,7 +30,8 @@ describe Rackbench::Report::Compare do
                  compare.pairs.map { |p| [p.label, p.a.dims["server"], p.b.dims["server"]] }
     doc = JSON.parse(JSON.generate(compare.to_a))
     assert_equal %w[label a b ratio ratio_ci95 verdict verdict_explanation batches_needed entries inside machines_differ
-                    gems_differ flags], doc[0].keys
+                    gems_differ flags diffs], doc[0].keys
+    assert_nil doc[0]["diffs"], "no instructions, no profile: nothing to say where the time went"
     assert_nil doc[0]["entries"], "no request list: no pages to compare"
     assert_equal %w[id dims batches rps_median rps_ci95 rps_per_batch flags], doc[0]["a"].keys
     assert_equal ["faster", "no difference detected"], doc.map { |p| p["verdict"] }

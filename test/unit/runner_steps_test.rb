@@ -25,7 +25,7 @@ describe Rackbench::Runner::Steps do
   end
   let(:steps) do
     collaborators = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new,
-                      sampler: ->(_server) { Fakes::Sampler.new }, machine: -> { Fakes::Machine.new } }
+                      companions: Fakes.companions }
     Rackbench::Runner::Steps.new(
       results_dir: dir, out: out, err: err, installs: [install], machine: { "machine" => "fake" },
       runner_options: { layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),

@@ -36,12 +36,12 @@ describe Rackbench::Runner do
   end
 
   def runner(exp = experiment, resume: false, retry_failed: false, fail_fast: false,
-             parent_env: { "PATH" => "/usr/bin:/bin" }, **collaborators)
+             parent_env: { "PATH" => "/usr/bin:/bin" }, inside: nil, **collaborators)
     sampler = lambda do |_server|
       Fakes::Sampler.new.tap { |s| samplers << s }
     end
-    defaults = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new, sampler: sampler,
-                 machine: -> { Fakes::Machine.new } }
+    companions = Fakes.companions(sampler: sampler, **(inside ? { inside: { collection: inside } } : {}))
+    defaults = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new, companions: companions }
     Rackbench::Runner.new(source: exp, results_dir: dir, resume: resume, retry_failed: retry_failed,
                           fail_fast: fail_fast, out: out,
                           err: StringIO.new, installs: [install],

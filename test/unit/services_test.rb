@@ -142,20 +142,7 @@ describe Rackbench::Services do
     it "says in one line which program is missing and which package brings it" do
       kind = Class.new(Rackbench::Services::Redis) { def programs = { server: "redis-server-not-here" } }.new
       assert_equal "service redis needs redis-server-not-here (Redis), which is not installed (Debian: apt-get " \
-                   "install redis-server; bin/setup installs it)", kind.missing_reason
-    end
-
-    it "fails initdb in one line, quoting its error and naming its log" do
-      Dir.mktmpdir do |tmp|
-        initdb = File.join(tmp, "initdb")
-        File.write(initdb, "#!/bin/sh\necho 'initdb: error: directory \"x\" exists but is not empty' >&2\nexit 1\n")
-        File.chmod(0o755, initdb)
-        postgresql.instance_variable_set(:@paths, { init: initdb, server: "/bin/false", client: "/bin/false" })
-        log = File.join(tmp, "service.log")
-        error = assert_raises(Rackbench::SetupError) { postgresql.prepare(dir: tmp, account: nil, log: log) }
-        assert_equal "initdb failed: initdb: error: directory \"x\" exists but is not empty (log: #{log})", error.message
-        assert_match(/exists but is not empty/, File.read(log))
-      end
+                   "install redis-server; bin/setup --all installs it)", kind.missing_reason
     end
   end
 
@@ -166,7 +153,7 @@ describe Rackbench::Services do
         Rackbench::Services::Account.for("no-such-account-here", euid: 0, title: "PostgreSQL")
       end
       assert_equal "PostgreSQL runs as the account no-such-account-here when rackbench runs as root, and there is " \
-                   "no such account (Debian's package creates it: bin/setup installs it)", error.message
+                   "no such account (Debian's package creates it: bin/setup --all installs it)", error.message
       root = Rackbench::Services::Account.for("root", euid: 0)
       assert_equal ["--reuid=0", "--regid=0", "--clear-groups", "--"], root.prefix.drop(1)
     end

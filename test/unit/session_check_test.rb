@@ -79,8 +79,12 @@ describe Rackbench::ServerProcess::SessionCheck do
                        entry("session-check", errors: { "capture" => 4 }, requests: 0))
     assert_equal 'GET /posts after the first entries does not show "Signed in" (4 of 4 pages)',
                  check.problem(anonymous, "/posts", "Signed in")
-    slow = result(entry("login", status: { "200" => 1 }), entry("session-check", errors: { "timeout" => 0 }, requests: 0))
-    assert_equal "GET /posts was not reached after the first entries ({}, in 32 s)", check.problem(slow, "/posts", "x")
+    unreached = result(entry("login", status: { "200" => 1 }), entry("session-check", requests: 0))
+    assert_equal "GET /posts was not reached after the first entries", check.problem(unreached, "/posts", "x")
+    timed_out = result(entry("login", status: { "200" => 1 }),
+                       entry("session-check", errors: { "timeout" => 1 }, requests: 0))
+    assert_equal 'GET /posts was not reached after the first entries ({"timeout"=>1})',
+                 check.problem(timed_out, "/posts", "x")
   end
 
   # An engine that answers each run with the next of results, keeping the settings.
@@ -93,26 +97,41 @@ describe Rackbench::ServerProcess::SessionCheck do
     end.new(results, [])
   end
 
-  it "runs again for longer when the login took the whole run, and fails only past the longest" do
+  it "sends each first entry and the load path once, and waits for each answer, not for a window" do
+    Dir.mktmpdir do |dir|
+      file = File.join(dir, "list.requests")
+      File.write(file, "--- first name=form\nGET /login\n--- first name=login\nPOST /login\n--- weight=1\nGET /\n")
+      fine = result(entry("form", status: { "200" => 1 }), entry("login", status: { "303" => 1 }),
+                    entry("session-check", status: { "200" => 1 }))
+      fake = engine(fine)
+      assert_same fine, check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: fake)
+      assert_equal 1, fake.settings.size
+      settings = fake.settings.first
+      assert_equal [3, 1, true], [settings.count, settings.connections, settings.cookies]
+      assert settings.count?, "a fixed count of requests ends when each one has its answer"
+      refused = engine(result(entry("form", status: { "200" => 1 }), entry("login", status: { "422" => 1 }),
+                              entry("session-check", requests: 0)))
+      error = assert_raises(Rackbench::SetupError) do
+        check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: refused)
+      end
+      assert_equal "session check failed: first entry login got status 422 x 1", error.message
+      assert_equal 1, refused.settings.size, "a refused login is not run again"
+    end
+  end
+
+  it "gives each request ten times the app's first answer, at least 10 s and the experiment's own timeout" do
+    assert_equal 10.0, check.request_timeout_s(nil, nil), "nothing measured: the floor"
+    assert_equal 10.0, check.request_timeout_s(0.05, nil), "a fast app keeps the floor"
+    assert_equal 65.7, check.request_timeout_s(6.562, nil), "a page compiled on a busy machine: ten times it"
+    assert_equal 30.0, check.request_timeout_s(0.05, 30.0), "the experiment's load.timeout raises it"
+    assert_equal 65.7, check.request_timeout_s(6.562, 2.0), "a short load.timeout never lowers it"
     Dir.mktmpdir do |dir|
       file = File.join(dir, "list.requests")
       File.write(file, "--- first name=login\nGET /login\n")
-      slow = result(entry("login", status: { "200" => 1 }), entry("session-check", requests: 0))
-      fine = result(entry("login", status: { "200" => 1 }), entry("session-check", status: { "200" => 2 }))
-      fake = engine(slow, slow, fine)
-      assert_same fine, check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: fake)
-      assert_equal [2.0, 8.0, 32.0], fake.settings.map(&:duration_s)
-
-      never = engine(slow, slow, slow)
-      error = assert_raises(Rackbench::SetupError) do
-        check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: never)
-      end
-      assert_equal "session check failed: GET /posts was not reached after the first entries ({}, in 32 s)", error.message
-      refused = engine(result(entry("login", status: { "422" => 1 }), entry("session-check", requests: 0)))
-      assert_raises(Rackbench::SetupError) do
-        check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", engine: refused)
-      end
-      assert_equal 1, refused.settings.size, "a refused login is not run again"
+      fake = engine(result(entry("login", status: { "200" => 1 }), entry("session-check", status: { "200" => 1 })))
+      check.verify!(url: "http://127.0.0.1:9/posts", requests_file: file, expect_body: "x", first_response_s: 4.0,
+                    engine: fake)
+      assert_equal 40.0, fake.settings.first.timeout_s
     end
   end
 end

@@ -2,7 +2,6 @@
 
 require "test_helper"
 require "json"
-require "open3"
 require "csv"
 
 # A results database written by rackbench 0.1 (test/fixtures/stores/
@@ -26,11 +25,6 @@ describe "a results database of rackbench 0.1" do
     expected.nil? ? assert_nil(actual, message) : assert_equal(expected, actual, message)
   end
 
-  def rackbench(*args)
-    Open3.capture3(RbConfig.ruby, "-I", File.expand_path("../../lib", __dir__),
-                   File.expand_path("../../exe/rackbench", __dir__), *args)
-  end
-
   it "is upgraded to the current schema, keeping every trial" do
     Rackbench::Store.open(results) do |store|
       assert_equal Rackbench::Store::Schema::VERSION, store.db[:rackbench_schema].get(:version)
@@ -49,8 +43,8 @@ describe "a results database of rackbench 0.1" do
   # (configs.inside) and the proxy's come after them, so a script reading 0.1's columns by
   # place still reads the same values.
   it "reports the same CSV as 0.1 did" do
-    out, err, status = rackbench("report", "--results", results, "--csv")
-    assert status.success?, err
+    code, out, err = cli("report", "--results", results, "--csv")
+    assert_equal 0, code, err
     golden = CSV.parse(File.read(File.join(FIXTURES, "v0.1-report.csv")))
     now = CSV.parse(out)
     assert_equal golden.size, now.size
@@ -62,14 +56,17 @@ describe "a results database of rackbench 0.1" do
                       instructions_per_request_cv instructions_batches instructions_ratio instructions_ratio_ci95_low
                       instructions_ratio_ci95_high instructions_verdict]
     tls = %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share] # load.tls's
-    services = Rackbench::Services::NAMES.product(%w[cpu_cores cpu_us_per_request memory_peak_bytes]).map { |s, f| "#{s}_#{f}" }
-    assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + tls + %w[differing_gems] + instructions + services,
-                 now[0].drop(golden[0].size)
+    services = Rackbench::Services.names.product(%w[cpu_cores cpu_us_per_request memory_peak_bytes]).map { |s, f| "#{s}_#{f}" }
+    cycles = %w[cycles_per_request_median cycles_per_request_ci95_low cycles_per_request_ci95_high cycles_ratio
+                cycles_ratio_ci95_low cycles_ratio_ci95_high cycles_verdict]
+    assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + tls + %w[differing_gems] + instructions +
+                 services + cycles, now[0].drop(golden[0].size)
   end
 
   it "prints the same table, bars and flags, and says what it cannot know" do
-    out, err, status = rackbench("report", "--results", results)
-    assert status.success?, err
+    # --wide: 0.1 printed every table whole, whatever the width.
+    code, out, err = cli("report", "--results", results, "--wide")
+    assert_equal 0, code, err
     golden = File.read(File.join(FIXTURES, "v0.1-report.txt")).lines
     table = golden.take_while { |line| !line.start_with?("Flags (") }
     assert_equal table.join, out.lines.first(table.size).join
@@ -80,8 +77,8 @@ describe "a results database of rackbench 0.1" do
   # The same figures in the JSON document: every key 0.1 wrote, for every
   # configuration and trial, with the same value.
   it "reports the same figures in its JSON document" do
-    out, err, status = rackbench("report", "--results", results, "--json")
-    assert status.success?, err
+    code, out, err = cli("report", "--results", results, "--json")
+    assert_equal 0, code, err
     now = JSON.parse(out)
     before = JSON.parse(File.read(File.join(FIXTURES, "v0.1-report.json")))
     assert_equal before["configs"].size, now["configs"].size

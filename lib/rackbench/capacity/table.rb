@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
-
 module Rackbench
   module Capacity
     # The terminal table of a capacity document (Summary#to_h): one row per
@@ -15,14 +13,15 @@ module Rackbench
       module_function
 
       # The table and its notes as text. +doc+ :: Summary#to_h (String keys).
-      def render(doc)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def render(doc, width: nil)
         settings = doc["settings"]
         title = "Capacity: #{settings["percentile"]} <= #{Units.latency_us(settings["target_us"])}, " \
                 "errors <= #{Units.percent_trimmed(settings["max_error_ratio"], digits: 2)}, " \
                 "#{doc["experiment"]["batches"]} batch#{"es" unless doc["experiment"]["batches"] == 1}"
-        table = ::Terminal::Table.new(title: title, headings: HEADINGS, rows: doc["configs"].map { |c| row(c) })
-        (1..9).each { |i| table.align_column(i, :right) }
-        [table.to_s, *notes(doc)].join("\n")
+        table = Text::Table.new(title: title, headings: HEADINGS, rows: doc["configs"].map { |c| row(c) },
+                                right: (1..9).to_a, width: width)
+        Text::Wrap.prose([table.to_s, *notes(doc)].join("\n"), width)
       end
 
       def row(config)

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "terminal-table"
 require_relative "command"
 
 module Rackbench
@@ -12,8 +11,10 @@ module Rackbench
     class AppsCommand < Command
       def run(argv)
         json = false
-        rest = parse_options(argv, "Usage: rackbench apps [--json]") do |p|
+        options = {}
+        rest = parse_options(argv, "Usage: rackbench apps [--json] [--wide]") do |p|
           p.on("--json", "print JSON") { json = true }
+          wide_option(p, options)
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}'" unless rest.empty?
@@ -23,7 +24,8 @@ module Rackbench
           @out.puts JSON.pretty_generate(apps.map { |app| describe(app) })
         else
           rows = apps.map { |app| [app.name, app.description, load_text(app), check_text(app)] }
-          @out.puts Terminal::Table.new(headings: ["app", "measures", "load", "check"], rows: rows).to_s
+          @out.puts Text::Table.new(headings: ["app", "measures", "load", "check"], rows: rows,
+                                    width: output_width(options)).to_s
         end
         CLI::EXIT_OK
       end

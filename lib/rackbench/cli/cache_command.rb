@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "terminal-table"
 require_relative "command"
 require_relative "../cache_inventory"
 
@@ -13,7 +12,7 @@ module Rackbench
     # cache prune` removes what is old or no stored experiment uses, never
     # what a running experiment holds (doc/cache.md).
     class CacheCommand < Command
-      BANNER = "Usage: rackbench cache [--json]\n       rackbench cache prune [--older-than DURATION] [--unused] [--dry-run] [--json]"
+      BANNER = "Usage: rackbench cache [--json] [--wide]\n       rackbench cache prune [--older-than DURATION] [--unused] [--dry-run] [--json]"
 
       def run(argv)
         prune = argv.first == "prune"
@@ -25,15 +24,16 @@ module Rackbench
           p.on("--unused", "prune: no results directory that used it still exists") { options[:unused] = true }
           p.on("--dry-run", "prune: say what would go, remove nothing") { options[:dry_run] = true }
           p.on("--json", "print JSON") { options[:json] = true }
+          wide_option(p, options)
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument #{rest.first.inspect}\n#{BANNER}" unless rest.empty?
-        if !prune && (options.keys - [:json]).any?
+        if !prune && (options.keys - %i[json wide]).any?
           raise UsageError, "--older-than, --unused and --dry-run go with `rackbench cache prune`"
         end
 
         items = CacheInventory.new.items
-        prune ? run_prune(items, options) : list(items, options[:json])
+        prune ? run_prune(items, options) : list(items, options)
         CLI::EXIT_OK
       end
 
@@ -45,15 +45,20 @@ module Rackbench
         match[1].to_f * { "d" => 86_400, "h" => 3600, "m" => 60, "s" => 1 }.fetch(match[2])
       end
 
-      def list(items, json)
-        return @out.puts(JSON.pretty_generate(items.map(&:to_h))) if json
+      # The items as a table fitted to the output (what each is wrapped,
+      # who used it shortened in the middle: the ends of a path tell it
+      # apart), or whole with --wide or --json.
+      def list(items, options)
+        return @out.puts(JSON.pretty_generate(items.map(&:to_h))) if options[:json]
 
         rows = items.map do |i|
           [i.kind, i.name, Units.bytes(i.bytes), i.last_used&.strftime("%Y-%m-%d %H:%M") || "-",
            i.in_use ? "in use" : users_text(i)]
         end
-        @out.puts Terminal::Table.new(headings: ["kind", "what", "size", "last used", "used by"], rows: rows)
-        @out.puts "#{items.size} items, #{Units.bytes(items.sum(&:bytes))} in #{CacheRoot.path}"
+        width = output_width(options)
+        @out.puts Text::Table.new(headings: ["kind", "what", "size", "last used", "used by"], rows: rows, right: [2],
+                                  shrink: { 3 => :fixed, 4 => :middle }, width: width).to_s
+        @out.print Text::Wrap.prose("#{items.size} items, #{Units.bytes(items.sum(&:bytes))} in #{CacheRoot.path}\n", width)
       end
 
       def run_prune(items, options)

@@ -89,7 +89,7 @@ module Rackbench
         if options[:json]
           @out.puts JSON.pretty_generate(doc)
         else
-          @out.puts Capacity::Table.render(doc)
+          @out.puts Capacity::Table.render(doc, width: output_width(options))
           @out.puts "Curves: #{html}"
         end
         unresolved = doc["configs"].flat_map { |c| c["searches"] }.any? { |s| s["status"] == "unresolved" }
@@ -147,6 +147,7 @@ module Rackbench
           p.on("--seed N", Integer, "override the experiment's seed") { |v| options[:seed] = v }
           p.on("--batches N", Integer, "override the experiment's number of batches") { |v| options[:batches] = v }
           p.on("--json", "print the answers as JSON (progress goes to stderr)") { options[:json] = true }
+          wide_option(p, options)
         end
       end
     end

@@ -83,6 +83,8 @@ module Rackbench
         out.puts "Checking #{trials.size} configuration(s) of #{experiment.name}: one per ruby, server and app, " \
                  "the most processes x threads of each"
         runner.plan.skipped.each { |s| out.puts "  skipped: #{s.config} (#{s.reason})" }
+        @preparation = runner.preparation(trials)
+        @preparation.texts.each { |text| out.puts "  first: #{text}" }
         runner.examine { |examination| out.puts(*lines(examination)) }
       end
 
@@ -143,7 +145,8 @@ module Rackbench
 
       def document(experiment, examinations)
         { "format" => "rackbench-check", "format_version" => 1, "experiment" => experiment.name,
-          "examinations" => examinations.map(&:to_h), "ok" => examinations.all?(&:ok?) }
+          "preparation" => @preparation.to_a, "examinations" => examinations.map(&:to_h),
+          "ok" => examinations.all?(&:ok?) }
       end
 
       def parse(argv, options)

@@ -27,6 +27,7 @@ module Rackbench
                       "(a name, an id, or a results directory)."
           results_options(p, options)
           p.on("--json", "print the comparison as JSON") { options[:json] = true }
+          wide_option(p, options)
           p.on("--different-machines", "compare experiments that ran on different machines (refused otherwise); " \
                                        "the output says how they differ") { options[:different_machines] = true }
           gate_options(p, options)
@@ -38,7 +39,7 @@ module Rackbench
         compare, report_a, report_b = compare_sides(options, *rest)
         gate = gate?(options) ? Gate.between(compare, report_a, report_b, **gate_settings(options)) : nil
         if options[:json] then @out.puts(JSON.pretty_generate(compare.to_a))
-        elsif options[:markdown] != "-" then @out.print(compare.terminal_table)
+        elsif options[:markdown] != "-" then @out.print(compare.terminal_table(width: output_width(options)))
         end
         return CLI::EXIT_OK unless gate
 

@@ -33,7 +33,7 @@ module Rackbench
         if options[:json]
           @out.puts JSON.pretty_generate(gate.to_h.merge("exit_code" => code))
         elsif options[:markdown] != "-"
-          @out.print Gate::Terminal.new(gate.to_h.merge("exit_code" => code)).render
+          @out.print Gate::Terminal.new(gate.to_h.merge("exit_code" => code), width: output_width(options)).render
         end
         @err.puts gate_status_lines(gate).join("\n") if options[:json] || options[:markdown] == "-"
         code
@@ -106,6 +106,7 @@ module Rackbench
           end
           gate_options(p, options)
           p.on("--json", "print the gate document (doc/output.md)") { options[:json] = true }
+          wide_option(p, options)
           statistics_options(p, options[:report])
         end
         if rest && options[:json] && options[:markdown] == "-"

@@ -28,7 +28,7 @@ module Rackbench
                                   options: report_options, order: options[:order] || "date", only: options[:config],
                                   machine: options[:machine])
         doc = series.to_h
-        options[:json] ? @out.puts(JSON.pretty_generate(doc)) : @out.print(Series::Terminal.new(doc).render)
+        options[:json] ? @out.puts(JSON.pretty_generate(doc)) : @out.print(Series::Terminal.new(doc, width: output_width(options)).render)
         (options[:json] ? @err : @out).puts "HTML history: #{Series::HtmlPage.new(doc).write(options[:html])}" if options[:html]
         CLI::EXIT_OK
       end
@@ -58,6 +58,7 @@ module Rackbench
           end
           p.on("--html FILE", "also write the history as one HTML page") { |v| options[:html] = v }
           p.on("--json", "print the history document (doc/output.md)") { options[:json] = true }
+          wide_option(p, options)
           p.on("--equivalence PCT", "a change smaller than ±PCT is no change point (default 1%)") do |v|
             options[:report][:equivalence] = fraction(v, "--equivalence")
           end

@@ -2,24 +2,26 @@
 
 require "json"
 require_relative "command"
+require_relative "ws_load_options"
 
 module Rackbench
   module CLI
     # `rackbench load URL`: one run of the load engine, summarised for a
-    # human or printed as the engine's JSON document (--json).
+    # human or printed as the engine's JSON document (--json). A ws:// or
+    # wss:// URL runs WebSocket clients (WsLoadOptions).
     class LoadCommand < Command
       def run(argv)
         options = { headers: [], cookie_presets: [] }
+        ws = {}
         json = false
-        urls = parse(argv, options) { json = true }
+        urls = parse(argv, options, ws) { json = true }
         return CLI::EXIT_OK unless urls
         raise UsageError, "load needs exactly one URL (see rackbench load --help)" unless urls.size == 1
 
         if options[:count] && options[:duration_s]
           raise UsageError, "--count and --duration both end the measured window: give one"
         end
-        settings = LoadSettings.build(url: urls.first, **options)
-        result = LoadEngine.new.run(settings)
+        result = LoadEngine.new.run(settings_for(urls.first, options, ws))
         print_result(result, json)
         CLI::EXIT_OK
       rescue Interrupted => e
@@ -30,9 +32,18 @@ module Rackbench
 
       private
 
+      def settings_for(url, options, ws)
+        return WsLoadOptions.settings(url, options, ws) if WsLoadSettings.url?(url)
+
+        WsLoadOptions.refuse_for_http(ws)
+        LoadSettings.build(url: url, **options)
+      end
+
       def print_result(result, json)
         if json
           @out.puts JSON.generate(result.to_h)
+        elsif result.is_a?(WsLoadResult)
+          @out.print WsLoadSummary.new(result)
         else
           @out.print LoadSummary.new(result)
         end
@@ -50,9 +61,10 @@ module Rackbench
         raise UsageError, "invalid #{name} #{text.inspect} (expected an integer)"
       end
 
-      def parse(argv, o, &on_json)
+      def parse(argv, o, ws, &on_json)
         parse_options(argv, "Usage: rackbench load [options] URL") do |p|
-          p.separator "Drives HTTP/1.1 or HTTP/2 load at URL, http:// or https:// (loopback only unless --allow-remote)."
+          p.separator "Drives HTTP/1.1 or HTTP/2 load at URL, http:// or https://, or WebSocket clients at a ws:// or"
+          p.separator "wss:// URL (loopback only unless --allow-remote)."
           p.on("-c", "--connections N", "concurrent connections (default 10)") { |v| o[:connections] = integer(v, "--connections") }
           p.on("-t", "--threads N", "engine threads (default 1)") { |v| o[:threads] = integer(v, "--threads") }
           p.on("-d", "--duration D", "measured window, e.g. 10s, 500ms (default 10s)") { |v| o[:duration_s] = duration(v, "--duration") }
@@ -91,6 +103,7 @@ module Rackbench
           p.on("--cpus LIST", "pin the engine's threads, e.g. 1 or 0-3") { |v| o[:cpus] = v }
           p.on("--allow-remote", "allow a non-loopback target") { o[:allow_remote] = true }
           p.on("--json", "print the engine's JSON document (doc/output.md)", &on_json)
+          WsLoadOptions.define(p, ws, self)
         end
       end
     end

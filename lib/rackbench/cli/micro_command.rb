@@ -83,6 +83,7 @@ module Rackbench
           p.on("--dry-run", "print the plan (trials in order, skipped combinations) and stop") { options[:dry_run] = true }
           label_option(p, options)
           p.on("--json", "print the report document as JSON (doc/output.md; progress goes to stderr)") { options[:json] = true }
+          wide_option(p, options)
         end
       end
     end

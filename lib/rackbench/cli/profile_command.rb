@@ -77,6 +77,7 @@ module Rackbench
           p.on("--resume", "finish an interrupted profile run") { options[:resume] = true }
           p.on("--dry-run", "print the plan and stop") { options[:dry_run] = true }
           p.on("--json", "print the report document as JSON (progress goes to stderr)") { options[:json] = true }
+          wide_option(p, options)
         end
       end
     end

@@ -22,12 +22,15 @@ module Rackbench
           p.on("--csv-pages", "print one CSV row per entry of a request list per configuration") do
             options[:csv_pages] = true
           end
+          p.on("--csv-diffs", "print one CSV row per function and profile frame of each configuration " \
+                              "against its baseline (where the time went)") { options[:csv_diffs] = true }
           p.on("--html FILE", "write the single-file HTML report to FILE") { |v| options[:html] = v }
           p.on("--speedscope FILE", "also write the profiled trials' profiles as a speedscope file") do |v|
             options[:speedscope] = v
           end
           p.on("--trials", "print the per-trial table instead of the configurations") { options[:trials] = true }
           p.on("--history", "print the earlier attempts of retried trials (--retry-failed)") { options[:history] = true }
+          wide_option(p, options)
           p.on("--sort ORDER", %w[order rps], "rows in experiment order (default) or by median req/s (rps)") do |v|
             options[:sort] = v.to_sym
           end
@@ -35,8 +38,9 @@ module Rackbench
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}' (see rackbench report --help)" unless rest.empty?
-        if [options[:json], options[:csv], options[:csv_pages], options[:trials], options[:history]].count(&:itself) > 1
-          raise UsageError, "choose one of --json, --csv, --csv-pages, --trials and --history"
+        outputs = %i[json csv csv_pages csv_diffs trials history]
+        if outputs.count { |name| options[name] } > 1
+          raise UsageError, "choose one of --json, --csv, --csv-pages, --csv-diffs, --trials and --history"
         end
 
         with_store(options) { |store| print_report(store, options) }
@@ -48,7 +52,7 @@ module Rackbench
       def print_report(store, options)
         if options[:trials]
           trial_report = TrialReport.new(store, experiment_id: options[:id], name: options[:experiment])
-          return @out.print(trial_report.table)
+          return @out.print(trial_report.table(width: output_width(options)))
         end
 
         report = Report.new(store, experiment_id: options[:id], name: options[:experiment], **options[:report])
@@ -62,7 +66,7 @@ module Rackbench
 
         if options[:html]
           path = report.write_html(options[:html])
-          machine = options[:json] || options[:csv] || options[:csv_pages]
+          machine = options[:json] || options[:csv] || options[:csv_pages] || options[:csv_diffs]
           @err.puts "rackbench: wrote #{path}" if machine
           @out.puts "HTML report: #{path}" unless machine
         end
@@ -72,8 +76,11 @@ module Rackbench
           @out.print report.to_csv
         elsif options[:csv_pages]
           @out.print report.to_csv_pages
+        elsif options[:csv_diffs]
+          @out.print report.to_csv_diffs
         else
-          @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order).render
+          @out.print Report::Terminal.new(report, color: color?, sort: options[:sort] || :order,
+                                          width: output_width(options)).render
         end
       end
     end

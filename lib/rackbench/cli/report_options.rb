@@ -93,11 +93,12 @@ module Rackbench
       # with --json, so stdout holds only the document. +baseline+: the
       # run's --baseline spec (default: nil: the first configuration).
       # :store :: the results database (default: the results directory's)
-      def print_experiment_report(results_dir, summary, json:, baseline: nil, store: results_dir)
+      # :width :: the most columns a line of the table takes (Text::Width; default: nil: no limit)
+      def print_experiment_report(results_dir, summary, json:, baseline: nil, store: results_dir, width: nil)
         Store.open(store) do |store|
           report = Report.new(store, experiment_id: summary.experiment_id, baseline: baseline)
           html = write_report_html(report, results_dir)
-          json ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(Report::Terminal.new(report, color: color?).render)
+          json ? @out.puts(JSON.pretty_generate(report.to_h)) : @out.print(Report::Terminal.new(report, color: color?, width: width).render)
           (json ? @err : @out).puts "HTML report: #{html}" if html
         end
         line = "#{summary.ok} ok, #{summary.failed} failed"

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "terminal-table"
 require_relative "command"
 
 module Rackbench
@@ -29,12 +28,13 @@ module Rackbench
             options[:env][name] = value
           end
           p.on("--json", "print the built rubies as JSON") { options[:json] = true }
+          wide_option(p, options)
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "#{BANNER}\n(give one SOURCE or EXPERIMENT.yml)" unless rest.size == 1
 
         installs = recipes(rest.first, options).map { |recipe| Rubies::Build.install(recipe, out: progress_out(options)) }
-        print_installs(installs, options[:json])
+        print_installs(installs, options)
         CLI::EXIT_OK
       end
 
@@ -58,8 +58,8 @@ module Rackbench
         options[:json] ? @err : @out
       end
 
-      def print_installs(installs, json)
-        if json
+      def print_installs(installs, options)
+        if options[:json]
           @out.puts JSON.pretty_generate(installs.map { |i| i.to_h.transform_keys(&:to_s) })
           return
         end
@@ -68,7 +68,8 @@ module Rackbench
           recipe = i.recipe
           [i.name, i.version, i.jit.join(", "), recipe["key"], BundleEnv::Progress.duration(recipe["duration_s"].to_f), i.path]
         end
-        @out.puts Terminal::Table.new(headings: ["name", "version", "JIT", "build", "build time", "path"], rows: rows)
+        @out.puts Text::Table.new(headings: ["name", "version", "JIT", "build", "build time", "path"], rows: rows,
+                                  shrink: { 5 => :middle }, width: output_width(options)).to_s
       end
     end
   end

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "terminal-table"
 require_relative "command"
 
 module Rackbench
@@ -17,10 +16,12 @@ module Rackbench
         end
 
         json = false
-        paths = parse_options(argv, "Usage: rackbench rubies [--json] [RUBY_PATH...]\n       rackbench rubies build ...") do |p|
+        options = {}
+        paths = parse_options(argv, "Usage: rackbench rubies [--json] [--wide] [RUBY_PATH...]\n       rackbench rubies build ...") do |p|
           p.separator "Lists the rubies an experiment can name (doc/rubies.md);"
           p.separator "`rackbench rubies build --help` builds one from source."
           p.on("--json", "print JSON") { json = true }
+          wide_option(p, options)
         end
         return CLI::EXIT_OK unless paths
 
@@ -28,14 +29,16 @@ module Rackbench
         if json
           @out.puts JSON.pretty_generate(installs.map { |i| i.to_h.transform_keys(&:to_s) })
         else
-          @out.puts table(installs)
+          @out.puts table(installs, output_width(options))
         end
         CLI::EXIT_OK
       end
 
       private
 
-      def table(installs)
+      # The path column is shortened in the middle to fit (its ends tell
+      # rubies apart).
+      def table(installs, width)
         rows = installs.map do |i|
           if i.usable?
             [i.name, i.engine, i.version, i.jit.join(", "), i.source, runs(i)]
@@ -43,7 +46,8 @@ module Rackbench
             [i.name, "-", "-", "-", i.source, "#{i.path} (does not run: #{i.error})"]
           end
         end
-        Terminal::Table.new(headings: %w[name engine version JIT source path], rows: rows).to_s
+        Text::Table.new(headings: %w[name engine version JIT source path], rows: rows, shrink: { 5 => :middle },
+                        width: width).to_s
       end
 
       # The path, and what the kernel runs when it is not that file (the

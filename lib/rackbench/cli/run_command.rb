@@ -60,12 +60,13 @@ module Rackbench
         check_fleet_options(options)
         summary = Fleet::Submit.new(experiment, store: options[:fleet], testbed: options[:testbed] || Fleet::DEFAULT_TESTBED,
                                                 resume: options[:resume], retry_failed: options[:retry_failed],
-                                                detach: options[:detach], out: options[:json] ? @err : @out, err: @err).run
+                                                detach: options[:detach], labels: Labels.parse(options[:labels] || []),
+                                                out: options[:json] ? @err : @out, err: @err).run
         return CLI::EXIT_OK unless summary
 
         FileUtils.mkdir_p(options[:results]) # report.html goes there
         print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
-                                                            store: options[:fleet])
+                                                            store: options[:fleet], width: output_width(options))
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: follow again with #{[*resume_command(files, options), "--fleet",
@@ -136,6 +137,10 @@ module Rackbench
           p.on("--seed N", Integer, "override the experiment's seed") { |v| options[:seed] = v }
           p.on("--batches N", Integer, "override the experiment's number of batches") { |v| options[:batches] = v }
           p.on("--fail-fast", "stop at the first failed trial") { options[:fail_fast] = true }
+          p.on("--ready-timeout DURATION", "how long a server may take to boot and answer its first request " \
+                                           "(default 60s)") do |v|
+            options[:ready_timeout_s] = duration_s(v, "--ready-timeout")
+          end
           p.on("--detect PCT", "run a pilot, then the batches that detect a PCT difference (80% power, " \
                                "95% confidence), then stop (doc/methodology.md)") do |v|
             options[:detect_effect] = fraction(v, "--detect")
@@ -164,6 +169,7 @@ module Rackbench
           end
           p.on("--detach", "with --fleet: queue the batches and return") { options[:detach] = true }
           p.on("--json", "print the results as JSON (progress goes to stderr)") { options[:json] = true }
+          wide_option(p, options)
         end
       end
     end

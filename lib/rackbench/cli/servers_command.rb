@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "terminal-table"
 require_relative "command"
 
 module Rackbench
@@ -12,8 +11,10 @@ module Rackbench
     class ServersCommand < Command
       def run(argv)
         json = false
-        rest = parse_options(argv, "Usage: rackbench servers [--json]") do |p|
+        options = {}
+        rest = parse_options(argv, "Usage: rackbench servers [--json] [--wide]") do |p|
           p.on("--json", "print JSON") { json = true }
+          wide_option(p, options)
         end
         return CLI::EXIT_OK unless rest
         raise UsageError, "unexpected argument '#{rest.first}'" unless rest.empty?
@@ -23,7 +24,8 @@ module Rackbench
           @out.puts JSON.pretty_generate(adapters.map { |a| describe(a) })
         else
           rows = adapters.map { |a| [a.name, a.gem_lines("ruby").join("; "), a.supports, option_keys(a)] }
-          @out.puts Terminal::Table.new(headings: %w[server gems supports options], rows: rows).to_s
+          @out.puts Text::Table.new(headings: %w[server gems supports options], rows: rows,
+                                    width: output_width(options)).to_s
         end
         CLI::EXIT_OK
       end

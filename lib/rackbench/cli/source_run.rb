@@ -25,15 +25,16 @@ module Rackbench
                             resume: options[:resume],
                             retry_failed: options[:retry_failed] || false,
                             fail_fast: options[:fail_fast], out: options[:json] ? @err : @out, err: @err,
-                            detect: options[:detect], labels: Labels.parse(options[:labels] || []))
+                            detect: options[:detect], labels: Labels.parse(options[:labels] || []),
+                            ready_timeout_s: options.fetch(:ready_timeout_s, Runner::READY_TIMEOUT_S))
         if options[:dry_run]
-          @out.print runner.plan
+          @out.print runner.plan_listing
           return CLI::EXIT_OK
         end
 
         summary = runner.run
         print_experiment_report(options[:results], summary, json: options[:json], baseline: options[:baseline],
-                                                            store: store_target(options))
+                                                            store: store_target(options), width: output_width(options))
         summary.failed.zero? ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       rescue Interrupted => e
         @err.puts "rackbench: #{e.message}: resume with #{resume.shelljoin}"

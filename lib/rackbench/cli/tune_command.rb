@@ -52,7 +52,7 @@ module Rackbench
 
       def finish(document, options)
         html = write_html(document, options[:results])
-        options[:json] ? @out.puts(JSON.pretty_generate(document)) : @out.print(Tune::Terminal.new(document).render)
+        options[:json] ? @out.puts(JSON.pretty_generate(document)) : @out.print(Tune::Terminal.new(document, width: output_width(options)).render)
         (options[:json] ? @err : @out).puts "Tune page: #{html}" if html
         document["best"] ? CLI::EXIT_OK : CLI::EXIT_FAILURE
       end
@@ -112,6 +112,7 @@ module Rackbench
           p.on("--json", "print the answer as JSON (rackbench-tune, doc/output.md; progress goes to stderr)") do
             options[:json] = true
           end
+          wide_option(p, options)
         end
       end
     end

@@ -9,7 +9,7 @@ module Rackbench
     # server :: ServerSpec (label, adapter name, options)
     # app :: AppSpec (name, path, health, load_path, expectations)
     # processes, threads :: the server's process and thread counts
-    # proxy :: the topology in front of the server (Proxy::NAMES; "none": the load goes to the server)
+    # proxy :: the topology in front of the server (Proxy.names; "none": the load goes to the server)
     # load :: every load setting resolved, keyed as LoadSettings.build takes
     #         them: connections, threads, duration_s, warmup_s, rate,
     #         keepalive, requests_file, timeout_s (durations Float seconds)

@@ -3,12 +3,16 @@
 module Rackbench
   module Fleet
     # `rackbench run FILE --fleet URL`: stores the experiment as a local run
-    # would (the same name, fingerprint, seed, configurations and machine
-    # description), queues its batches for a testbed, and follows them
+    # would (Runner::StoredExperiment: the same name, fingerprint, labels,
+    # seed, configurations and machine description), queues its batches for
+    # a testbed, and follows them
     # (Follow) until every batch is done, unless detached. Each worker
     # plans the experiment again from its stored file and seed, so every
     # host runs each batch in the same seeded order; nothing but the batch
-    # numbers goes through the queue.
+    # numbers goes through the queue, with what each worker must prove it
+    # runs: the source's fingerprint and the --label pairs (the stored
+    # labels also hold the revisions of the apps given by path, which each
+    # worker's checkout must have).
     #
     # With resume, an experiment already stored is followed again, its
     # missing batches queued; with retry_failed, its done batches holding a
@@ -19,9 +23,14 @@ module Rackbench
       # :resume, :retry_failed, :detach :: see the class
       # :out, :err :: progress and warnings
       # :follow :: keywords for Follow (poll_s:, dead_after_s:) (default: {})
+      # :labels :: the --label pairs (Hash) (default: {})
+      # :git :: reads an app's revision (default: Labels::GitRevision; tests pass a fake)
       def initialize(experiment, store:, testbed: DEFAULT_TESTBED, resume: false, retry_failed: false, detach: false,
-                     out: $stdout, err: $stderr, follow: {})
+                     out: $stdout, err: $stderr, follow: {}, labels: {}, git: Labels::GitRevision)
         @experiment = experiment
+        # The rubies are resolved (and built) by each worker: their
+        # revisions join the stored labels there (StoredExperiment#claim).
+        @labels = Labels.capture(given: labels, source: experiment, variants: {}, git: git)
         @store_url = store
         @testbed = testbed
         @resume = resume
@@ -54,11 +63,8 @@ module Rackbench
 
       def store_experiment(store)
         environment = Runner.capture_machine(err: @err).merge("fleet" => { "testbed" => @testbed })
-        store.find_or_create_experiment(
-          name: @experiment.name, fingerprint: @experiment.fingerprint, seed: @experiment.seed,
-          batches: @experiment.batches, source_text: @experiment.source_text, environment: environment,
-          config_keys: @experiment.configurations.map(&:key)
-        )
+        Runner::StoredExperiment.new(source: @experiment, labels: @labels, environment: environment,
+                                     config_keys: @experiment.configurations.map(&:key)).find_or_create(store)
       end
 
       def queue_batches(store, id)
@@ -70,7 +76,8 @@ module Rackbench
                             "#{held.size} batches queued): add --resume to follow it, or rename it"
         end
         fresh = queue.enqueue(id, batches: @experiment.batches, testbed: @testbed,
-                                  document: { "base_dir" => @experiment.base_dir, "source" => @experiment.source })
+                                  document: { "base_dir" => @experiment.base_dir, "source" => @experiment.source,
+                                              "fingerprint" => @experiment.fingerprint, "labels" => @labels.given })
         again = @retry_failed ? queue.requeue_failed(id) : []
         announce(store, id, fresh, again, held)
       end

@@ -142,12 +142,14 @@ module Rackbench
       # Runs the claimed batch whole through the Runner, storing through
       # ClaimedStore; marks it done, or gives it back when interrupted.
       def run_claim(claim)
-        experiment = @checked.fetch(claim.experiment_id).experiment
+        checked = @checked.fetch(claim.experiment_id)
+        experiment = checked.experiment
         @current = claim
         @out.puts "claimed batch #{claim.batch} of #{experiment.name} (id #{claim.experiment_id})" \
                   "#{", run again whole" if claim.rerun}"
         store = ClaimedStore.new(@store, queue: @queue, claim: claim, worker_id: @id)
-        runner(experiment, store: store, batch: claim.batch, rerun: claim.rerun).run
+        runner(experiment, store: store, batch: claim.batch, rerun: claim.rerun, labels: checked.labels,
+                           queued: @store.experiment(claim.experiment_id)).run
         @queue.finish(claim.id, @id)
         @batches_run += 1
       rescue ClaimLost => e

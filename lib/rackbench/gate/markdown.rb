@@ -20,7 +20,7 @@ module Rackbench
       end
 
       def render
-        [heading, blockers, problem_table, passed, sides, footnote].compact.join("\n\n") + "\n"
+        [heading, blockers, problem_table, *where_the_time_went, passed, sides, footnote].compact.join("\n\n") + "\n"
       end
 
       # Text with what Markdown or HTML would read as markup escaped, for
@@ -53,6 +53,33 @@ module Rackbench
         end
         ["| | configuration | figure | baseline | candidate | change | ratio (#{confidence} CI) | verdict |",
          "|:-:|---|---|--:|--:|--:|:-:|---|", *rows].join("\n")
+      end
+
+      # Under each regression, the functions (or, without instructions,
+      # the profile's frames) that moved the most: Gate::DIFF_ROWS rows.
+      def where_the_time_went
+        @doc["pairs"].filter_map do |pair|
+          diffs = pair["diffs"]
+          next unless diffs
+
+          functions = diffs["functions"]
+          profile = diffs["profile"]
+          if functions
+            diff_table(pair, Report::DiffText.functions_headline(functions), functions["rows"], :count, "function")
+          elsif profile
+            diff_table(pair, Report::DiffText.profile_headline(profile), profile["rows"], profile["unit"], "frame")
+          end
+        end
+      end
+
+      def diff_table(pair, headline, rows, unit, what)
+        lines = rows.map do |row|
+          cells = [Report::DiffText.name(row), Report::DiffText.amount(row["a"], unit), Report::DiffText.amount(row["b"], unit),
+                   Report::DiffText.signed(row["difference"], unit), Report::DiffText.share(row["share"])]
+          "| #{cells.map { |c| esc(c) }.join(" | ")} |"
+        end
+        ["**Where the time went** · #{esc(pair["label"])}: #{esc(headline)}", "",
+         "| #{what} (* changed) | baseline | candidate | change | share |", "|---|--:|--:|--:|--:|", *lines].join("\n")
       end
 
       def check_row(pair, check)

@@ -1,26 +1,28 @@
 # frozen_string_literal: true
 
-require "terminal-table"
-
 module Rackbench
   class Gate
     # The gate document (Gate#to_h) for a terminal: one row per check,
     # the configurations that regressed or cannot be judged first, then
     # why for every check that is not plainly ok and what could not be
     # compared, the sides, and the status line the exit code stands for.
-    # The table holds figures only, so that it fits a terminal.
+    # The table holds figures only; within a width (Text::Width) its
+    # configurations wrap and its long lines too.
     class Terminal
       MARKS = { REGRESSED => "REGRESSED", CANNOT_SAY => "cannot say", OK => "ok" }.freeze
       HEADINGS = ["configuration", "figure", "baseline", "candidate", "ratio", "CI", "verdict", "status"].freeze
 
       # doc :: Gate#to_h
-      def initialize(doc)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(doc, width: nil)
         @doc = doc
+        @width = width
       end
 
       def render
-        [table, *why_lines, *problem_lines, *@doc["notes"].map { |line| "  #{line}" }, *side_lines, status_line,
-         *@doc["reasons"].map { |line| "  #{line}" }].compact.join("\n") + "\n"
+        text = [table, *why_lines, *problem_lines, *@doc["notes"].map { |line| "  #{line}" }, *side_lines, status_line,
+                *@doc["reasons"].map { |line| "  #{line}" }].compact.join("\n") + "\n"
+        Text::Wrap.prose(text, @width)
       end
 
       # "rackbench gate: regressed: 1 of 3 configurations regressed beyond
@@ -44,10 +46,8 @@ module Rackbench
         return nil if rows.empty?
 
         confidence = Units.percent_trimmed(@doc["settings"]["family_confidence"])
-        table = ::Terminal::Table.new(title: "Gate: #{@doc["rules"].map { |r| r["words"] }.join(", ")} " \
-                                             "(intervals at #{confidence})", headings: HEADINGS, rows: rows)
-        (2..5).each { |i| table.align_column(i, :right) }
-        table.to_s
+        Text::Table.new(title: "Gate: #{@doc["rules"].map { |r| r["words"] }.join(", ")} (intervals at #{confidence})",
+                        headings: HEADINGS, rows: rows, right: (2..5).to_a, width: @width).to_s
       end
 
       # The explanation of each ok check that does not rule out a

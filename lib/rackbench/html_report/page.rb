@@ -24,6 +24,8 @@ module Rackbench
         @tables = Tables.new(doc)
         @inside = InsideSection.new(doc, profile_html: profile_html || profile_hook)
         @instructions = InstructionsSection.new(doc)
+        @diffs = DiffsSection.new(doc)
+        @cycles = CyclesSection.new(doc)
         @hosts = HostsSection.new(doc)
       end
 
@@ -115,6 +117,8 @@ module Rackbench
                 [%w[configs Configurations], *(pages_link if @doc.configs.any? { |c| Array(c["entries"]).any? }),
                  *([[InsideSection::ID, InsideSection::TITLE]] if @inside.any?),
                  *([[InstructionsSection::ID, InstructionsSection::TITLE]] if @instructions.any?),
+                 *([[CyclesSection::ID, CyclesSection::TITLE]] if @cycles.any?),
+                 *([[DiffsSection::ID, DiffsSection::TITLE]] if @diffs.any?),
                  *([[HostsSection::ID, HostsSection::TITLE]] if @hosts.any?),
                  ["what-ran", "What ran"], ["failed", "Failed trials"],
                  *([%w[profiles Profiles]] unless unmeasured_profile_entries.empty?),
@@ -208,7 +212,7 @@ module Rackbench
           <p class="how">Throughput is the median over ok batches; ratios compare each median with the baseline's.</p>
           #{@tables.configs}
           </section>
-          #{pages}#{@inside.render}#{@instructions.render}#{@hosts.render}<section id="what-ran">
+          #{pages}#{@inside.render}#{@instructions.render}#{@cycles.render}#{@diffs.render}#{@hosts.render}<section id="what-ran">
           <h2>What ran</h2>
           <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
           ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>

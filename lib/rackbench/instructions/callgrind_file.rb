@@ -12,14 +12,33 @@ module Rackbench
     # Name compression is resolved ("fn=(12) name" defines 12, "fn=(12)"
     # refers to it), and the cost line after a "calls=" line is the call's
     # inclusive cost, which belongs to the callee and is not the caller's
-    # own.
+    # own: it is kept as an edge of the call graph (#calls), from the
+    # function that made the call to the one called, with the number of
+    # calls.
+    #
+    # Every event of the file is read (#events): "Ir" alone by default,
+    # and with `--cache-sim=yes` the cache simulation's reads, writes and
+    # misses (Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw), which Cycles turns
+    # into an estimate of cycles.
     class CallgrindFile
       # A function's key: the object file it is in (a library, the ruby
       # executable; "???" when unknown) and its name as callgrind gives it
       # (a symbol, or an address in an object without symbols).
       Function = Struct.new(:object, :name)
 
+      # One edge of the call graph: how many calls the caller made to the
+      # callee, and what they cost in all (the callee's code and its
+      # callees'), one figure per event.
+      Call = Struct.new(:count, :inclusive)
+
+      # pid, command; functions :: Function => self instructions ("Ir")
       attr_reader :pid, :command, :functions
+      # The names of the file's events, in its order ("Ir" first for callgrind).
+      attr_reader :events
+      # Function => [self cost of each event], in #events order.
+      attr_reader :self_costs
+      # [caller Function, callee Function] => Call.
+      attr_reader :calls
 
       # The parsed file at +path+; raises Error naming a file that is not
       # callgrind's.
@@ -34,11 +53,16 @@ module Rackbench
         @name = name
         @names = Hash.new { |hash, kind| hash[kind] = {} }
         @functions = Hash.new(0)
+        @self_costs = {}
+        @calls = {}
         @totals = nil
+        @event_totals = nil
+        @events = ["Ir"]
         @event = 0
+        @positions = 1
         parse(io)
         @functions.default = nil
-        @functions.freeze
+        [@functions, @self_costs, @calls, @events].each(&:freeze)
         freeze
       end
 
@@ -46,6 +70,15 @@ module Rackbench
       # of every function's self cost (the same number).
       def total
         @totals || @functions.values.sum
+      end
+
+      # Each event's total over the dump: {"Ir" => ..., "Dr" => ...}, from
+      # the totals line, else summed over the functions' self costs.
+      def event_totals
+        sums = @event_totals || @self_costs.values.each_with_object(Array.new(@events.size, 0)) do |costs, acc|
+          costs.each_with_index { |c, i| acc[i] += c }
+        end
+        @events.each_with_index.to_h { |event, i| [event, sums[i].to_i] }
       end
 
       # Whether the dump is empty: the file a process creates at its start,
@@ -61,29 +94,16 @@ module Rackbench
       NAMED = /\A(ob|fl|fi|fe|fn|cob|cfi|cfl|cfn)=(?:\((\d+)\))?\s*(.*)\z/
 
       def parse(io)
-        object = "???"
-        function = nil
-        after_call = false
+        state = { object: "???", function: nil, call: nil, callee_object: nil, callee: nil }
         io.each_line do |raw|
           @any = true
           line = raw.chomp
           next if line.empty? || line.start_with?("#")
 
-          if line.match?(COST_LINE)
-            # A call's inclusive cost is the callee's, not this function's.
-            add(function, line) if function && !after_call
-            after_call = false
-          elsif (m = NAMED.match(line))
-            kind, id, text = m.captures
-            value = resolve(kind, id, text)
-            case kind
-            when "ob" then object = value
-            when "fn" then function = Function.new(object, value).freeze
-            end
-          elsif line.start_with?("calls=")
-            after_call = true
-          else
-            header(line)
+          if line.match?(COST_LINE) then cost_line(state, line)
+          elsif (m = NAMED.match(line)) then named(state, *m.captures)
+          elsif line.start_with?("calls=") then state[:call] = line.split("=", 2).last.split.first.to_i
+          else header(line)
           end
         end
         # A process creates its file as it starts and writes it at a dump:
@@ -91,6 +111,29 @@ module Rackbench
         return unless @any && @functions.empty? && @totals.nil? && !@seen_format
 
         raise Error, "#{@name} is not callgrind's output (no function found)"
+      end
+
+      # A cost line: the function's own cost, or, right after a "calls="
+      # line, the call's inclusive cost (the callee's, not this function's).
+      def cost_line(state, line)
+        function = state[:function]
+        if state[:call]
+          add_call(function, state, line) if function && state[:callee]
+          state[:call] = nil
+          state[:callee_object] = nil
+        elsif function
+          add(function, line)
+        end
+      end
+
+      def named(state, kind, id, text)
+        value = resolve(kind, id, text)
+        case kind
+        when "ob" then state[:object] = value
+        when "fn" then state[:function] = Function.new(state[:object], value).freeze
+        when "cob" then state[:callee_object] = value
+        when "cfn" then state[:callee] = value
+        end
       end
 
       # The header lines a report reads.
@@ -102,11 +145,15 @@ module Rackbench
         when "version", "creator" then @seen_format = true
         when "pid" then @pid = Integer(value.strip, 10)
         when "cmd" then @command = value.strip
+        when "positions" then @positions = [value.split.size, 1].max
         when "events"
           @seen_format = true
-          events = value.split
-          @event = events.index("Ir") || 0
-        when "totals", "summary" then @totals = value.split[@event].to_i
+          @events = value.split
+          @event = @events.index("Ir") || 0
+        when "totals", "summary"
+          figures = value.split.map(&:to_i)
+          @event_totals = figures
+          @totals = figures[@event].to_i
         end
       rescue ArgumentError
         nil
@@ -121,11 +168,26 @@ module Rackbench
         table.fetch(id) { "(#{kind} #{id})" }
       end
 
-      # A cost line: its position, then the costs of each event.
-      def add(function, line)
+      # The costs of a cost line, one per event: after its position
+      # columns; an event left out at the end costs 0.
+      def costs(line)
         fields = line.split
-        cost = fields[1 + @event]
-        @functions[function] += cost.to_i if cost
+        Array.new(@events.size) { |i| fields[@positions + i].to_i }
+      end
+
+      def add(function, line)
+        costs = costs(line)
+        @functions[function] += costs[@event]
+        sums = (@self_costs[function] ||= Array.new(@events.size, 0))
+        costs.each_with_index { |c, i| sums[i] += c }
+      end
+
+      # The callee's object is the caller's unless a "cob=" line said.
+      def add_call(function, state, line)
+        callee = Function.new(state[:callee_object] || state[:object], state[:callee]).freeze
+        call = (@calls[[function, callee]] ||= Call.new(0, Array.new(@events.size, 0)))
+        call.count += state[:call]
+        costs(line).each_with_index { |c, i| call.inclusive[i] += c }
       end
     end
   end

@@ -12,7 +12,8 @@ module Rackbench
     #   {"tool" => "callgrind", "valgrind" => "3.19.0", "requests" => 2000,
     #    "instructions" => 479_602_746, "per_request" => 239_801.4,
     #    "processes" => [{"pid", "role", "program", "instructions", "per_request"}, ...],
-    #    "functions" => [{"object", "name", "instructions", "per_request"}, ...]}
+    #    "functions" => [{"object", "name", "instructions", "per_request"}, ...],
+    #    "call_graph" => {...} (CallGraph), "cache_sim" => {...} (Cycles, with --cache-sim=yes only)}
     #
     # Every server process's count is in the total; "processes" says how it
     # divides (doc/output.md), and the sum of theirs is the total. A program
@@ -63,6 +64,7 @@ module Rackbench
         { "tool" => Valgrind::TOOL, "valgrind" => @valgrind_version, "requests" => requests, "instructions" => total,
           "per_request" => per(total, requests), "processes" => counted.sort_by { |p| p["pid"] },
           "left_out" => left_out.sort_by { |p| p["pid"] }, "functions" => functions(counted_files, requests) }
+          .merge(CallGraph.new(counted_files).fields, Cycles.fields(counted_files, requests))
       end
 
       private

@@ -2,7 +2,7 @@
 
 module Rackbench
   module Instructions
-    # Debian's valgrind (bin/setup installs it): the callgrind tool an
+    # Debian's valgrind (bin/setup --all installs it): the callgrind tool an
     # instructions trial's server runs under, and vgdb, through which the
     # runner switches each process's instrumentation at the window's edges.
     #
@@ -22,26 +22,41 @@ module Rackbench
       LOG_FILE = "valgrind.%p.log"
       VGDB_PREFIX = "vgdb"
 
+      # The caches callgrind simulates with `--cache-sim=yes`, the same on
+      # every machine: by default valgrind reads them from the CPU, and a
+      # virtual machine may report anything (this one reports a 256 MB
+      # direct-mapped last level), which would make two machines' cycles
+      # incomparable. A common x86 core's: 32 kB 8-way L1s, an 8 MB 16-way
+      # last level, 64-byte lines (size,associativity,line size).
+      CACHES = { "I1" => "32768,8,64", "D1" => "32768,8,64", "LL" => "8388608,16,64" }.freeze
+
       # The valgrind found on +path+ (PATH's directories), or one whose
-      # #reason says it is missing.
-      def self.find(path: ENV.fetch("PATH", ""))
+      # #reason says it is missing. +cache_sim+: simulate the caches
+      # (the experiment's `instructions: { cache_sim: true }`).
+      def self.find(path: ENV.fetch("PATH", ""), cache_sim: false)
         dirs = path.split(File::PATH_SEPARATOR).reject(&:empty?)
         program = dirs.map { |dir| File.join(dir, "valgrind") }.find { |file| File.executable?(file) }
         vgdb = dirs.map { |dir| File.join(dir, "vgdb") }.find { |file| File.executable?(file) }
-        new(program: program, vgdb: vgdb)
+        new(program: program, vgdb: vgdb, cache_sim: cache_sim)
       end
 
       attr_reader :program, :vgdb
 
       # :program, :vgdb :: the executables' paths (nil: not installed)
-      def initialize(program:, vgdb:)
+      # :cache_sim :: run callgrind's cache simulation, for estimated
+      #               cycles (Instructions::Cycles) (default: false)
+      def initialize(program:, vgdb:, cache_sim: false)
         @program = program
         @vgdb = vgdb
+        @cache_sim = cache_sim
       end
+
+      # Whether the servers run with the cache simulation.
+      def cache_sim? = @cache_sim
 
       # Why valgrind cannot be used here, or nil.
       def reason
-        return "valgrind is not installed (Debian: apt-get install valgrind; bin/setup does)" unless @program
+        return "valgrind is not installed (Debian: apt-get install valgrind; bin/setup --all does)" unless @program
         return "valgrind's vgdb is not installed beside #{@program}" unless @vgdb
 
         nil
@@ -62,7 +77,12 @@ module Rackbench
       # The argv prefix that runs a server under callgrind, its files in
       # +dir+ (the trial's instructions directory).
       def wrapper(dir)
-        [@program, "--tool=#{TOOL}", *self.class.options(dir)]
+        [@program, "--tool=#{TOOL}", *self.class.options(dir), *(self.class.cache_options if @cache_sim)]
+      end
+
+      # The cache simulation's options: on, with the CACHES simulated.
+      def self.cache_options
+        ["--cache-sim=yes", *CACHES.map { |name, geometry| "--#{name}=#{geometry}" }]
       end
 
       # Callgrind's options for files in +dir+:

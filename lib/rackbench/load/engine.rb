@@ -4,8 +4,10 @@ require "json"
 
 module Rackbench
   # Runs the native load engine (ext/rackbench_engine, installed as
-  # lib/rackbench-engine) for one LoadSettings and returns a LoadResult.
-  # Both `rackbench load` and the experiment runner go through this class.
+  # lib/rackbench-engine) for one LoadSettings and returns a LoadResult,
+  # or for one WsLoadSettings (a ws:// or wss:// URL) and returns a
+  # WsLoadResult. Both `rackbench load` and the experiment runner go
+  # through this class.
   #
   # The engine runs in its own process group, so a Ctrl-C in the terminal
   # reaches only rackbench, which then stops the engine with TERM: the
@@ -36,6 +38,8 @@ module Rackbench
 
     # The command line for settings (an Array, never a shell string).
     def argv(settings)
+      return [binary, *settings.engine_arguments, settings.url] if settings.websocket?
+
       window = settings.count? ? ["--count", settings.count.to_s] : ["-d", Duration.to_engine(settings.duration_s)]
       warmup = settings.warmup_count ? ["--warmup-count", settings.warmup_count.to_s] : ["-w", Duration.to_engine(settings.warmup_s)]
       args = [binary, "-c", settings.connections.to_s, "-t", settings.threads.to_s, *window, *warmup,
@@ -209,8 +213,12 @@ module Rackbench
       parse(stdout, warning: message)
     end
 
+    # The document as its format says: HTTP's, or a WebSocket run's.
     def parse(stdout, warning: nil)
-      LoadResult.new(JSON.parse(stdout), warning: warning)
+      data = JSON.parse(stdout)
+      return WsLoadResult.new(data, warning: warning) if data.is_a?(Hash) && data["format"] == WsLoadResult::FORMAT
+
+      LoadResult.new(data, warning: warning)
     rescue JSON::ParserError => e
       raise EngineError, "load engine printed invalid JSON: #{e.message[0, 120]}"
     end

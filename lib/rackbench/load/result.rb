@@ -1,10 +1,14 @@
 # frozen_string_literal: true
 
+require_relative "contract"
+
 module Rackbench
   # The load engine's result document (doc/output.md), checked against the
   # contract on construction so that a malformed document fails loudly here
   # rather than as a nil deep inside a report.
   class LoadResult
+    include LoadContract
+
     FORMAT = "rackbench-engine"
     FORMAT_VERSION = 1
     # key => the classes its value may have
@@ -310,21 +314,6 @@ module Rackbench
                            "#{offered_rps.inspect}; both are null in closed loop, both set in open loop"
       end
       check_types(late, LATE, "late.") if late
-    end
-
-    def check_types(hash, spec, prefix)
-      spec.each do |key, types|
-        value = hash[key]
-        next if types.any? { |t| value.is_a?(t) }
-
-        raise EngineError, "load engine result: #{prefix}#{key} is #{value.inspect[0, 40]}, " \
-                           "expected #{types.join(" or ")}"
-      end
-    end
-
-    def require_keys(name, hash, keys)
-      missing = keys - hash.keys
-      raise EngineError, "load engine result: #{name} lacks #{missing.join(", ")}" unless missing.empty?
     end
   end
 end

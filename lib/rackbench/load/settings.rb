@@ -120,6 +120,11 @@ module Rackbench
       !count.nil?
     end
 
+    # Not a WebSocket run (WsLoadSettings is).
+    def websocket?
+      false
+    end
+
     # Whether the run speaks HTTP/2 (h2c, or h2 over TLS).
     def h2c?
       HTTP2.include?(protocol)

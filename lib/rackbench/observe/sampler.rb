@@ -100,7 +100,12 @@ module Rackbench
         @mutex.synchronize do
           # Wakes at the next tick or when #stop signals; also guards against
           # spurious wake-ups by re-checking the time.
-          @wakeup.wait(@mutex, next_at - now) while !@stopping && now < next_at
+          # The time left is read once: reading the clock twice let a
+          # loaded machine pass next_at between the two, and a negative
+          # wait raised (ArgumentError) and took the run down.
+          until @stopping || (left_s = next_at - now) <= 0
+            @wakeup.wait(@mutex, left_s)
+          end
         end
         break if @stopping
 

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../monotonic_clock"
+require_relative "../agent_files"
 require_relative "../process/pid_alive"
 
 module Rackbench
@@ -16,8 +16,6 @@ module Rackbench
     # alive. A process that died, or one forked after the window, owes
     # none; one that gives none by the deadline is listed as missing.
     class Collector
-      include MonotonicClock
-
       # Generous: a process under the end of the load may take a while to
       # stop StackProf and write some megabytes.
       DEADLINE_S = 30.0
@@ -30,7 +28,7 @@ module Rackbench
       # trial_dir :: the trial's directory (identity/ and inside/ below it)
       # :deadline_s :: how long to wait for the dumps (default: DEADLINE_S)
       # :alive :: called with a pid, whether that process still runs (default: signal 0)
-      def initialize(trial_dir, deadline_s: DEADLINE_S, alive: method(:alive?))
+      def initialize(trial_dir, deadline_s: DEADLINE_S, alive: PidAlive.method(:call))
         @identity_dir = File.join(trial_dir, "identity")
         @inside_dir = File.join(trial_dir, "inside")
         @deadline_s = deadline_s
@@ -41,10 +39,9 @@ module Rackbench
       # no process gave a dump) and missing (Array of { "pid", "reason" }).
       # Raises Profile::Error for a dump that cannot be read.
       def collect
-        deadline = now + @deadline_s
-        sleep POLL_INTERVAL_S until (owed = owing).empty? || now > deadline
+        owed = AgentFiles.wait(deadline_s: @deadline_s, poll_s: POLL_INTERVAL_S) { owing }
         dumps = dump_paths
-        missing = owing.map { |pid| { "pid" => pid, "reason" => "no profile by #{format("%g", @deadline_s)} s after the window" } }
+        missing = owed.map { |pid| { "pid" => pid, "reason" => "no profile by #{format("%g", @deadline_s)} s after the window" } }
         profiles = dumps.sort.map { |path| READERS.find { |suffix, _| path.end_with?(suffix) }.last.read(path) }
         Outcome.new(profile: profiles.empty? ? nil : Merged.merge(profiles), missing: missing)
       end
@@ -58,16 +55,11 @@ module Rackbench
       end
 
       def reporting_pids
-        Dir.glob(File.join(@identity_dir, "*.json")).map { |path| File.basename(path)[/\A(\d+)\.json\z/, 1] }
-           .compact.map(&:to_i).uniq
+        AgentFiles.by_pid(@identity_dir, ".json").keys
       end
 
       def dump_paths
         READERS.keys.flat_map { |suffix| Dir.glob(File.join(@inside_dir, "*#{suffix}")) }
-      end
-
-      def alive?(pid)
-        PidAlive.call(pid)
       end
     end
   end

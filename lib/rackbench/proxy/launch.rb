@@ -7,11 +7,11 @@ module Rackbench
     # Starts one trial's proxy in front of its booted server and proves it
     # before anything is measured: a configuration generated into the
     # trial's directory from the server's own port, a free port of its own,
-    # pinned to the server's CPUs and tied to the runner's life through the
-    # guard, in a process group of its own (ServerProcess: the same stop
-    # path as the server's), ready (the app's health answers through it),
-    # and the app's check passed through it. Any failure stops what was
-    # started and raises SetupError naming the proxy.
+    # pinned to the server's CPUs and started beside the server (Sidecar:
+    # tied to the runner's life, its own process group, PATH only), ready
+    # (the app's health answers through it), and the app's check passed
+    # through it. Any failure stops what was started and raises SetupError
+    # naming the proxy.
     class Launch
       DIRECTORY = "proxy"
       LOG = "proxy.log"
@@ -42,7 +42,7 @@ module Rackbench
         @ready_timeout_s = ready_timeout_s
         @stop_grace_s = stop_grace_s
         @port = port
-        @sampler = sampler || ->(process) { Sampler.new(process.pid, pgid: process.pgid) }
+        @sampler = sampler || Sidecar::SAMPLER
       end
 
       # Starts and checks the proxy; returns a Running.
@@ -63,32 +63,25 @@ module Rackbench
           dir: @dir, listen_port: port, upstream_port: @server.port, workers: workers,
           keepalive: [@connections, MIN_KEEPALIVE].max, marker: Watchdog::MARKER
         )
-        log_path = File.join(@dir, LOG)
-        File.write(log_path, "# #{argv.join(" ")}\n")
-        process = ServerProcess.new(argv: argv, env: env, clean_env: true, chdir: @dir, log_path: log_path, port: port)
-        boot_s = boot(process)
-        begin
+        _, running = Sidecar.start(argv: argv, chdir: @dir, log_path: File.join(@dir, LOG), port: port,
+                                   marker_env: @marker_env, stop_grace_s: @stop_grace_s) do |process|
+          boot_s = boot(process)
           Running.new(topology: @topology, process: process, dir: @dir, boot_s: boot_s, version: @topology.version,
                       sampler: @sampler.call(process), stop_grace_s: @stop_grace_s)
-        rescue StandardError, Interrupt
-          process.stop(grace_s: @stop_grace_s) # nobody else holds it yet
-          raise
         end
+        running
       rescue SetupError => e
         raise SetupError, "proxy #{@topology.name}: #{e.message}"
       end
 
+      # Ready (the app's health answers through it), and what the load will
+      # get through the proxy must be what the app check accepted from the
+      # server itself.
       def boot(process)
-        process.start
         boot_s = process.wait_ready(health_path: @app.health, timeout_s: @ready_timeout_s)
-        # What the load will get through the proxy must be what the app
-        # check accepted from the server itself.
         process.check_app(path: @app.load_path, expect_status: @app.expect_status,
                           expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
         boot_s
-      rescue StandardError, Interrupt
-        process.stop(grace_s: @stop_grace_s)
-        raise
       end
 
       # One worker per server CPU: the proxy shares them with the server
@@ -97,11 +90,6 @@ module Rackbench
         @layout.pinned? ? @layout.server_cpus.size : 1
       end
 
-      # Nothing of the runner's shell but PATH (varnishd runs the C
-      # compiler on its VCL) and the run's marker.
-      def env
-        { "PATH" => ENV.fetch("PATH", "/usr/bin:/bin"), **@marker_env }
-      end
     end
   end
 end

@@ -32,7 +32,7 @@ module Rackbench
       def unsupported_reason
         return nil if path
 
-        "proxy #{name} needs nginx, which is not installed (Debian: apt-get install nginx; bin/setup installs it)"
+        "proxy #{name} needs nginx, which is not installed (Debian: apt-get install nginx; bin/setup --all installs it)"
       end
 
       # "1.22.1", from `nginx -v` (which prints to stderr), or nil.
@@ -67,5 +67,8 @@ module Rackbench
         Binary.find(@binary)
       end
     end
+
+    register("nginx", position: 1) { Nginx.new(cache: false) }
+    register("nginx-cache", position: 2) { Nginx.new(cache: true) }
   end
 end

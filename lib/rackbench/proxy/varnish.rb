@@ -39,7 +39,7 @@ module Rackbench
         return nil if missing.empty?
 
         "proxy varnish needs #{missing.join(" and ")}, not installed (Debian: apt-get install varnish; " \
-          "bin/setup installs it)"
+          "bin/setup --all installs it)"
       end
 
       # "7.1.1", from `varnishd -V`, or nil.
@@ -71,5 +71,7 @@ module Rackbench
         CacheCounts::Varnishstat.new(Binary.find(@stat_binary) || @stat_binary, File.join(dir, WORK_DIR))
       end
     end
+
+    register("varnish", position: 3) { Varnish.new }
   end
 end

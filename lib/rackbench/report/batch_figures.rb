@@ -85,7 +85,11 @@ module Rackbench
         # about 0.1% where time varies by percents, so a limit such as
         # `instructions>0.5%` is judged with the instructions' own band.
         Figure.new(name: "instructions", aliases: %w[instructions_per_request], words: "instructions per request",
-                   better: :lower, unit: :count, values: ->(config) { config.instructions&.values }, instructions: true)
+                   better: :lower, unit: :count, values: ->(config) { config.instructions&.values }, instructions: true),
+        # Cycles estimated from callgrind's cache simulation (`instructions:
+        # { cache_sim: true }`, CyclesSummary), as steady as its counts.
+        Figure.new(name: "cycles", aliases: %w[cycles_per_request], words: "estimated cycles per request",
+                   better: :lower, unit: :count, values: ->(config) { config.cycles&.values }, instructions: true)
       ].freeze
 
       # The Figure called +name+ (or one of its aliases). Raises

@@ -94,15 +94,28 @@ module Rackbench
          cell("instructions_ratio_ci95_high", pick: ->(doc) { doc&.dig("against_baseline", "ratio_ci95")&.last }),
          cell("instructions_verdict", pick: against.call("verdict"))]
       end
+      # The CSV cells of configs.cycles: the median of estimated cycles
+      # per request with its interval, and against the baseline the ratio
+      # with its interval and the verdict.
+      def self.cycles_cells
+        [cell("cycles_per_request_median", pick: ->(doc) { doc&.dig("per_request", "median") }),
+         cell("cycles_per_request_ci95_low", pick: ->(doc) { doc&.dig("per_request", "ci95")&.first }),
+         cell("cycles_per_request_ci95_high", pick: ->(doc) { doc&.dig("per_request", "ci95")&.last }),
+         cell("cycles_ratio", pick: ->(doc) { doc&.dig("against_baseline", "ratio") }),
+         cell("cycles_ratio_ci95_low", pick: ->(doc) { doc&.dig("against_baseline", "ratio_ci95")&.first }),
+         cell("cycles_ratio_ci95_high", pick: ->(doc) { doc&.dig("against_baseline", "ratio_ci95")&.last }),
+         cell("cycles_verdict", pick: ->(doc) { doc&.dig("against_baseline", "verdict") })]
+      end
       # The CSV cells of configs.services: each service's figures
       # (postgresql_cpu_cores, ..., memcached_memory_peak_bytes), empty for
       # a configuration without it.
       def self.service_cells
-        Services::NAMES.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
+        Services.names.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
           cell("#{service}_#{figure}", pick: ->(list) { list&.find { |e| e["name"] == service }&.fetch(figure) })
         end
       end
-      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :instructions_cells, :service_cells
+      private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :instructions_cells, :service_cells,
+                           :cycles_cells
 
       ALL = [
         Column.new("id", value: :id, csv: cell("config_id")),
@@ -263,7 +276,11 @@ module Rackbench
         Column.new("services", value: :services, csv: service_cells,
                    html: cell("services", align: :left, only: :served, format: lambda { |list, _, _|
                      Array(list).map { |e| ServiceFigures.text(e) }.join("; ")
-                   }))
+                   })),
+        # Estimated cycles per request (`instructions: { cache_sim: true }`,
+        # CyclesSummary#to_h): shown in the instructions' sections; CSV
+        # after every column written before it.
+        Column.new("cycles", value: :cycles_h, csv: cycles_cells)
       ].freeze
 
       module_function

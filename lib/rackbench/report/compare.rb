@@ -29,7 +29,9 @@ module Rackbench
       # loaded at different versions (GemDifferences.between); +flags+: a
       # gems_differ flag when some differ and no dimension that chooses
       # gems tells A from B.
-      Pair = Struct.new(:label, :a, :b, :comparison, :entries, :inside, :gems, :flags, keyword_init: true)
+      # +diffs+: where the time went between them (Report::Diffs), nil
+      # when neither counted instructions nor was profiled.
+      Pair = Struct.new(:label, :a, :b, :comparison, :entries, :inside, :gems, :flags, :diffs, keyword_init: true)
 
       # Two experiments without a configuration in common (Compare.experiments).
       class NothingInCommon < UsageError; end
@@ -81,7 +83,7 @@ module Rackbench
         end
         new(pairs, shown_dims: shown, a_name: experiment_name(report_a, changed),
                    b_name: experiment_name(report_b, changed), options: report_a.options,
-                   machine_differences: machines.empty? ? nil : machines)
+                   machine_differences: machines.empty? ? nil : machines, profiles: [report_a.profiles, report_b.profiles])
       end
 
       # The dimensions that changed between two experiments: one value in
@@ -122,7 +124,9 @@ module Rackbench
       # :a_name, :b_name :: what A and B are, in words
       # :options :: the Report::Options judging the pairs
       # :machine_differences :: how the two sides' machines differ, when compared anyway (default: nil)
-      def initialize(pairs, shown_dims:, a_name:, b_name:, options:, machine_differences: nil)
+      # :profiles :: the Report::Profiles of A's and B's report, for the
+      #              profile diffs (default: none)
+      def initialize(pairs, shown_dims:, a_name:, b_name:, options:, machine_differences: nil, profiles: [nil, nil])
         @options = options
         @machine_differences = machine_differences
         @a_name = a_name
@@ -132,8 +136,10 @@ module Rackbench
           label = shown_dims.map { |d| "#{d}=#{Report.format_dim(a.dims[d])}" }.join(" ")
           inside = a.inside && b.inside ? InsideCompare.new(a.inside, b.inside, options) : nil
           gems = GemDifferences.between(a.gems, b.gems)
+          diffs = Diffs.between(a, b, options, a_profiles: profiles[0], b_profiles: profiles[1])
           Pair.new(label: label.empty? ? "all" : label, a: a, b: b, comparison: comparison,
-                   entries: EntryCompare.of(a, b, options), inside: inside, gems: gems, flags: gem_flags(a, b, gems))
+                   entries: EntryCompare.of(a, b, options), inside: inside, gems: gems, flags: gem_flags(a, b, gems),
+                   diffs: diffs)
         end
       end
 
@@ -162,13 +168,13 @@ module Rackbench
             "batches_needed" => c.batches_needed, "entries" => pair.entries&.to_h, "inside" => pair.inside&.to_h,
             "machines_differ" => @machine_differences,
             "gems_differ" => pair.gems.map { |name, a, b| { "gem" => name, "a" => a, "b" => b } },
-            "flags" => pair.flags }
+            "flags" => pair.flags, "diffs" => pair.diffs&.to_h }
         end
       end
 
       # The comparison as a terminal table, then what A and B are.
-      def terminal_table
-        CompareTerminal.new(self).render
+      def terminal_table(width: nil)
+        CompareTerminal.new(self, width: width).render
       end
 
       private
@@ -200,7 +206,7 @@ module Rackbench
           raise UsageError, "no configuration matching '#{@spec_a}' has a partner matching '#{@spec_b}'" if pairs.empty?
 
           Compare.new(pairs, shown_dims: @report.dimensions - a_values.keys - b_values.keys, a_name: @spec_a,
-                             b_name: @spec_b, options: @report.options)
+                             b_name: @spec_b, options: @report.options, profiles: [@report.profiles, @report.profiles])
         end
 
         private
@@ -228,4 +234,5 @@ end
 require_relative "entry_compare"
 require_relative "gem_differences"
 require_relative "compare_terminal"
+require_relative "diffs"
 require_relative "machine_check"

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "terminal-table"
+require_relative "diffs_terminal"
 
 module Rackbench
   class Report
@@ -11,20 +11,26 @@ module Rackbench
     # then what A and B are.
     class CompareTerminal
       # compare :: a Report::Compare
-      def initialize(compare)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(compare, width: nil)
         @compare = compare
+        @width = width
       end
 
       # The table and the A:/B: lines, as one String.
       def render
         unit = @compare.rate_unit
         headings = ["configuration", "A #{unit}", "B #{unit}", "ratio B/A", "95% CI", "verdict"]
-        table = ::Terminal::Table.new(headings: headings, rows: @compare.pairs.map { |pair| row(pair) })
-        (1..4).each { |i| table.align_column(i, :right) }
+        table = Text::Table.new(headings: headings, rows: @compare.pairs.map { |pair| row(pair) }, right: (1..4).to_a,
+                                width: @width)
         pages = @compare.pairs.filter_map { |pair| pages(pair, unit) }
         inside = @compare.pairs.filter_map { |pair| inside(pair) }
-        [*machines, table.to_s, *pages, *inside, *gems, *flags, "A: #{@compare.a_name}",
-         "B: #{@compare.b_name}"].join("\n") + "\n"
+        diffs = @compare.pairs.filter_map { |pair| diffs(pair) }
+        text = [*machines, table.to_s, *pages, *inside, *diffs, *gems, *flags, "A: #{@compare.a_name}",
+                "B: #{@compare.b_name}"].join("
+") + "
+"
+        Text::Wrap.prose(text, @width)
       end
 
       private
@@ -32,8 +38,7 @@ module Rackbench
       PAGE_HEADINGS = ["page", "A req/s", "B req/s", "ratio", "95% CI", "verdict", "p99 B/A"].freeze
       private_constant :PAGE_HEADINGS
 
-      # The pages of +pair+ (within 100 columns), or nil without a request
-      # list on either side.
+      # The pages of +pair+, or nil without a request list on either side.
       def pages(pair, unit)
         entries = pair.entries
         return nil unless entries
@@ -43,17 +48,23 @@ module Rackbench
           rows = entries.pairs.map do |p|
             c = p.comparison
             p99 = entries.latency_ratio(p, "p99")
-            [p.label[0, 18], Units.rate_rounded(p.a.rps_median), Units.rate_rounded(p.b.rps_median),
+            [p.label, Units.rate_rounded(p.a.rps_median), Units.rate_rounded(p.b.rps_median),
              Units.ratio(c&.ratio), Units.interval(c&.ratio_ci, :ratio, separator: "–"), c ? c.verdict : "no data",
              p99 ? format("%.2f", p99) : Units::NONE]
           end
-          table = ::Terminal::Table.new(title: "Pages of #{pair.label} (#{unit})", headings: PAGE_HEADINGS, rows: rows)
-          [1, 2, 3, 4, 6].each { |i| table.align_column(i, :right) }
-          lines << table.to_s
+          lines << Text::Table.new(title: "Pages of #{pair.label} (#{unit})", headings: PAGE_HEADINGS, rows: rows,
+                                   right: [1, 2, 3, 4, 6], shrink: { 0 => :middle }, width: @width).to_s
         end
         lines << "  only in A (#{pair.label}): #{entries.only_a.join(", ")}" unless entries.only_a.empty?
         lines << "  only in B (#{pair.label}): #{entries.only_b.join(", ")}" unless entries.only_b.empty?
         lines.empty? ? nil : lines.join("\n")
+      end
+
+      # Where the time went between the pair's sides (DiffsTerminal), or
+      # nil without a diff.
+      def diffs(pair)
+        pair.diffs && DiffsTerminal.new([], width: @width).one(pair.diffs.to_h,
+                                                               title: "Where the time went: #{pair.label} (B against A)")
       end
 
       INSIDE_HEADINGS = ["figure", "A", "B", "B/A", "95% CI", "verdict"].freeze
@@ -71,8 +82,8 @@ module Rackbench
            InsideCompare.against(r.name, r.to_h),
            Units.interval(r.ratio_ci, :ratio, separator: "–"), r.verdict]
         end
-        table = ::Terminal::Table.new(title: "Inside the server: #{pair.label}", headings: INSIDE_HEADINGS, rows: rows)
-        (1..4).each { |i| table.align_column(i, :right) }
+        table = Text::Table.new(title: "Inside the server: #{pair.label}", headings: INSIDE_HEADINGS, rows: rows,
+                                right: (1..4).to_a, width: @width)
         "#{table}\n  B against A (#{pair.label}): #{compared.headline}"
       end
 

@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
 
 module Rackbench
   class Report
@@ -14,9 +13,11 @@ module Rackbench
 
       # sweeps :: the report document's "concurrency_sweep" (or nil)
       # :rate_unit :: what throughput counts (default: "req/s")
-      def initialize(sweeps, rate_unit: "req/s")
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(sweeps, rate_unit: "req/s", width: nil)
         @sweeps = Array(sweeps)
         @rate_unit = rate_unit
+        @width = width
       end
 
       # The section as text, or nil without a sweep.
@@ -37,9 +38,8 @@ module Rackbench
            Units.interval(point["rps_ci95"], :rate_rounded, separator: "–"),
            *ConcurrencySweep::PERCENTILES.map { |p| latency(point, "p#{p}") }, point["batches"]]
         end
-        table = ::Terminal::Table.new(title: sweep["label"], headings: headings, rows: rows)
-        (0...headings.size).each { |i| table.align_column(i, :right) }
-        table.to_s
+        Text::Table.new(title: sweep["label"], headings: headings, rows: rows, right: (0...headings.size).to_a,
+                        width: @width).to_s
       end
 
       def latency(point, key)

@@ -9,6 +9,7 @@ require_relative "service_figures"
 require_relative "gem_differences"
 require_relative "instructions_summary"
 require_relative "instructions_flags"
+require_relative "cycles_summary"
 
 module Rackbench
   class Report
@@ -64,6 +65,17 @@ module Rackbench
       # The configuration's "instructions" entry of the report document,
       # compared with its baseline's when both have instructions.
       def instructions_h = against_baseline(:instructions)
+
+      # Estimated cycles per request over its instructions trials that ran
+      # the cache simulation (CyclesSummary), or nil.
+      def cycles
+        return @cycles if defined?(@cycles)
+
+        @cycles = CyclesSummary.of(@instruction_trials, @options)
+      end
+
+      # The configuration's "cycles" entry of the report document.
+      def cycles_h = against_baseline(:cycles)
       def rps_median = @summary.median
 
       # Throughput of each ok batch, in batch order.

@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
 
 module Rackbench
   class Report
@@ -9,17 +8,18 @@ module Rackbench
     # its median req/s with the interval as ± percent, p50 and p99 from its
     # merged histograms, and what failed in the warmups and the measured
     # windows (warmup first: a login that failed there explains the rest).
-    # Fits 100 columns: long names and failure lists are cut with "…" (the
-    # flags, the JSON and the HTML report have them whole).
+    # Fits the width: long page names are shortened in the middle and
+    # failure lists wrapped (whole with --wide, in the JSON and the HTML
+    # report).
     class EntriesTerminal
       HEADINGS = ["page", "share", "req/s", "95% CI", "p50", "p99", "failed"].freeze
-      NAME_WIDTH = 18
-      FAILURES_WIDTH = 28
 
       # configs :: [[label, entries]] where entries is configs.entries of
       #            the report document (Hashes)
-      def initialize(configs)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(configs, width: nil)
         @configs = configs.reject { |_, entries| entries.nil? || entries.empty? }
+        @width = width
       end
 
       # The section as text, or nil when no configuration has entries.
@@ -39,8 +39,8 @@ module Rackbench
       # requests, none failed)").
       def table(label, entries)
         rows = entries.map { |e| row(e) }
-        table = ::Terminal::Table.new(title: cut(label, 90), headings: HEADINGS, rows: rows)
-        (1..5).each { |i| table.align_column(i, :right) }
+        table = Text::Table.new(title: label, headings: HEADINGS, rows: rows, right: (1..5).to_a, shrink: { 0 => :middle },
+                                width: @width)
         [table.to_s, *warmup_only_notes(entries)].join("\n")
       end
 
@@ -55,10 +55,10 @@ module Rackbench
 
       def row(entry)
         latency = entry["latency_us"] || {}
-        [cut(EntryText.name(entry), NAME_WIDTH), Units.percent(entry["share"], digits: 1),
+        [EntryText.name(entry), Units.percent(entry["share"], digits: 1),
          Units.rate_rounded(entry["rps_median"]), Units.relative_interval(entry["rps_ci95"], entry["rps_median"]),
          Units.latency_us(latency["p50"]), Units.latency_us(latency["p99"]),
-         cut(failures(entry), FAILURES_WIDTH)]
+         failures(entry)]
       end
 
       # "warmup 4 of 44 (422: 4); 422: 5"
@@ -66,11 +66,6 @@ module Rackbench
         warmup = EntryText.warmup_failures(entry)
         [("warmup #{warmup}" unless warmup.empty?), EntryText.measured_failures(entry)].compact
                                                                                      .reject(&:empty?).join("; ")
-      end
-
-      def cut(text, width)
-        text = text.to_s
-        text.size > width ? "#{text[0, width - 1]}…" : text
       end
     end
   end

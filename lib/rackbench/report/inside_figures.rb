@@ -28,6 +28,12 @@ module Rackbench
     # In a warmed-up app both should be about 0: an app that defines
     # constants, extends objects or creates classes while serving requests
     # throws away the caches the interpreter and the JIT build.
+    # cpu_stall_pct, memory_stall_pct, io_stall_pct :: the share of the
+    #     window (percent) in which some task of the machine waited for a
+    #     CPU, memory or I/O, from the record's +pressure+ (the kernel's
+    #     PSI, Trial::Http::Companions::Pressure): not the server's own
+    #     figure but what it was measured in; high CPU stall beside a low
+    #     rate says the server queued behind other work
     #
     # where Σ sums each process's delta between its two snapshots and the
     # window requests are the engine's responses in its window. Why not
@@ -48,7 +54,7 @@ module Rackbench
       NAMES = %w[cpu_us_per_request allocations_per_request gc_per_1k_requests gc_ms_per_1k_requests
                  major_gc_per_1k_requests worker_pss_bytes worker_pss_growth_bytes total_pss_bytes
                  yjit_code_bytes yjit_ratio constant_invalidations_per_1k_requests
-                 class_serial_per_1k_requests].freeze
+                 class_serial_per_1k_requests cpu_stall_pct memory_stall_pct io_stall_pct].freeze
       # RubyVM.stat's counter of constant cache invalidations, by ruby
       # generation (3.2+ first).
       CONSTANT_INVALIDATION_KEYS = %w[constant_cache_invalidations global_constant_state].freeze
@@ -59,13 +65,14 @@ module Rackbench
       # inside, cpu_user_s, cpu_system_s and requests): a Hash of NAMES to
       # Numeric or nil, or nil when every figure is nil.
       def of(record)
-        compute(record.inside, cpu_user_s: record.cpu_user_s, cpu_system_s: record.cpu_system_s, requests: record.requests)
+        compute(record.inside, cpu_user_s: record.cpu_user_s, cpu_system_s: record.cpu_system_s, requests: record.requests,
+                               pressure: record.respond_to?(:pressure) ? record.pressure : nil)
       end
 
       # The figures from an +inside+ document (or nil) and the sampler's
       # CPU seconds. The window's requests are the inside document's; without
       # one, +requests+ (the engine's responses in the same window).
-      def compute(inside, cpu_user_s:, cpu_system_s:, requests:)
+      def compute(inside, cpu_user_s:, cpu_system_s:, requests:, pressure: nil)
         inside = nil unless inside.is_a?(Hash)
         window_requests = inside ? inside.dig("window", "requests") : requests
         figures = {
@@ -82,7 +89,8 @@ module Rackbench
             p["yjit"]["ratio_in_yjit"]
           end,
           "constant_invalidations_per_1k_requests" => per_request(inside, 1000) { |p| constant_invalidations(p) },
-          "class_serial_per_1k_requests" => per_request(inside, 1000) { |p| p.dig("vm", "class_serial") }
+          "class_serial_per_1k_requests" => per_request(inside, 1000) { |p| p.dig("vm", "class_serial") },
+          **%w[cpu memory io].to_h { |resource| ["#{resource}_stall_pct", stall_pct(pressure, resource)] }
         }
         figures.values.all?(&:nil?) ? nil : figures
       end
@@ -100,6 +108,13 @@ module Rackbench
 
           { "pid" => p["pid"], "role" => p["role"], "warmup_end_pss_bytes" => before, "window_end_pss_bytes" => after }
         end
+      end
+
+      # The "some" share of the window +resource+ stalled, from a record's
+      # pressure document; nil without one.
+      def stall_pct(pressure, resource)
+        value = pressure.is_a?(Hash) ? pressure.dig(resource, "some_pct") : nil
+        value.is_a?(Numeric) ? value : nil
       end
 
       def cpu_us_per_request(user_s, system_s, requests)

@@ -27,7 +27,10 @@ module Rackbench
         "yjit_code_bytes" => ["YJIT code per worker", :bytes],
         "yjit_ratio" => ["ratio in YJIT", :fraction],
         "constant_invalidations_per_1k_requests" => ["constant cache invalidations per 1,000 requests", :count],
-        "class_serial_per_1k_requests" => ["class serial bumps per 1,000 requests", :count]
+        "class_serial_per_1k_requests" => ["class serial bumps per 1,000 requests", :count],
+        "cpu_stall_pct" => ["machine: some task waiting for a CPU (PSI)", :percent],
+        "memory_stall_pct" => ["machine: some task waiting for memory (PSI)", :percent],
+        "io_stall_pct" => ["machine: some task waiting for I/O (PSI)", :percent]
       }.freeze
 
       # One figure over the batches: +values+ and their +batches+ (numbers),
@@ -62,6 +65,7 @@ module Rackbench
         when :ms then Kernel.format("%.2f ms", value)
         when :bytes then Units.megabytes(value)
         when :fraction then Units.percent(value)
+        when :percent then Units.percent(value / 100.0, digits: 1)
         else value >= 100 ? Kernel.format("%.0f", value) : Kernel.format("%.2f", value)
         end
       end

@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
 
 module Rackbench
   class Report
@@ -18,10 +17,12 @@ module Rackbench
       #            (Hashes, nil for a configuration without figures)
       # :noise :: the report's inside_noise (a Hash or nil)
       # :labels :: configuration id -> label, to name the baseline (default: {})
-      def initialize(configs, noise:, labels: {})
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(configs, noise:, labels: {}, width: nil)
         @configs = configs.reject { |_, inside| inside.nil? }
         @noise = noise
         @labels = labels
+        @width = width
       end
 
       # The section as text, or nil when no configuration has figures.
@@ -44,8 +45,7 @@ module Rackbench
            row ? row["verdict"] : Units::NONE]
         end
         title = "#{label}#{" (no counting agent: CPU from the sampler only)" unless inside["agent"]}"
-        table = ::Terminal::Table.new(title: title, headings: HEADINGS, rows: rows)
-        (1..6).each { |i| table.align_column(i, :right) }
+        table = Text::Table.new(title: title, headings: HEADINGS, rows: rows, right: (1..6).to_a, width: @width)
         [table.to_s, *headline(inside), *missing(inside)].join("\n")
       end
 

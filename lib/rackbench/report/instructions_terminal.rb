@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
 
 module Rackbench
   class Report
@@ -20,10 +19,12 @@ module Rackbench
       #            document, Hashes), in order
       # :dimensions :: the dimensions the labels show
       # :labels :: configuration id -> label, to name the baseline (default: {})
-      def initialize(entries, dimensions:, labels: {})
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(entries, dimensions:, labels: {}, width: nil)
         @entries = entries.select { |e| e["instructions"] }
         @dimensions = dimensions
         @labels = labels
+        @width = width
       end
 
       # The section as text, or nil when no configuration counted instructions.
@@ -33,9 +34,9 @@ module Rackbench
         time = @entries.any? { |e| e["batches"].to_i.positive? }
         headings = @dimensions + HEADINGS + (time ? TIME_HEADINGS : [])
         rows = @entries.map { |e| row(e, time) }
-        table = ::Terminal::Table.new(title: "Instructions per request (callgrind, over the ok batches)",
-                                      headings: headings, rows: rows)
-        (@dimensions.size...headings.size).each { |i| table.align_column(i, :right) unless headings[i].include?("verdict") }
+        right = (@dimensions.size...headings.size).reject { |i| headings[i].include?("verdict") }
+        table = Text::Table.new(title: "Instructions per request (callgrind, over the ok batches)",
+                                headings: headings, rows: rows, right: right, keys: @dimensions.size, width: @width)
         [table.to_s, *baseline_line, *process_lines].join("\n")
       end
 

@@ -36,8 +36,9 @@ module Rackbench
       # results_dir :: where their profiles/ are (nil: none can be read)
       def initialize(trials, results_dir)
         ok = trials.select { |t| t.record.ok? }
+        @batches = Hash.new { |hash, id| hash[id] = [] }
         @entries = ok.group_by(&:config_id).filter_map do |config_id, group|
-          profiles = results_dir ? group.filter_map { |t| Profile::Files.read(results_dir, t.record) } : []
+          profiles = results_dir ? group.filter_map { |t| read(results_dir, t) } : []
           next if profiles.empty?
 
           Entry.new(config_id: config_id, dims: group.first.dims, trial_keys: group.map { |t| t.record.key },
@@ -50,8 +51,23 @@ module Rackbench
         @entries.empty?
       end
 
+      # A configuration's profiled trials one by one, each its profile and
+      # its window's requests (ProfileDiff::Batch): [] when it has none.
+      def batches(config_id)
+        @batches.fetch(config_id, [])
+      end
+
       def to_a
         @entries.map(&:to_h)
+      end
+
+      private
+
+      # A trial's profile, kept with its requests for #batches.
+      def read(results_dir, trial)
+        profile = Profile::Files.read(results_dir, trial.record)
+        @batches[trial.config_id] << ProfileDiff::Batch.new(profile, trial.record.result&.fetch("requests", nil)) if profile
+        profile
       end
     end
   end

@@ -1,9 +1,10 @@
 # frozen_string_literal: true
 
-require "terminal-table"
 require_relative "entries_terminal"
 require_relative "inside_terminal"
 require_relative "instructions_terminal"
+require_relative "diffs_terminal"
+require_relative "cycles_terminal"
 require_relative "concurrency_sweep_terminal"
 
 module Rackbench
@@ -11,9 +12,13 @@ module Rackbench
     # The report for a terminal: one table of configurations grouped by the
     # first varying dimension (a rule between groups), a verdict column,
     # then a bar chart of median throughput with its interval, and the
-    # flags. Plain text unless color is asked for (a TTY).
+    # flags. Plain text unless color is asked for (a TTY). Within a width
+    # (Text::Width): its tables fitted (Text::Table), its long lines
+    # wrapped, its bars shorter.
     class Terminal
       BAR_WIDTH = 40
+      # Shorter bars than this no longer show a difference of a few percent.
+      BAR_MIN_WIDTH = 10
       # Eighths of a block, for bars finer than one character.
       BLOCKS = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"].freeze
       VERDICT_COLORS = { "faster" => 32, "slower" => 31, "no difference detected" => 33 }.freeze
@@ -23,18 +28,25 @@ module Rackbench
       # :sort :: :order (the experiment's, grouped by the first varying
       #          dimension) or :rps (fastest first) (default: :order)
       # :columns :: the table of columns (default: Report::Columns::ALL)
-      def initialize(report, color: false, sort: :order, columns: Columns::ALL)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit, every cell whole)
+      def initialize(report, color: false, sort: :order, columns: Columns::ALL, width: nil)
         @report = report
         @color = color
         @sort = sort
         @columns = columns
+        @width = width
       end
 
       # The whole report as text: machine warnings, the table, the
       # baseline, the bar chart, the pages of a request list, the flags and
-      # what ran.
-
+      # what ran; lines longer than the width wrapped.
       def render
+        Text::Wrap.prose(sections, @width)
+      end
+
+      private
+
+      def sections
         configs = @report.configs
         if configs.empty?
           return "#{@report.experiment[:name]}: no trials stored\n" if @report.profiles.empty?
@@ -46,18 +58,18 @@ module Rackbench
         # Only instructions measured: no time figure to show, the
         # instructions table is the report's.
         unless configs.any?(&:time?)
-          return [warning_lines, labels_line, title, instructions(configs), service_lines(configs),
+          return [warning_lines, labels_line, title, instructions(configs), cycles(configs), service_lines(configs),
                   @report.history.summary_line, detect_lines,
-                  host_lines, flag_lines(configs), ran_lines(configs), gem_note_lines, gem_lines, profile_lines].compact.join("\n") + "\n"
+                  host_lines, flag_lines(configs), ran_lines(configs), gem_note_lines, gem_lines, profile_lines,
+                  diffs(configs)].compact.join("\n") + "\n"
         end
 
         [warning_lines, labels_line, table(configs), baseline_line, @report.history.summary_line, bar_chart(configs), sweep,
-         pages(configs), inside(configs), instructions(configs), service_lines(configs), detect_lines, host_lines,
+         pages(configs), inside(configs), instructions(configs), cycles(configs), service_lines(configs), detect_lines,
+         host_lines,
          flag_lines(configs),
-         ran_lines(configs), gem_note_lines, gem_lines, profile_lines].compact.join("\n") + "\n"
+         ran_lines(configs), gem_note_lines, gem_lines, profile_lines, diffs(configs)].compact.join("\n") + "\n"
       end
-
-      private
 
       def dims = @report.dimensions
 
@@ -95,13 +107,12 @@ module Rackbench
         layout = ColumnLayout.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims,
                                   rate_unit: @report.rate_unit, detect: @report.options.detect, columns: @columns)
         cells = layout.cells(:terminal)
-        table = ::Terminal::Table.new(title: title, headings: cells.map(&:heading))
-        groups(configs).each_with_index do |group, i|
-          table.add_separator if i.positive?
-          group.each { |c| table.add_row(cells.map { |cell| text(cell, c.to_h(@columns)) }) }
+        rows = groups(configs).each_with_index.flat_map do |group, i|
+          [*(:separator if i.positive?), *group.map { |c| cells.map { |cell| text(cell, c.to_h(@columns)) } }]
         end
-        cells.each_with_index { |cell, i| table.align_column(i, :right) if cell.align == :right }
-        table.to_s
+        # The dimensions lead the table: each continued table repeats them.
+        Text::Table.new(title: title, headings: cells.map(&:heading), rows: rows, width: @width, keys: dims.size,
+                        right: cells.each_index.select { |i| cells[i].align == :right }).to_s
       end
 
       # A cell's text, the verdict coloured when asked for.
@@ -141,13 +152,22 @@ module Rackbench
 
         labels = configs.map(&:label)
         width = [labels.map(&:size).max, 40].min
+        bar_width = bar_width(width)
         lines = configs.zip(labels).map do |c, label|
           median = c.rps_median
-          bar = median ? bar(median / max * BAR_WIDTH) : ""
+          bar = median ? bar(median / max * bar_width) : ""
           text = median ? Units.rate_rounded(median) : "no ok batch"
-          format("%-*s %-*s %s", width, label[0, width], BAR_WIDTH, bar, text)
+          format("%-*s %-*s %s", width, Text::Wrap.middle(label, width).first, bar_width, bar, text)
         end
         ["Median #{@report.rate_unit}:", *lines].join("\n")
+      end
+
+      # The bars' width within the output's: the label, a space, the bar, a
+      # space and the figure ("no ok batch" at most).
+      def bar_width(label_width)
+        return BAR_WIDTH unless @width
+
+        (@width - label_width - 2 - "no ok batch".size).clamp(BAR_MIN_WIDTH, BAR_WIDTH)
       end
 
       def bar(cells)
@@ -158,27 +178,42 @@ module Rackbench
       # Latency against connections (ConcurrencySweepTerminal); nil unless
       # load.connections is a dimension.
       def sweep
-        ConcurrencySweepTerminal.new(@report.concurrency_sweep, rate_unit: @report.rate_unit).render
+        ConcurrencySweepTerminal.new(@report.concurrency_sweep, rate_unit: @report.rate_unit, width: @width).render
       end
 
       # One table per configuration with a request list (EntriesTerminal);
       # nil without any, so a report of single URLs reads as before.
       def pages(configs)
-        EntriesTerminal.new(configs.map { |c| [c.label, c.to_h["entries"]] }).render
+        EntriesTerminal.new(configs.map { |c| [c.label, c.to_h["entries"]] }, width: @width).render
       end
 
       # The "Inside the server" section (InsideTerminal); nil when no
       # configuration has an inside figure.
       def inside(configs)
         InsideTerminal.new(configs.map { |c| [c.label, c.to_h(@columns)["inside"]] }, noise: @report.inside_noise,
-                                                                                   labels: configs.to_h { |c| [c.id, c.label] }).render
+                                                                                   labels: configs.to_h { |c| [c.id, c.label] },
+                                                                                   width: @width).render
       end
 
       # The "Instructions per request" section (InstructionsTerminal); nil
       # when no configuration counted instructions.
       def instructions(configs)
         InstructionsTerminal.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims,
-                                                                     labels: configs.to_h { |c| [c.id, c.label] }).render
+                                                                     labels: configs.to_h { |c| [c.id, c.label] },
+                                                                     width: @width).render
+      end
+
+      # "Estimated cycles per request" (CyclesTerminal); nil when no
+      # configuration ran the cache simulation.
+      def cycles(configs)
+        CyclesTerminal.new(configs.map { |c| c.to_h(@columns) }, dimensions: dims, width: @width).render
+      end
+
+      # "Where the time went" (DiffsTerminal): each configuration against
+      # its baseline, function by function; nil without a diff. Last: it
+      # is the deepest look, and the longest.
+      def diffs(configs)
+        DiffsTerminal.new(@report.diffs.map(&:to_h), labels: configs.to_h { |c| [c.id, c.label] }, width: @width).render
       end
 
       def flag_lines(configs)

@@ -122,7 +122,7 @@ module Rackbench
           "inside" => inside_figures, "proxy" => r.proxy, "service" => service, "probes" => engine["probes"],
           "measure" => instructions? ? "instructions" : "time",
           "instructions" => instructions&.slice("requests", "instructions", "per_request", "processes"),
-          "services" => r.services
+          "services" => r.services, "pressure" => r.pressure
         }
       end
 

@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
-
 module Rackbench
   # The per-trial table of one stored experiment (`rackbench report
   # --trials`): each trial as it was measured, in plan order. Statistics
@@ -24,7 +22,9 @@ module Rackbench
       @rows = store.trials(@experiment[:id]).sort_by { |r| [r.position, r.batch] }.map { |record| row(record) }
     end
 
-    def table
+    # The table and the failed trials' reasons, within +width+ columns
+    # (Text::Width; nil: no limit).
+    def table(width: nil)
       extra = extra_dims
       headings = ["#", "ruby", "server", "app", "proc", "thr", *extra, "batch", "status", "req/s", "p50", "p99",
                   "RSS peak", "PSS peak"]
@@ -34,12 +34,12 @@ module Rackbench
          latency(row, "p50"), latency(row, "p99"), Units.megabytes(row[:rss_peak_bytes]),
          Units.megabytes(row[:pss_peak_bytes])]
       end
-      table = Terminal::Table.new(title: "#{@experiment[:name]} (#{@rows.size} trials)", headings: headings,
-                                  rows: rows)
-      (6 + extra.size + 2...headings.size).each { |i| table.align_column(i, :right) }
+      # The trial's number and its dimensions lead each continued table.
+      table = Text::Table.new(title: "#{@experiment[:name]} (#{@rows.size} trials)", headings: headings, rows: rows,
+                              right: (6 + extra.size + 2...headings.size).to_a, keys: 6 + extra.size, width: width)
       failures = @rows.reject { |r| r[:status] == "ok" }
                       .map { |r| "  ##{r[:position]}: #{r[:reason].to_s.lines.first.to_s.strip}" }
-      [table.to_s, *(["Failed trials:"] + failures unless failures.empty?)].join("\n") << "\n"
+      Text::Wrap.prose([table.to_s, *(["Failed trials:"] + failures unless failures.empty?)].join("\n") << "\n", width)
     end
 
     private

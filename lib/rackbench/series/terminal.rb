@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require "terminal-table"
-
 module Rackbench
   class Series
     # The history document (Series#to_h) for a terminal: the runs once
@@ -13,12 +11,14 @@ module Rackbench
       MARK = "◀ change"
 
       # doc :: Series#to_h
-      def initialize(doc)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(doc, width: nil)
         @doc = doc
+        @width = width
       end
 
       def render
-        [heading, runs, *@doc["configs"].map { |c| config(c) }, apart].compact.join("\n\n") + "\n"
+        Text::Wrap.prose([heading, runs, *@doc["configs"].map { |c| config(c) }, apart].compact.join("\n\n") + "\n", @width)
       end
 
       # The first line: what, over how many runs, in which order, on which machine.
@@ -61,9 +61,8 @@ module Rackbench
           mark = marks[i] ? "#{MARK} #{signed(marks[i]["change"])}" : ""
           [i + 1, figure.format(point["median"]), interval(point["ci"]), batches(point), mark]
         end
-        table = ::Terminal::Table.new(title: config["label"], headings: ["run", @doc["figure"]["words"],
-                                                                         "#{confidence} CI", "batches", ""], rows: rows)
-        (0..3).each { |i| table.align_column(i, :right) }
+        table = Text::Table.new(title: config["label"], headings: ["run", @doc["figure"]["words"], "#{confidence} CI",
+                                                                   "batches", ""], rows: rows, right: (0..3).to_a, width: @width)
         [table.to_s, *config["change_points"].map { |c| change_line(config, c) }].join("\n")
       end
 

@@ -126,6 +126,13 @@ module Rackbench
         PassengerAgentBuild.new(bundle).ensure_built!(out: out, log: log, tty: tty, extra_env: extra_env)
       end
 
+      # The agent's compile, when install's gems have no agent and this
+      # machine has none cached for the version (PassengerAgentPlan).
+      def preparation(install)
+        require_relative "passenger/agent_plan"
+        PassengerAgentPlan.new(install).preparation
+      end
+
       private
 
       def core_flags(values)

@@ -30,7 +30,7 @@ module Rackbench
         new(name: name, uid: entry.uid, gid: entry.gid)
       rescue ArgumentError
         raise SetupError, "#{title} runs as the account #{name} when rackbench runs as root, and there is no such " \
-                          "account (Debian's package creates it: bin/setup installs it)"
+                          "account (Debian's package creates it: bin/setup --all installs it)"
       end
 
       def initialize(name:, uid:, gid:)

@@ -35,7 +35,7 @@ module Rackbench
 
         missing = programs.values.reject { |program| Proxy::Binary.find(program) }
         "service #{name} needs #{missing.join(", ")} (#{title}), which #{missing.size == 1 ? "is" : "are"} not " \
-          "installed (Debian: apt-get install #{package}; bin/setup installs it)"
+          "installed (Debian: apt-get install #{package}; bin/setup --all installs it)"
       end
 
       # The program's own version ("15.18", "7.0.15", "1.6.18"), or nil.

@@ -49,7 +49,7 @@ module Rackbench
         @stop_grace_s = stop_grace_s
         @runner_pid = runner_pid
         @euid = euid
-        @sampler = sampler || ->(process) { Sampler.new(process.pid, pgid: process.pgid) }
+        @sampler = sampler || Sidecar::SAMPLER
       end
 
       # Starts and checks the service; returns a Running.
@@ -73,24 +73,20 @@ module Rackbench
         endpoint = @kind.endpoint(dir: dir, port: @spec.port)
         argv = (account&.prefix || []) + [@workspace.guard_path, @runner_pid.to_s] + @layout.server_prefix +
                @kind.argv(dir: dir, endpoint: endpoint, settings: @spec.settings)
-        File.write(@log_path, "# #{argv.join(" ")}\n", mode: "a")
-        process = ServerProcess.new(argv: argv, env: env, clean_env: true, chdir: dir, log_path: @log_path,
-                                    port: endpoint.tcp? ? endpoint.port : nil)
-        boot_s = boot(process, endpoint)
+        process, boot_s = Sidecar.start(argv: argv, chdir: dir, log_path: @log_path,
+                                        port: endpoint.tcp? ? endpoint.port : nil, marker_env: @marker_env,
+                                        stop_grace_s: @stop_grace_s) { |started| boot(started, endpoint) }
         Running.new(kind: @kind, spec: @spec, app_name: @app_name, process: process, endpoint: endpoint, dir: dir,
                     account: account&.name, boot_s: boot_s, sampler: @sampler,
                     stop_grace_s: @stop_grace_s)
       end
 
+      # Ready (it answers its own protocol), then given what the app needs.
       def boot(process, endpoint)
-        process.start
         started = now
         wait_ready(process, endpoint, started)
         @kind.after_ready(endpoint)
         now - started
-      rescue StandardError, Interrupt
-        process.stop(grace_s: @stop_grace_s)
-        raise
       end
 
       def wait_ready(process, endpoint, started)
@@ -113,10 +109,6 @@ module Rackbench
         "#{@kind.program} #{process.exit_description} before it was ready#{": #{error}" if error} (log: #{@log_path})"
       end
 
-      # Nothing of the runner's shell but PATH, and the run's marker.
-      def env
-        { "PATH" => ENV.fetch("PATH", "/usr/bin:/bin"), **@marker_env }
-      end
     end
   end
 end

@@ -88,5 +88,7 @@ module Rackbench
         socket&.close
       end
     end
+
+    register("memcached", position: 3) { Memcached.new }
   end
 end

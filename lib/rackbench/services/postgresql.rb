@@ -170,5 +170,7 @@ module Rackbench
         raise SetupError, "psql: #{result.error_line}"
       end
     end
+
+    register("postgresql", position: 1) { Postgresql.new }
   end
 end

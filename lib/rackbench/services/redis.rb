@@ -88,5 +88,7 @@ module Rackbench
         { "keys" => info.scan(/^db\d+:keys=(\d+)/).sum { |(count)| count.to_i } }
       end
     end
+
+    register("redis", position: 2) { Redis.new }
   end
 end

@@ -42,7 +42,7 @@ module Rackbench
       # must raise.
       def self.list(value, key, fail:)
         items = value.is_a?(Array) ? value : [value]
-        fail.call(key, "must name at least one service (#{NAMES.join(", ")})") if value.nil? || items.empty?
+        fail.call(key, "must name at least one service (#{Services.names.join(", ")})") if value.nil? || items.empty?
         specs = items.each_with_index.map { |item, i| entry(item, "#{key}[#{i}]", fail) }
         unique!(specs, key, fail)
         specs.freeze
@@ -60,9 +60,9 @@ module Rackbench
       end
 
       def self.name(value, key, fail)
-        return value if NAMES.include?(value)
+        return value if Services.names.include?(value)
 
-        fail.call(key, "unknown service #{value.inspect}; known: #{NAMES.join(", ")}")
+        fail.call(key, "unknown service #{value.inspect}; known: #{Services.names.join(", ")}")
       end
 
       def self.env(value, key, fail)

@@ -20,8 +20,10 @@ module Rackbench
       Bootstrap.check_options(statistic, confidence, resamples, seed)
       return nil if xs.size < 2
 
-      draws = Bootstrap.distribution(xs, statistic, resamples, Random.new(seed))
-      Bootstrap.percentile_interval(draws, confidence)
+      BOOTSTRAPS.fetch([:bootstrap_ci, xs, statistic, confidence, resamples, seed]) do
+        draws = Bootstrap.distribution(xs, statistic, resamples, Random.new(seed))
+        Bootstrap.percentile_interval(draws, confidence)
+      end
     end
 
     # Internals of the bootstrap, shared with compare.

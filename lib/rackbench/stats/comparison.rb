@@ -83,11 +83,13 @@ module Rackbench
       # draws are independent, and the pairing of the i-th baseline median
       # with the i-th candidate median is as random as any other.
       def ratio_ci(base, cand, confidence, resamples, seed)
-        rng = Random.new(seed)
-        base_medians = Bootstrap.distribution(base, :median, resamples, rng)
-        cand_medians = Bootstrap.distribution(cand, :median, resamples, rng)
-        ratios = cand_medians.each_with_index.map { |c, i| c / base_medians[i] }
-        Bootstrap.percentile_interval(ratios, confidence)
+        BOOTSTRAPS.fetch([:ratio_ci, base, cand, confidence, resamples, seed]) do
+          rng = Random.new(seed)
+          base_medians = Bootstrap.distribution(base, :median, resamples, rng)
+          cand_medians = Bootstrap.distribution(cand, :median, resamples, rng)
+          ratios = cand_medians.each_with_index.map { |c, i| c / base_medians[i] }
+          Bootstrap.percentile_interval(ratios, confidence)
+        end
       end
 
       # [verdict, explanation] for a CI [low, high] of the ratio. The band

@@ -40,6 +40,9 @@ module Rackbench
     #             answered, the restore of its template and the state it left, its process tree's
     #             sample over the window; nil for an app without services and trials stored before
     #             the services' migration)
+    # pressure :: the kernel's pressure stall information over the window (the share of it some task
+    #             waited for a CPU, memory or I/O: Trial::Http::Companions::Pressure; nil where the
+    #             kernel has none and for trials stored before schema 12)
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -47,11 +50,12 @@ module Rackbench
       include FieldEquality
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
-                  load_settings layout log_path attempt inside proxy host network instructions services].freeze
+                  load_settings layout log_path attempt inside proxy host network instructions services
+                  pressure].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
       DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy
-                     network instructions services].freeze
+                     network instructions services pressure].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)

@@ -13,8 +13,11 @@ module Rackbench
       HEADINGS = ["server", "processes × threads", "connections", "predicted PSS", "measured PSS", "req/s",
                   "%<p>s", "score", "95% CI", "status"].freeze
 
-      def initialize(document)
+      # document :: the tune document (Tune#to_h)
+      # :width :: the most columns a line takes (Text::Width; default: nil: no limit)
+      def initialize(document, width: nil)
         @doc = document
+        @width = width
       end
 
       # "Best: puma 2 processes × 4 threads: 800 req/s (95% CI ...), measured
@@ -56,7 +59,7 @@ module Rackbench
                  "Score: #{@doc["score"]}."]
         @doc["servers"].each { |server| lines.concat(server_lines(server, percentile)) }
         lines.concat(best_lines)
-        lines.join("\n") + "\n"
+        Text::Wrap.prose(lines.join("\n") + "\n", @width)
       end
 
       private
@@ -98,9 +101,7 @@ module Rackbench
            Units.interval(score&.fetch("ci95"), :rate_rounded, separator: "–"), Terminal.status(c)]
         end
         headings = HEADINGS.map { |h| h.sub("%<p>s", percentile) }
-        table = ::Terminal::Table.new(headings: headings, rows: rows)
-        (2..8).each { |i| table.align_column(i, :right) }
-        table.to_s
+        Text::Table.new(headings: headings, rows: rows, right: (2..8).to_a, width: @width).to_s
       end
 
       def latency(score)

@@ -12,15 +12,21 @@ module Rackbench
     # found, or a page that does not show the user fails the trial with
     # that reason instead of measuring anonymous pages (doc/apps.md).
     module SessionCheck
-      # One connection for this long: enough for a login and a few pages of
-      # most apps; every request still has the timeout below.
-      DURATION_S = 2.0
-      # A slow app may spend the whole run on its login (Redmine's first
-      # pages after a boot on a busy machine take seconds each): when every
-      # first entry answered but the load path was not reached, the check
-      # runs again on a new connection for 4 times as long, up to this.
-      MAX_DURATION_S = 32.0
-      TIMEOUT_S = 10.0
+      # Why a fixed count and no window: the check is a handful of requests
+      # on one connection, and a busy machine or a slow app (Redmine's first
+      # pages after a boot take seconds each) can outrun any window chosen
+      # in advance. The engine's fixed-count mode ends when each request has
+      # its response or its error, so the only deadline left is the
+      # per-request timeout below, which follows the app's own first answer.
+      #
+      # A request slower than this many times the app's first response
+      # (the app check's GET of the load path, the first thing the booted
+      # server answered, compiling its views on the way) counts as lost,
+      # as Calibration::TIMEOUT_FACTOR does for a trial's requests.
+      TIMEOUT_FACTOR = 10
+      # Never below this: a login may cost more than the page the app check
+      # fetched (a password hash, a session row written).
+      MIN_TIMEOUT_S = 10.0
       ENTRY_NAME = "session-check"
 
       module_function
@@ -32,38 +38,39 @@ module Rackbench
       # :expect_body :: the text the page must contain once logged in
       # :headers, :cookie_presets :: the trial's load.headers and load.preset_cookies (default: none)
       # :ca_file :: an https:// URL's authority, as for the load (default: nil)
+      # :first_response_s :: how long the app took to answer its first request (the app check), whose
+      #                      multiple is each request's timeout (default: nil: MIN_TIMEOUT_S)
+      # :timeout_s :: the experiment's own load.timeout, the least each request is given (default: nil)
       # :engine :: the LoadEngine (default: a new one)
       def verify!(url:, requests_file:, expect_body:, headers: [], cookie_presets: [], ca_file: nil,
-                  engine: LoadEngine.new)
+                  first_response_s: nil, timeout_s: nil, engine: LoadEngine.new)
         path = URI(url).request_uri
         Dir.mktmpdir("rackbench-session-check") do |dir|
           file = File.join(dir, "session-check.requests")
           text = RequestList.absolute_users(File.read(requests_file), File.dirname(File.expand_path(requests_file)))
-          File.write(file, check_list(text, path, expect_body))
-          duration_s = DURATION_S
-          loop do
-            settings = LoadSettings.build(url: url, connections: 1, threads: 1, duration_s: duration_s,
-                                          timeout_s: TIMEOUT_S, requests_file: file, cookies: true,
-                                          headers: headers, cookie_presets: cookie_presets, ca_file: ca_file)
-            result = engine.run(settings)
-            problem = problem(result, path, expect_body)
-            return result unless problem
-            raise SetupError, "session check failed: #{problem}" if duration_s >= MAX_DURATION_S || !unreached?(result)
+          list = check_list(text, path, expect_body)
+          File.write(file, list)
+          # The first entries once each (a session survives the server
+          # closing its connection: doc/requests.md), then the load path once.
+          count = list.scan(/^--- /).size
+          settings = LoadSettings.build(url: url, connections: 1, threads: 1, count: count,
+                                        timeout_s: request_timeout_s(first_response_s, timeout_s),
+                                        requests_file: file, cookies: true, headers: headers,
+                                        cookie_presets: cookie_presets, ca_file: ca_file)
+          result = engine.run(settings)
+          problem = problem(result, path, expect_body)
+          raise SetupError, "session check failed: #{problem}" if problem
 
-            duration_s = [duration_s * 4, MAX_DURATION_S].min
-          end
+          result
         end
       end
 
-      # Whether the run ended before the load path was requested, every
-      # first entry having answered: too short for the app, not a failure.
-      def unreached?(result)
-        *logins, check = result.entries
-        logins.all? do |entry|
-          entry["requests"].positive? && entry["errors"].values.none?(&:positive?) &&
-            entry["status"].keys.all? { |code| code.to_i.between?(200, 399) }
-        end &&
-          check["requests"].zero? && check["errors"].values.none?(&:positive?)
+      # Each request's timeout in seconds: TIMEOUT_FACTOR times the app's
+      # first response, at least MIN_TIMEOUT_S and the experiment's own
+      # timeout, rounded up to a tenth of a second.
+      def request_timeout_s(first_response_s, timeout_s)
+        scaled_s = first_response_s ? (TIMEOUT_FACTOR * first_response_s * 10).ceil / 10.0 : 0.0
+        [MIN_TIMEOUT_S, scaled_s, timeout_s.to_f].max
       end
 
       # The list's @users line, its first entries, verbatim and in order,
@@ -96,8 +103,8 @@ module Rackbench
         failed = check["errors"]["capture"]
         return nil if ok.positive? && failed.zero?
         if ok.zero? && failed.zero?
-          return "GET #{path} was not reached after the first entries (#{check["errors"].select { |_, n| n.positive? }}" \
-                 "#{", in #{MAX_DURATION_S.round} s" if check["errors"].values.none?(&:positive?)})"
+          errors = check["errors"].select { |_, n| n.positive? }
+          return "GET #{path} was not reached after the first entries#{" (#{errors})" unless errors.empty?}"
         end
 
         "GET #{path} after the first entries does not show #{expect_body.inspect} (#{failed} of #{ok + failed} pages)"

@@ -49,7 +49,7 @@ module Rackbench
         def update(elapsed_s, lines)
           expected_lines = @timings.lines(@name)
           count = expected_lines ? "#{lines} of about #{expected_lines} lines" : "#{lines} lines"
-          left_s = left_s(elapsed_s, lines, expected_lines, @timings.duration_s(@name))
+          left_s = Progress.left_s(elapsed_s, lines, expected_lines, @timings.duration_s(@name))
           left = left_s&.positive? ? ", about #{duration(left_s)} left" : ""
           text = "  [#{@index}/#{@steps.size}] #{@name}: #{count}, #{duration(elapsed_s)}#{left}"
           @tty ? redraw(text) : say(text)
@@ -62,18 +62,21 @@ module Rackbench
 
         attr_reader :interval_s
 
-        private
-
-        # What is left of a step: once a tenth of its lines are logged, at
-        # the pace this build keeps (a loaded machine compiles slower than
-        # the last build did); before that, the last build's duration.
-        def left_s(elapsed_s, lines, expected_lines, expected_s)
-          if expected_lines && lines.positive? && lines >= expected_lines / 10.0
-            elapsed_s * (expected_lines - lines) / lines
+        # What is left of a step that has run elapsed_s and done +done+ of
+        # about +expected+ units of work (a ruby's log lines, Passenger's
+        # object files): once a tenth is done, at the pace this build keeps
+        # (a loaded machine compiles slower than the last build did);
+        # before that, the last build's duration (+expected_s+). nil when
+        # nothing is known.
+        def self.left_s(elapsed_s, done, expected, expected_s)
+          if expected && done.positive? && done >= expected / 10.0
+            elapsed_s * (expected - done) / done
           elsif expected_s
             expected_s - elapsed_s
           end
         end
+
+        private
 
         def duration(seconds)
           BundleEnv::Progress.duration(seconds)

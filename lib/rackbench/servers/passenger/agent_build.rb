@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "digest"
 require "fileutils"
 require "tmpdir"
 require_relative "../../errors"
@@ -9,6 +8,8 @@ require_relative "../../bundle_env/progress"
 require_relative "../../holder_lock"
 require_relative "../../cache_root"
 require_relative "../../process/long_command"
+require_relative "../../rubies/build/progress"
+require_relative "agents"
 
 module Rackbench
   module Servers
@@ -23,21 +24,25 @@ module Rackbench
     # happens once, and every later trial finds the binary.
     #
     # A cold compile takes minutes (doc/servers.md), so it says how it goes
-    # every PROGRESS_INTERVAL_S: the time spent and the objects compiled.
+    # every PROGRESS_INTERVAL_S, as a ruby build does: the objects compiled,
+    # the time spent and, once this machine has compiled an agent, how long
+    # it is likely still to take (PassengerAgents keeps each compile's
+    # time and objects).
     class PassengerAgentBuild
       include MonotonicClock
 
-      AGENT = "PassengerAgent"
+      AGENT = PassengerAgents::AGENT
       PROGRESS_INTERVAL_S = 15.0
       # Generous: a cold compile took about 9 minutes on a shared 2-CPU machine.
       TIMEOUT_S = 60 * 60
       TAIL_LINES = 5
 
-      # bin/setup's step: installs the built-in rack-hello app's bundle with
-      # passenger for this ruby (RbConfig.ruby), whose gem directory every
-      # app's bundle of this ruby shares, and compiles the agent there, so
-      # no trial (nor CI's test run) waits minutes for it. Returns
-      # :reused or :compiled.
+      # `bin/setup --all`'s step: installs the built-in rack-hello app's
+      # bundle with passenger for this ruby (RbConfig.ruby), whose gem
+      # directory every app's bundle of this ruby shares, and compiles the
+      # agent there, so that no trial (nor CI's test run) waits minutes for
+      # it. A plain `bin/setup` leaves it to the first experiment that runs
+      # Passenger. Returns :reused, :copied or :compiled.
       def self.setup!(out: $stdout, app: "rack-hello")
         require_relative "../../rubies"
         require_relative "../../apps"
@@ -53,11 +58,11 @@ module Rackbench
 
       # bundle :: an installed BundleEnv whose lockfile locks passenger
       # :shared_root :: where agents are kept for every ruby's gem directory (default: the cache root's
-      #                 passenger-agents/, see #shared_agent_path)
+      #                 passenger-agents/, see PassengerAgents)
       def initialize(bundle, timeout_s: TIMEOUT_S, progress_interval_s: PROGRESS_INTERVAL_S,
                      shared_root: File.join(CacheRoot.path, "passenger-agents"))
         @bundle = bundle
-        @shared_root = shared_root
+        @agents = PassengerAgents.new(root: shared_root)
         @timeout_s = timeout_s
         @progress_interval_s = progress_interval_s
       end
@@ -107,8 +112,9 @@ module Rackbench
             elsif copy_shared_agent(out)
               outcome = :copied
             else
-              compile_agent(out, log, tty, extra_env)
+              duration_s, objects = compile_agent(out, log, tty, extra_env)
               keep_shared_agent
+              @agents.record(version, duration_s: duration_s, objects: objects)
               outcome = :compiled
             end
           end
@@ -122,11 +128,10 @@ module Rackbench
       # The agent is C++ that links no libruby: the one compiled for a
       # passenger version serves every ruby's gem directory (each ABI has
       # its own: ruby-3.1.0, ruby-3.4.0). It is kept once per version and
-      # compiler under the cache root, and copied into a new gem directory
-      # instead of compiled again (minutes each time).
+      # compiler under the cache root (PassengerAgents), and copied into a
+      # new gem directory instead of compiled again (minutes each time).
       def shared_agent_path
-        compiler = Digest::SHA256.hexdigest(`c++ --version 2>/dev/null`.lines.first.to_s)[0, 12]
-        File.join(@shared_root, "#{version}-#{compiler}", AGENT)
+        @agents.agent_path(version)
       end
 
       private
@@ -138,31 +143,37 @@ module Rackbench
         FileUtils.mkdir_p(File.dirname(agent_path))
         FileUtils.cp(shared, "#{agent_path}.tmp", preserve: true)
         File.rename("#{agent_path}.tmp", agent_path)
+        @agents.used(version)
         out.puts "  Passenger #{version}'s agent copied from #{shared} (compiled once for every ruby)"
         true
       end
 
       def keep_shared_agent
-        shared = shared_agent_path
-        FileUtils.mkdir_p(File.dirname(shared))
-        FileUtils.cp(agent_path, "#{shared}.tmp.#{Process.pid}", preserve: true)
-        File.rename("#{shared}.tmp.#{Process.pid}", shared)
+        @agents.keep(version, agent_path)
       rescue SystemCallError
         nil # the next ruby compiles its own
       end
 
+      # Compiles the agent into the gem; returns [seconds, object files].
       def compile_agent(out, log, tty, extra_env)
         FileUtils.mkdir_p(File.dirname(log))
+        last = @agents.last_build
         Dir.mktmpdir("rackbench-passenger-agent") do |work_dir|
-          out.puts "Compiling Passenger #{version}'s agent from source, once for this gem (it takes minutes; " \
-                   "log: #{log})"
+          about = last ? "about #{duration(last.duration_s)}, as the last compile here" : "it takes minutes"
+          out.puts "Compiling Passenger #{version}'s agent from source, once for every ruby (#{about}; log: #{log})"
           started = now
           argv = ["passenger-config", "compile-agent", "--auto", "--optimize", "--working-dir", work_dir]
-          status = run(argv, log, extra_env) { |elapsed_s| show(out, tty, elapsed_s, objects(work_dir), final: false) }
+          status = run(argv, log, extra_env) do |elapsed_s|
+            show(out, tty, progress_text(elapsed_s, objects(work_dir), last))
+          end
           check(status, "agent", log)
           raise failure("agent", "finished but left no #{agent_path}", log) unless built?
 
-          show(out, tty, now - started, objects(work_dir), final: true)
+          elapsed_s = now - started
+          compiled = objects(work_dir)
+          show(out, tty, "  Passenger #{version}'s agent compiled in #{duration(elapsed_s)} (#{count(compiled)})",
+               final: true)
+          [elapsed_s, compiled]
         end
       end
 
@@ -193,12 +204,18 @@ module Rackbench
         Dir.glob(File.join(work_dir, "**", "*.o")).size
       end
 
-      def show(out, tty, elapsed_s, objects, final:)
-        text = if final
-                 "  Passenger #{version}'s agent compiled in #{duration(elapsed_s)} (#{count(objects)})"
-               else
-                 "  compiling Passenger #{version}'s agent: #{count(objects)}, #{duration(elapsed_s)}"
-               end
+      # "  compiling Passenger 6.2.1's agent: 40 of about 92 objects, 1m50s,
+      # about 2m10s left" (what is left at the pace of this compile once a
+      # tenth is done, else as the last compile took; without a last
+      # compile, the objects and the time only).
+      def progress_text(elapsed_s, objects, last)
+        done = last&.objects&.positive? ? "#{objects} of about #{count(last.objects)}" : count(objects)
+        left_s = last && Rubies::Build::Progress.left_s(elapsed_s, objects, last.objects, last.duration_s)
+        left = left_s&.positive? ? ", about #{duration(left_s)} left" : ""
+        "  compiling Passenger #{version}'s agent: #{done}, #{duration(elapsed_s)}#{left}"
+      end
+
+      def show(out, tty, text, final: false)
         if tty
           out.print("\r#{text}\e[K#{"\n" if final}")
         else

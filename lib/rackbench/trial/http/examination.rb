@@ -46,16 +46,16 @@ module Rackbench
         variant = @context.variants.fetch(config.ruby.label)
         facts = { config: config, timeout_source: config.load[:timeout_s] ? "experiment" : "calibration" }
         started = now
-        adapter = Servers.fetch(config.server.name)
-        app = App.resolve(config.app)
-        bundle = bundle_for(config, app, variant, adapter)
+        scene = scene(trial, variant, examining: true)
+        parts = @companions.parts(scene)
+        bundle = bundle_for(config, scene.app, variant, scene.adapter)
         # Installed by #prepare before the examinations: its install's time.
         facts[:bundle_s] = (@bundles.respond_to?(:install_s) && @bundles.install_s(bundle)) || now - started
-        env = server_env(config, app, variant, adapter, bundle, work_dir(trial))
-        booted = launch(trial, app, variant, adapter, bundle, env).boot
+        env = server_env(scene, bundle, parts)
+        booted = launch(scene, bundle, env, parts).boot
         facts.merge!(boot_s: booted.boot_s, identity: booted.identity)
         begin
-          calibrate(trial, app, booted.server, facts)
+          calibrate(scene, parts, booted.server, facts)
         ensure
           facts[:stop_s] = booted.server.stop(grace_s: @context.stop_grace_s)[:stop_s]
         end
@@ -68,9 +68,10 @@ module Rackbench
 
       private
 
-      def calibrate(trial, app, server, facts)
-        settings = LoadRun.settings(trial: trial, app: app, port: server.port, layout: @context.layout,
-                                    seed: source.seed, tls: tls_certificate(trial.config))
+      def calibrate(scene, parts, server, facts)
+        trial = scene.trial
+        settings = LoadRun.settings(trial: trial, app: scene.app, port: server.port, layout: @context.layout,
+                                    seed: source.seed, tls: scene.tls, parts: parts)
         facts[:load] = settings
         calibration = Calibration.new(engine: @engine, marker_env: @context.marker_env).measure(settings)
         facts[:calibration] = calibration

@@ -4,32 +4,25 @@ module Rackbench
   module Trial
     class Http < Kind
       # The measured part of a trial: the load engine's warmup and window
-      # against a booted server, the server's process tree sampled over
-      # exactly the window (the engine says when it starts and ends) along
-      # with what else the machine did, then the verdict.
+      # against a booted server, the trial's companions' parts told of the
+      # window's edges as the engine reaches them (the samplers' windows are
+      # exactly the engine's), then the verdict.
       class LoadRun
         # :trial, :app (an App), :server (a ServerProcess), :engine (a LoadEngine)
         # :layout :: the CpuLayout (the engine's CPUs)
         # :seed :: the experiment's seed (the request mix uses seed + batch)
         # :max_error_rate :: above it the trial fails
         # :marker_env :: the run's marker for the engine's process (Watchdog)
-        # :sampler :: samples the server (#start, #stop => summary Hash), e.g. a Sampler
-        # :machine :: samples the rest of the machine (#start, #stop => Hash), e.g. a MachineLoad
         # :calibrations :: fetch(config, settings) => Calibration::Result, for a configuration whose
         #                  timeout is left to calibration (a Calibration::Cache)
-        # :window :: marks the window for the server's processes (#mark(:start), #mark(:end)), e.g. a
-        #            WindowMarks; nil marks nothing (default: nil)
-        # :proxy :: the proxy in front of the server (a Proxy::Running): the engine targets its port, and
-        #           its #start / #stop follow the window's edges with the server's sampler (default: nil)
-        # :services :: the app's services (a Services::Group): their #start / #stop follow the window's
-        #              edges with the server's sampler, and a service that ended fails the trial (default: nil)
+        # :parts :: the trial's Companions::Parts: where the load goes (a proxy's port), the engine's
+        #           settings left open, the window's edges in their order, what the record keeps of the
+        #           window, and why the measurement cannot count (default: none)
         # :work_dir :: the trial's directory, where the request list with its session probe goes
         #              (RequestList.for_trial); nil gives the engine the list as it is (default: nil)
         # :tls :: the Tls::Certificate of a load.tls trial's server (default: nil)
-        # :edges :: what else follows the window's edges (#started, #ended; an instructions trial's
-        #           Instructions::Edges), first at each: a fixed count's engine waits for it (default: nil)
-        def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, sampler:, machine:,
-                       calibrations:, window: nil, proxy: nil, services: nil, work_dir: nil, tls: nil, edges: nil)
+        def initialize(trial:, app:, server:, engine:, layout:, seed:, max_error_rate:, marker_env:, calibrations:,
+                       parts: Companions::Parts.new([]), work_dir: nil, tls: nil)
           @trial = trial
           @app = app
           @server = server
@@ -38,18 +31,14 @@ module Rackbench
           @seed = seed
           @max_error_rate = max_error_rate
           @marker_env = marker_env
-          @sampler = sampler
-          @machine = machine
           @calibrations = calibrations
-          @window = window
-          @proxy = proxy
-          @services = services
+          @parts = parts
           @work_dir = work_dir
           @tls = tls
-          @edges = edges
           # The engine's phases arrive on a thread of its own; an interrupt
-          # may stop sampling from this one.
-          @sampling_lock = Mutex.new
+          # may end the window from this one.
+          @window_lock = Mutex.new
+          @window = nil # :started, then :ended
         end
 
         # The engine's settings for trial (an Experiment::Plan::Trial) of
@@ -61,45 +50,26 @@ module Rackbench
         # load.tls (tls: the server's Tls::Certificate) the URL is https://
         # and the engine checks the certificate against the run's authority.
         #
-        # A think time left to auto (load.think null) is none for a time
-        # trial and Experiment::Settings::INSTRUCTIONS_THINK_S for an
-        # instructions trial: every request then finds the server idle and
-        # takes the same path through it, however busy the machine.
+        # A think time left to auto (load.think null) is none, and a warmup
+        # of a fixed count left to auto is a timed warmup, unless one of
+        # +parts+ (Companions::Parts) sets them (an instructions trial's).
         #
         # :host :: the server's address (default: Servers::HOST; a load
         #          host's trial: the address it reaches the server at)
-        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil, host: Servers::HOST, tls: nil)
+        def self.settings(trial:, app:, port:, layout:, seed:, work_dir: nil, host: Servers::HOST, tls: nil,
+                          parts: Companions::Parts.new([]))
           config = trial.config
           list = requests(config, app)
           if work_dir && list[:requests_file]
             list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
                                                                                probe_body: app.expect_session_body)
           end
-          think_s = config.load[:think_s] || (instructions?(trial) ? Experiment::Settings::INSTRUCTIONS_THINK_S : 0.0)
+          open = parts.engine_settings(think_s: config.load[:think_s], warmup_count: config.load[:warmup_count])
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count), think_s: think_s,
-                             warmup_count: warmup_count(trial), **list,
+                             **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count),
+                             think_s: open[:think_s] || 0.0, warmup_count: open[:warmup_count], **list,
                              ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
         end
-
-        # A warmup of a fixed count: load.warmup_count when given; for an
-        # instructions trial left to auto, as many requests as its window
-        # counts and at least Experiment::Settings::INSTRUCTIONS_MIN_WARMUP_COUNT
-        # (a timed warmup under valgrind warms a JIT's server a tenth as far
-        # as the interpreter's); nil (a timed warmup) otherwise.
-        def self.warmup_count(trial)
-          load = trial.config.load
-          return load[:warmup_count] if load[:warmup_count]
-          return nil unless instructions?(trial) && load[:count]
-
-          [load[:count], Experiment::Settings::INSTRUCTIONS_MIN_WARMUP_COUNT].max
-        end
-
-        # Whether +trial+ runs under valgrind.
-        def self.instructions?(trial)
-          trial.respond_to?(:instructions?) && trial.instructions?
-        end
-        private_class_method :instructions?, :warmup_count
 
         # The request list, if any, and the cookie jar. A list given in the
         # experiment file (load.requests) wins over the app's own (the mix
@@ -119,25 +89,32 @@ module Rackbench
 
         private_class_method :requests
 
+        # What +trial+ measures (Instructions::MEASURES; a plan trial
+        # without a measure: time): a calibration, a trial's directory and
+        # its log are kept apart by it.
+        def self.measure_of(trial)
+          trial.respond_to?(:measure) && trial.measure ? trial.measure : Instructions::TIME
+        end
+
         # Measures; returns the record's fields of the measurement: result
-        # (the engine's document), sample, machine, load_settings, status
-        # and reason. The sample and the machine's load also go into facts
-        # (the record's known fields) as soon as they are taken: an engine
-        # that fails after its window keeps what was sampled.
+        # (the engine's document), load_settings, status and reason, and
+        # what the parts keep of the window (the server's sample, the
+        # machine's). What the parts keep also goes into facts (the record's
+        # known fields) as soon as the window ends: an engine that fails
+        # after its window keeps what was sampled.
         def run(facts = {})
           settings, calibration = calibrated(settings())
-          facts[:load_settings] = settings.to_h.transform_keys(&:to_s)
-          facts[:load_settings]["calibration"] = calibration&.to_h
-          # An instructions trial says so in its settings (Instructions.trial?).
-          measure = measure_of(@trial)
-          facts[:load_settings][Instructions::SETTINGS_KEY] = measure unless measure == Instructions::TIME
+          facts[:load_settings] = @parts.record_settings(settings.to_h.transform_keys(&:to_s)
+                                                                  .merge("calibration" => calibration&.to_h))
+          kept = {}
           result = begin
             @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
           ensure
-            facts[:sample], facts[:machine], = stop_sampling # the proxy keeps its own window (Proxy::Running)
+            window_edge(:end) # a run that ended inside its window (an error, an interrupt) ends it here
+            @parts.call(:keep, kept)
+            facts.merge!(kept)
           end
-          { result: result.to_h, sample: facts[:sample], machine: facts[:machine],
-            load_settings: facts[:load_settings], **verdict(result) }
+          { result: result.to_h, **kept, load_settings: facts[:load_settings], **verdict(result) }
         end
 
         private
@@ -150,87 +127,57 @@ module Rackbench
         def calibrated(settings)
           return [settings, nil] unless @trial.config.load[:timeout_s].nil?
 
-          calibration = @calibrations.fetch(@trial.config, settings, trial_measure: measure_of(@trial))
+          calibration = @calibrations.fetch(@trial.config, settings, trial_measure: LoadRun.measure_of(@trial))
           [LoadSettings.build(**settings.to_h, timeout_s: calibration.timeout_s), calibration]
         end
 
-        # What +trial+ measures (a plan trial without a measure: time).
-        def measure_of(trial)
-          trial.respond_to?(:measure) && trial.measure ? trial.measure : Instructions::TIME
-        end
-
+        # The load goes to the port a part puts in front of the server (a
+        # proxy's), or to the server's.
         def settings
-          self.class.settings(trial: @trial, app: @app, port: (@proxy || @server).port, layout: @layout, seed: @seed,
-                              work_dir: @work_dir, host: @server.host, tls: @tls)
+          self.class.settings(trial: @trial, app: @app, port: @parts.target_port || @server.port, layout: @layout,
+                              seed: @seed, work_dir: @work_dir, host: @server.host, tls: @tls, parts: @parts)
         end
 
-        # The engine's phases: the window starts, the window ends. The
-        # server's processes learn of each edge from the mark (their own
-        # clocks time what they count); the sampler's edges follow.
+        # The engine's phases: the window starts, the window ends.
         def on_phase(phase)
           case phase
-          when :measure
-            @edges&.started
-            mark(:start)
-            start_sampling
-          when :end
-            @edges&.ended
-            mark(:end)
-            stop_sampling
+          when :measure then window_edge(:start)
+          when :end then window_edge(:end)
           end
         end
 
-        # A mark that cannot be written leaves the processes without their
-        # counts (recorded as missing), never the trial without its
+        # Each edge once, and the end only after the start: every part in
+        # its order (the switches, the marks, the samplers). A part that
+        # raises loses its own figure, never the others' nor the
         # measurement.
-        def mark(edge)
-          @window&.mark(edge)
-        rescue SystemCallError
-          nil
-        end
+        def window_edge(edge)
+          @window_lock.synchronize do
+            if edge == :start
+              next if @window
 
-        def start_sampling
-          @sampling_lock.synchronize do
-            next if @stopped
-
-            @machine.start
-            @sampler.start
-            @proxy&.start
-            @services&.start
-            @sampling = true
-          end
-        rescue Error, SystemCallError
-          nil # a sample that cannot be taken is left out, never the measurement
-        end
-
-        # The sampler's summary, the machine's and the proxy's window, once
-        # (the services keep theirs: Services::Running); nil for a run that
-        # ended before its window started.
-        def stop_sampling
-          @sampling_lock.synchronize do
-            @stopped ||= if @sampling
-                           [stopped { @sampler.stop }, stopped { @machine.stop }, @proxy && stopped { @proxy.stop },
-                            @services && stopped { @services.stop }]
-                         else
-                           [nil, nil, nil, nil]
-                         end
+              @window = :started
+              each_part(:window_started)
+            elsif @window == :started
+              @window = :ended
+              each_part(:window_ended)
+            end
           end
         end
 
-        # One sampler's summary; nil when it cannot give one (the other's
-        # is kept).
-        def stopped
-          yield
-        rescue Error, SystemCallError
-          nil
+        def each_part(hook)
+          @parts.each do |part|
+            part.public_send(hook)
+          rescue Error, SystemCallError
+            nil
+          end
         end
 
         # ok, or failed with the reason.
         def verdict(result)
           return { status: "failed", reason: @server.failure("during the measurement") } unless @server.alive?
-          return { status: "failed", reason: @proxy.failure("during the measurement") } if @proxy && !@proxy.alive?
-          if (service_failure = @services&.failure("during the measurement"))
-            return { status: "failed", reason: service_failure }
+          # A part's process that died (the proxy, a service).
+          if (beside = @parts.failure("during the measurement"))
+            return { status: "failed", reason: beside }
           end
           # A server that answers, but not in HTTP/2: the trial measured
           # nothing of what it names, whatever else was counted.

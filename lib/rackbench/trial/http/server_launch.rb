@@ -43,12 +43,14 @@ module Rackbench
         #         app and session checks speak https, and a TLS check proves the certificate
         #         (default: nil)
         # :wrapper :: an argv prefix the server's command runs under, after the CPU pinning (an
-        #             instructions trial's valgrind: InstructionsRun#wrapper) (default: none)
-        # :services :: the app's started services (a Services::Group), put back to their template once
-        #              the app's hooks and setup ran, before the server boots; nil without (default: nil)
+        #             instructions trial's valgrind: the parts' launch prefix) (default: none)
+        # :parts :: the trial's Companions::Parts, told before the boot, asked whether the app's state is
+        #           kept apart (a service's template: the app's setup then runs once), told once the app's
+        #           hooks and setup ran (the services' template put back), and given the booted server to
+        #           prove once its identity is checked (load.tls: the certificate it serves) (default: none)
         def initialize(trial:, app:, variant:, adapter:, bundle:, env:, expectation:, layout:, work_dir:, log_path:,
                        ready_timeout_s:, stop_grace_s:, guard:, setup_timeout_s: SETUP_TIMEOUT_S, hooks: nil,
-                       window: nil, bind_host: Servers::HOST, tls: nil, wrapper: [], services: nil)
+                       window: nil, bind_host: Servers::HOST, tls: nil, wrapper: [], parts: Companions::Parts.new([]))
           @trial = trial
           @app = app
           @variant = variant
@@ -68,13 +70,14 @@ module Rackbench
           @bind_host = bind_host
           @tls = tls
           @wrapper = wrapper
-          @services = services
+          @parts = parts
         end
 
         # Boots and checks the server; returns Booted. On IdentityMismatch
         # the error carries the identity record.
         def boot
           config = @trial.config
+          @parts.call(:before_boot)
           # Reports left by an earlier attempt at this trial (a resumed run)
           # must not vouch for this one.
           FileUtils.rm_rf(Identity.directory(@work_dir))
@@ -85,8 +88,8 @@ module Rackbench
                                       work_dir: @work_dir)
           # A built-in app's setup seeds its services once: their template
           # holds what it wrote from then on.
-          run_setup if @app.setup && !@services&.templated?
-          @services&.prepare_trial!
+          run_setup if @app.setup && !@parts.keeps_app_state?
+          @parts.call(:before_spawn)
           app_logs = AppLogs.new(@app.dir)
           port = Ports.free_port(host: @bind_host)
           argv = @guard + @layout.server_prefix + @wrapper + @bundle.exec_prefix(@variant.command) + command(config, port)
@@ -107,10 +110,15 @@ module Rackbench
           identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: expectation).verify!
           identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
           identity["hooks"] = hooks unless hooks.empty?
-          identity["tls"] = check_tls(config, port) if @tls
+          @parts.call(:prove, server, port, identity)
+          # The app's first answer may compile its views (seconds for a big
+          # app on a busy machine): it has the boot's allowance, and what it
+          # took scales the session check's own deadline.
+          asking = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           server.check_app(path: @app.load_path, expect_status: @app.expect_status,
-                           expect_content_type: @app.expect_content_type, expect_body: @app.expect_body)
-          check_session(config, port)
+                           expect_content_type: @app.expect_content_type, expect_body: @app.expect_body,
+                           timeout_s: @ready_timeout_s)
+          check_session(config, port, Process.clock_gettime(Process::CLOCK_MONOTONIC) - asking)
           Booted.new(server: server, boot_s: boot_s, identity: identity, app_logs: app_logs)
         rescue SetupError => e
           stop(server, app_logs)
@@ -139,8 +147,9 @@ module Rackbench
 
         # With an expect_session_body and a request list (the experiment's
         # load.requests or the app's own), the list's first entries must log
-        # in and the load path then show the session (SessionCheck).
-        def check_session(config, port)
+        # in and the load path then show the session (SessionCheck), each
+        # request given a multiple of first_response_s, the app check's time.
+        def check_session(config, port, first_response_s)
           file = config.load[:requests_file] || @app.requests
           return unless @app.expect_session_body && file
 
@@ -148,15 +157,8 @@ module Rackbench
                                               requests_file: file, expect_body: @app.expect_session_body,
                                               headers: config.load[:headers] || [],
                                               cookie_presets: config.load[:cookie_presets] || [],
-                                              ca_file: @tls&.ca_path)
-        end
-
-        # load.tls: one handshake proves the server serves the trial's
-        # certificate (and h2 by ALPN for load.protocol h2); what it
-        # negotiated joins the identity record.
-        def check_tls(config, port)
-          alpn = config.load[:protocol] == "h2" ? "h2" : "http/1.1"
-          ServerProcess::TlsCheck.verify!(port: port, tls: @tls, alpn: alpn)
+                                              ca_file: @tls&.ca_path, first_response_s: first_response_s,
+                                              timeout_s: config.load[:timeout_s])
         end
 
         def command(config, port)

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../../monotonic_clock"
+require_relative "../../agent_files"
 
 module Rackbench
   module Trial
@@ -20,8 +20,6 @@ module Rackbench
       # the check: nothing proves what it runs. Other executables (a shell)
       # are not the server.
       class Check
-        include MonotonicClock
-
         # How long a Ruby-forked process may take to write its report after
         # readiness: it writes right after its fork, long before it serves,
         # so this only matters on a machine busy with something else.
@@ -61,13 +59,10 @@ module Rackbench
           return processes if watching.empty?
 
           File.write(File.join(@dir, ASK_FILE), "")
-          deadline = now + @report_wait_s
           answers = {}
-          loop do
+          AgentFiles.wait(deadline_s: @report_wait_s, poll_s: POLL_INTERVAL_S) do
             answers = Identity.late_reports(@dir)
-            break if watching.all? { |p| answers.key?(p[:pid]) } || now >= deadline
-
-            sleep POLL_INTERVAL_S
+            watching.reject { |p| answers.key?(p[:pid]) }
           end
           processes.map { |p| p.merge(late: answers[p[:pid]]) }
         end
@@ -76,17 +71,15 @@ module Rackbench
         # of the ancestor it was forked from), waiting up to report_wait_s
         # for reports still being written.
         def collect
-          deadline = now + @report_wait_s
-          loop do
+          ruby = reports = table = nil
+          AgentFiles.wait(deadline_s: @report_wait_s, poll_s: POLL_INTERVAL_S) do
             table = ProcessTree.scan(proc_dir: @proc_dir)
             entries = ProcessTree.entries(@server.pid, pgid: @server.pgid, table: table, proc_dir: @proc_dir)
             reports = Identity.reports(@dir)
             ruby = entries.select { |entry| reports.key?(entry.pid) || exe(entry.pid) == @expected.exe }
-            missing = ruby.reject { |entry| reports.key?(entry.pid) }
-            return attach(ruby, reports, table) if missing.empty? || now >= deadline
-
-            sleep POLL_INTERVAL_S
+            ruby.reject { |entry| reports.key?(entry.pid) }
           end
+          attach(ruby, reports, table)
         end
 
         def attach(entries, reports, table)

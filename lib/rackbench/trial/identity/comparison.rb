@@ -32,6 +32,18 @@ module Rackbench
           record(processes, [], others)
         end
 
+        # LD_PRELOAD as the variant set it: valgrind puts its tool's
+        # preloads (vgpreload_core-amd64-linux.so, ...) first in the
+        # LD_PRELOAD of every process it runs, an instructions trial's
+        # server among them; they are valgrind's, not the variant's. nil
+        # when nothing else is left.
+        def self.without_valgrind_preload(value)
+          return value unless value.is_a?(String) && value.include?("vgpreload_")
+
+          kept = value.split(/[\s:]+/).reject { |lib| lib.empty? || File.basename(lib).start_with?("vgpreload_") }
+          kept.empty? ? nil : kept.join(" ")
+        end
+
         private
 
         def differences(process)
@@ -131,6 +143,7 @@ module Rackbench
           seen = report["env"] || {}
           @expected.env.filter_map do |name, want|
             got = seen.fetch(name) { next "#{name} was not reported" }
+            got = Comparison.without_valgrind_preload(got) if name == "LD_PRELOAD"
             next nil if got == want
 
             if want.nil? then "#{name}=#{got} is set, the trial leaves it unset"

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "json"
-require_relative "../../../monotonic_clock"
+require_relative "../../../agent_files"
 
 module Rackbench
   module Trial
@@ -13,8 +13,6 @@ module Rackbench
         # tree that reported its identity (so runs the agent), and says
         # which processes gave none and why.
         class Collection
-          include MonotonicClock
-
           # A process writes its counts as soon as its watcher sees the end
           # mark: within a poll interval, plus a GVL timeslice under load.
           # Generous for a machine busy with something else.
@@ -36,20 +34,18 @@ module Rackbench
           end
 
           # [counts, missing]: the processes' counts (Hashes as written,
-          # valid ones only) and [{ "pid" =>, "reason" => }].
+          # valid ones only) and [{ "pid" =>, "reason" => }]. Waits while a
+          # live process of the tree that reported its identity (so runs the
+          # agent) has written no counts.
           def collect
-            deadline = now + @deadline_s
-            loop do
+            reports = alive = counts = unreadable = nil
+            AgentFiles.wait(deadline_s: @deadline_s, poll_s: POLL_INTERVAL_S) do
               reports = Identity.reports(@identity_dir)
               alive = ProcessTree.entries(@server.pid, pgid: @server.pgid, proc_dir: @proc_dir)
               counts, unreadable = read_counts
-              waiting = alive.select { |entry| reports.key?(entry.pid) && !counts.key?(entry.pid) }
-              if waiting.empty? || now >= deadline
-                return [counts.values, missing(alive, reports, counts, unreadable)]
-              end
-
-              sleep POLL_INTERVAL_S
+              alive.select { |entry| reports.key?(entry.pid) && !counts.key?(entry.pid) }
             end
+            [counts.values, missing(alive, reports, counts, unreadable)]
           end
 
           private
@@ -58,10 +54,7 @@ module Rackbench
           def read_counts
             counts = {}
             unreadable = []
-            Dir.glob(File.join(@dir, "*#{COUNTS_SUFFIX}")).each do |path|
-              pid = Integer(File.basename(path, COUNTS_SUFFIX), exception: false)
-              next unless pid
-
+            AgentFiles.by_pid(@dir, COUNTS_SUFFIX).each do |pid, path|
               data = begin
                 JSON.parse(File.read(path))
               rescue JSON::ParserError, SystemCallError
