@@ -2,8 +2,6 @@
 
 require "test_helper"
 require "json"
-require "open3"
-require "rbconfig"
 require "support/test_rubies"
 
 # One gem set for an app whose lock names a native gem's source gem, as
@@ -37,7 +35,6 @@ describe "gem platforms (integration)" do
   before { require_engine! }
 
   let(:dir) { Dir.mktmpdir("rackbench-gem-platforms") }
-  let(:exe) { File.expand_path("../../exe/rackbench", __dir__) }
   let(:fixtures) { File.expand_path("../fixtures/apps", __dir__) }
   after { FileUtils.rm_rf(dir) }
 
@@ -68,7 +65,8 @@ describe "gem platforms (integration)" do
       #{extra}
     YAML
     results = File.join(dir, name)
-    out, err, status = Open3.capture3(RbConfig.ruby, exe, "run", file, "--results", results, stdin_data: "")
+    # --wide: the report's lines whole (the notes are matched whole).
+    out, err, status = rackbench("run", file, "--results", results, "--wide")
     [out, err, status, results]
   end
 
@@ -99,9 +97,7 @@ describe "gem platforms (integration)" do
   end
 
   def report_json(results)
-    json, err, status = Open3.capture3(RbConfig.ruby, exe, "report", "--results", results, "--json", stdin_data: "")
-    assert status.success?, err
-    JSON.parse(json)
+    JSON.parse(assert_rackbench("report", "--results", results, "--json"))
   end
 
   it "runs one set whose source gem a newer Bundler installs precompiled: the same versions, platforms noted, no g" do
@@ -119,7 +115,8 @@ describe "gem platforms (integration)" do
     # each process to its lock; the locks hold the set's versions), built
     # as each ruby's Bundler chose; the app's page proved ffi 1.17.2 served.
     assert_equal({ "ruby" => ["1.17.2", "ruby"], "r33" => ["1.17.2", "x86_64-linux-gnu"], "r34" => ["1.17.2", "ruby"] },
-                 ffi_by_ruby(by))
+                 ffi_by_ruby(by), "3.3's Bundler keeps a source gem already installed: is ffi-1.17.2 (not " \
+                                  "-x86_64-linux-gnu) under #{Rackbench::BundleEnv.default_root}/gems/ruby-3.3.0?")
     assert_equal [["3.1.16"], [false]], [by.values.map { |t| t.identity.dig("gems", "rack") }.uniq,
                                         by.values.map { |t| t.identity["force_ruby_platform"] }.uniq]
 
