@@ -421,6 +421,12 @@ module Rackbench
       gems&.per_ruby? || false
     end
 
+    # Whether every environment compiles native gems from source (`gems: {
+    # force_ruby_platform: true }`, Bundler's setting of that name).
+    def gems_force_ruby_platform?
+      gems&.force_ruby_platform? || false
+    end
+
     private
 
     # App keys added after the first release, left out of the canonical
