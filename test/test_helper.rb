@@ -8,6 +8,8 @@ require "support/cli"
 require "support/live_process"
 require "support/file_time_reporter"
 require "support/no_process_reporter"
+require "support/cpu_time_reporter"
+require "support/store_template"
 
 module Rackbench
   module TestHelpers
