@@ -83,7 +83,16 @@ module Rackbench
       # :options :: Process.spawn's (default: output to /dev/null)
       def spawn_rackbench(*args, env: {}, **options)
         note_results_dir(args, options.fetch(:chdir, Dir.pwd))
-        Process.spawn(Cli.env(env), *cli_argv(*args), **{ out: File::NULL, err: File::NULL, pgroup: true }.merge(options))
+        Process.spawn(Cli.env(env), *cli_argv(*args), **spawn_defaults(options).merge(options))
+      end
+
+      # Output to /dev/null and a group of its own, unless +options+ say
+      # otherwise: a redirection given for several streams at once
+      # (`%i[out err] => log`) replaces both defaults, which Process.spawn
+      # would otherwise refuse as one stream given twice.
+      def spawn_defaults(options)
+        redirected = options.keys.flat_map { |key| Array(key) }
+        { out: File::NULL, err: File::NULL, pgroup: true }.reject { |stream, _| redirected.include?(stream) }
       end
 
       # Runs the command in this process (Rackbench::CLI.run), as the unit
