@@ -7,6 +7,7 @@ require_relative "rackbench/errors"
 module Rackbench
   autoload :App, File.expand_path("rackbench/apps", __dir__)
   autoload :Apps, File.expand_path("rackbench/apps", __dir__)
+  autoload :AppWebSocket, File.expand_path("rackbench/app_websocket", __dir__)
   autoload :CLI, File.expand_path("rackbench/cli", __dir__)
   autoload :Detect, File.expand_path("rackbench/detect", __dir__)
   autoload :Duration, File.expand_path("rackbench/duration", __dir__)

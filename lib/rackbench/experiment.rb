@@ -13,6 +13,7 @@ require_relative "experiment/yaml_source"
 require_relative "experiment/canonical"
 require_relative "experiment/entries"
 require_relative "experiment/settings"
+require_relative "experiment/websocket_load"
 require_relative "experiment/gems"
 require_relative "experiment/config"
 require_relative "experiment/matrix"
@@ -142,6 +143,7 @@ module Rackbench
         parts = parts(data, checker, entries, settings)
         matrix = Matrix.new(checker, settings, parts, data.fetch("exclude", Matrix::NO_EXCLUDE))
         check_measure(parts[:measure], matrix.configurations, checker)
+        check_websocket(parts, checker)
         new(**parts, exclude: matrix.exclude, dimensions: matrix.dimensions, configurations: matrix.configurations,
                      source: source, source_text: text, base_dir: File.expand_path(base_dir))
       end
@@ -236,6 +238,20 @@ module Rackbench
         end
       end
 
+      # A WebSocket workload runs against the server itself, under no
+      # valgrind: the proxies' configurations and the instructions' fixed
+      # count are HTTP's.
+      def check_websocket(parts, checker)
+        return unless parts[:load]["workload"].any? { |w| WebSocketLoad::WEBSOCKET.include?(w) }
+
+        if parts[:measure].include?(Instructions::INSTRUCTIONS)
+          checker.fail!("measure", "instructions counts HTTP requests (load.count): not a WebSocket workload")
+        end
+        return if parts[:proxy] == [Proxy::NONE]
+
+        checker.fail!("proxy", "a WebSocket workload goes to the server itself: a proxy in front is not supported yet")
+      end
+
       # The capacity: section, or nil. Its steps set load.rate, so the file
       # may not (it would be silently replaced).
       def capacity(data, checker)
@@ -317,9 +333,15 @@ module Rackbench
       measure.include?(Instructions::INSTRUCTIONS)
     end
 
-    # The kind of trial an experiment runs (Trial::Http).
+    # The kind of trial an experiment runs: Trial::Http, or Trial::Ws for
+    # a WebSocket workload (load.workload connect, echo or broadcast).
     def trial_kind
-      "http"
+      websocket? ? "ws" : "http"
+    end
+
+    # Whether its load is a WebSocket workload (WebSocketLoad).
+    def websocket?
+      load["workload"].any? { |workload| WebSocketLoad::WEBSOCKET.include?(workload) }
     end
 
     # How a trial's time is estimated, for the plan's listing.
@@ -344,7 +366,7 @@ module Rackbench
     end
 
     # App keys added after the first release: in the fingerprint only when given.
-    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without services].freeze
+    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without services websocket].freeze
 
     # malloc and build (added later) only when given: older experiments keep
     # their fingerprint. A build is its recipe's key, which digests the

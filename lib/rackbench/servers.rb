@@ -81,6 +81,14 @@ module Rackbench
   # tls_protocols ::
   #   The load protocols its TLS endpoint answers: "http1", and "h2" for a
   #   server that chooses HTTP/2 by ALPN (default: ["http1"]).
+  # websocket ::
+  #   How the server hands a WebSocket upgrade to the app, for the
+  #   identity record ("rack.hijack", "rack.upgrade", "async-websocket"),
+  #   or nil when rackbench does not run WebSocket trials on it.
+  # websocket_reason ::
+  #   nil for a server that runs them (load.workload connect, echo,
+  #   broadcast), else the one-line reason the plan gives for leaving the
+  #   trial out.
   # tls_env(tls, work_dir) ::
   #   Variables the server needs to find the certificate (Falcon's
   #   loader looks in $XDG_STATE_HOME); files it needs go into work_dir
@@ -229,6 +237,16 @@ module Rackbench
         %w[http1].freeze
       end
 
+      # No WebSockets unless the adapter says how the app gets them.
+      def websocket = nil
+
+      def websocket_reason
+        return nil if websocket
+
+        "#{name}: rackbench does not run WebSocket workloads on it (#{websocket_refusal}); servers that do: " \
+          "#{Servers.all.select(&:websocket).map(&:name).join(", ")}"
+      end
+
       def tls_env(_tls, _work_dir)
         {}
       end
@@ -238,6 +256,9 @@ module Rackbench
       end
 
       private
+
+      # Why the server runs no WebSocket trial (websocket_reason).
+      def websocket_refusal = "no WebSocket support known"
 
       # Subclasses override: nil or a one-line reason.
       def own_limits(processes:, threads:, ruby_engine:, options:); end

@@ -80,6 +80,9 @@ module Rackbench
       # and no app process starts. The gem is named for every ruby (on
       # older ones it is the default gem's own version), so every ruby's
       # bundle has the same line.
+      # Its full hijack (rack.hijack), as Action Cable uses it.
+      def websocket = "rack.hijack"
+
       def gem_lines(_ruby_engine)
         ['gem "passenger"', 'gem "base64"']
       end
