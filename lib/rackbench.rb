@@ -56,6 +56,7 @@ module Rackbench
   autoload :Instructions, File.expand_path("rackbench/instructions", __dir__)
   autoload :Services, File.expand_path("rackbench/services", __dir__)
   autoload :Sidecar, File.expand_path("rackbench/process/sidecar", __dir__)
+  autoload :WsProbe, File.expand_path("rackbench/process/ws_probe", __dir__)
   autoload :Registry, File.expand_path("rackbench/registry", __dir__)
   autoload :AgentFiles, File.expand_path("rackbench/agent_files", __dir__)
 end

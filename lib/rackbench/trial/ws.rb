@@ -1,0 +1,73 @@
+# frozen_string_literal: true
+
+require_relative "http"
+
+module Rackbench
+  module Trial
+    # A WebSocket trial (load.workload connect, echo or broadcast;
+    # doc/websockets.md): everything of an HTTP trial up to the measurement
+    # (the app's bundle with the server's gems, the server's environment
+    # from named sources, the boot and the proof of what runs, the
+    # companions beside it: the sampler, the machine's load, the app's
+    # services, the counting agent, the window's marks), then the load
+    # engine's WebSocket run (Ws::LoadRun): every client connected first,
+    # the server's memory sampled idle before and holding during the
+    # window (the websocket companion), and the verdict of a WebSocket run.
+    #
+    # It is Trial::Http with the measured step replaced rather than a kind
+    # beside it: the bundle, the launch, the identity proof and the
+    # companions' hooks are the HTTP kind's own methods, and a copy of them
+    # would drift. No calibration: a WebSocket run's timeout bounds a
+    # client's connect, an echo and the last broadcast's wait, and is the
+    # experiment's (load.timeout, 10 s unless it says).
+    class Ws < Http
+      NAME = "ws"
+
+      def self.reading = Ws::Reading
+
+      # What the server cannot serve (its limits, no WebSocket), what the
+      # app cannot (no websocket:, no broadcast endpoint for an HTTP
+      # broadcaster, broadcasts that would reach one process of several),
+      # and what a companion cannot do.
+      def unsupported_reason(config, variant)
+        engine = variant.install.engine
+        server = Servers.fetch(config.server.name)
+        app = App.resolve(config.app)
+        server.unsupported_reason(processes: config.processes, threads: config.threads, ruby_engine: engine,
+                                  options: config.server.options) ||
+          server.websocket_reason || app.unsupported_reason(engine) || app_reason(app, config) ||
+          @companions.unsupported_reason(config, variant)
+      end
+
+      private
+
+      def app_reason(app, config)
+        websocket = app.websocket
+        return "app #{app.name} serves no WebSocket: give it websocket: (path:, cable:)" unless websocket
+
+        load = config.load
+        return nil unless load[:workload] == "broadcast"
+
+        if load[:broadcaster] == "http" && websocket.broadcast_path.nil?
+          return "app #{app.name} has no websocket.broadcast_path for load.broadcaster http"
+        end
+        websocket.broadcast_reason(app.name, config.processes, app.services)
+      end
+
+      def load_run(scene, parts, server)
+        Ws::LoadRun.new(trial: scene.trial, app: scene.app, server: server, engine: @engine,
+                        layout: @context.layout, seed: source.seed,
+                        max_error_rate: scene.app.max_error_rate || @max_error_rate,
+                        marker_env: @context.marker_env, parts: parts)
+      end
+
+      # No calibration (see the class's comment).
+      def calibrate_first(*); end
+    end
+
+    register Ws::NAME, Ws
+  end
+end
+
+require_relative "ws/reading"
+require_relative "ws/load_run"
