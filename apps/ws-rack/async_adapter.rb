@@ -9,7 +9,7 @@ module AsyncAdapter
   # broadcast) is written and flushed at once.
   Client = Struct.new(:connection) do
     def send_text(text)
-      connection.write(Protocol::WebSocket::TextMessage.generate(text))
+      connection.send_text(text)
       connection.flush
     end
   end

@@ -34,7 +34,7 @@ module Rackbench
   #   those options, else a one-line reason, so a plan can skip the
   #   combination up front (an option that only means something in a mode
   #   the combination does not use is refused, not ignored).
-  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production", tls: nil) ::
+  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production", tls: nil, websocket: false) ::
   #   The argv (an Array of Strings, never a shell string) that boots the
   #   app bound to 127.0.0.1:port (with +tls+, a Tls::Certificate: bound
   #   with TLS, serving that certificate), to be prefixed with the bundle's exec
@@ -43,7 +43,10 @@ module Rackbench
   #   is the Hash (String keys) of the trial's server options, every one of
   #   which is applied (ConfigError for one the schema refuses);
   #   +environment+ is the RACK_ENV the trial runs in, which servers with
-  #   an environment flag (Puma, Unicorn, Pitchfork, Thin) are given.
+  #   an environment flag (Puma, Unicorn, Pitchfork, Thin) are given;
+  #   +websocket+ says the trial holds WebSocket connections open (a
+  #   server that counts a taken-over socket as a request in flight, as
+  #   Passenger does, must be told not to).
   # env ::
   #   Environment variables the server needs (RACK_ENV=production).
   # worker_processes(processes) ::

@@ -63,6 +63,12 @@ module Rackbench
 
       # No calibration (see the class's comment).
       def calibrate_first(*); end
+
+      # "ws-rack-puma-r345-p1-t1-broadcast-c1000": the workload and its
+      # clients name a trial's log and directory too.
+      def slug_parts(config)
+        [*super, config.load[:workload], "c#{config.load[:clients]}"]
+      end
     end
 
     register Ws::NAME, Ws
