@@ -22,6 +22,9 @@ module Rackbench
     # experiment's (load.timeout, 10 s unless it says).
     class Ws < Http
       NAME = "ws"
+      # Open files a server needs beyond its clients' sockets: its listener,
+      # logs, the app's files and services, a database pool.
+      NOFILE_SPARE = 256
 
       def self.reading = Ws::Reading
 
@@ -37,6 +40,26 @@ module Rackbench
                                   options: config.server.options) ||
           server.websocket_reason || app.unsupported_reason(engine) || app_reason(app, config) ||
           @companions.unsupported_reason(config, variant)
+      end
+
+      # The HTTP kind's checks, and the open files the servers need: every
+      # client is a socket in some server process, which inherits the
+      # runner's limit. Its soft limit is raised to what the most clients
+      # of the experiment need (up to the hard limit); beyond the hard
+      # limit, one line says what to run first.
+      def check!
+        super
+        clients = source.configurations.map { |config| config.load[:clients].to_i }.max.to_i
+        needed = clients + NOFILE_SPARE
+        soft, hard = Process.getrlimit(:NOFILE)
+        return if soft >= needed
+
+        unless hard == Process::RLIM_INFINITY || hard >= needed
+          raise ConfigError, "load.clients #{clients} need #{needed} open files in the server, and the limit is " \
+                             "#{soft} (hard #{hard}): run `ulimit -n #{needed}` first (as root, or after raising the " \
+                             "hard limit in /etc/security/limits.conf)"
+        end
+        Process.setrlimit(:NOFILE, needed, hard)
       end
 
       private
