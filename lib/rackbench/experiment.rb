@@ -257,11 +257,30 @@ module Rackbench
       def capacity(data, checker)
         return nil unless data.key?("capacity")
 
-        if data["load"].is_a?(Hash) && !data["load"]["rate"].nil?
+        load = data["load"].is_a?(Hash) ? data["load"] : {}
+        workloads = Array(load.fetch("workload", "http"))
+        return broadcast_capacity(data, load, workloads, checker) if workloads.any? { |w| WebSocketLoad::WEBSOCKET.include?(w) }
+
+        unless load["rate"].nil?
           checker.fail!("load.rate", "cannot be set with capacity: (the search sets each step's rate; " \
                                      "use capacity.start_rate and capacity.max_rate)")
         end
         Capacity::Settings.parse(data["capacity"], checker)
+      end
+
+      # A WebSocket experiment's capacity is a broadcast's: the most
+      # clients that hold its round trip's target; the search sets each
+      # step's clients.
+      def broadcast_capacity(data, load, workloads, checker)
+        unless workloads == ["broadcast"]
+          checker.fail!("capacity", "of a WebSocket workload searches the clients a broadcast reaches: it needs " \
+                                    "load.workload broadcast, not #{workloads.join(", ")}")
+        end
+        if load.key?("clients")
+          checker.fail!("load.clients", "cannot be set with capacity: (the search sets each step's clients; " \
+                                        "use capacity.start_clients and capacity.max_clients)")
+        end
+        Capacity::Settings.parse(data["capacity"], checker, broadcast: true)
       end
 
       # YAML reads an unquoted off (and on) as a boolean.

@@ -3,6 +3,7 @@
 require "test_helper"
 require "stringio"
 require_relative "../fixtures/fakes"
+require "rackbench/capacity"
 
 # WebSocket trials (Trial::Ws) orchestrated against fakes: the experiment's
 # WebSocket workloads and their one-line errors, the engine's settings a
@@ -198,6 +199,78 @@ describe "WebSocket trials" do
       # A user's own app need only answer the upgrade.
       found = part(builtin: false, answer: answer(nil)).prove(server, 9, {}.merge(identity))
       assert_equal "upgrade answered", found["proof"]
+    end
+  end
+end
+
+describe "a broadcast's capacity" do
+  def parse(text)
+    Rackbench::Experiment.parse(text, source: "cap.yml", base_dir: Dir.pwd)
+  end
+
+  BASE = "name: bc\nservers: [puma]\napps: [ws-rack]\n"
+
+  it "searches the clients a broadcast reaches, each step an experiment with its clients" do
+    experiment = parse("#{BASE}load: { workload: broadcast, interval: 100ms }\n" \
+                       "capacity: { p95: 200ms, min_delivery: 99%, start_clients: 100, max_clients: 800 }\n")
+    settings = experiment.capacity
+    assert settings.broadcast?
+    assert_equal ["clients", 100.0, 800.0, 0.99], [settings.unit, settings.start_rate, settings.max_rate,
+                                                    settings.min_delivery_ratio]
+    assert_equal "broadcast p95 <= 200.00ms, delivery >= 99%", settings.target_text
+    driver = Rackbench::Capacity::Driver.new(experiment, steps: nil)
+    step = driver.step_experiment(driver.jobs.first)
+    assert_equal "bc.capacity.c1.b1.s01.n100", step.name
+    assert_equal [100], step.configurations.map { |c| c.load[:clients] }
+    assert_equal "ws", step.trial_kind
+  end
+
+  it "names what a broadcast's search cannot take, in one line" do
+    {
+      "load: { workload: echo }\ncapacity: { p95: 1s }" => "cap.yml: capacity: of a WebSocket workload searches the clients",
+      "load: { workload: broadcast, clients: 9 }\ncapacity: { p95: 1s }" => "cap.yml: load.clients: cannot be set with capacity",
+      "load: { workload: broadcast }\ncapacity: { p95: 1s, start_rate: 5 }" => "cap.yml: capacity.start_rate: unknown key",
+      "load: { workload: broadcast }\ncapacity: { p95: 1s, min_delivery: 2 }" => "cap.yml: capacity.min_delivery: must be a share",
+      "load: { workload: broadcast }\ncapacity: { p95: 1s, start_clients: 900, max_clients: 10 }" =>
+        "cap.yml: capacity.start_clients: 900 is above capacity.max_clients 10"
+    }.each do |yaml, expected|
+      message = assert_raises(Rackbench::ConfigError) { parse("#{BASE}#{yaml}\n") }.message
+      assert message.start_with?(expected), "#{yaml}: #{message}"
+    end
+  end
+
+  describe "the judge of a step" do
+    let(:settings) do
+      parse("#{BASE}load: { workload: broadcast }\ncapacity: { p95: 50ms, min_delivery: 99% }\n").capacity
+    end
+
+    def judge(result, clients: 4, ok: true)
+      Rackbench::Capacity::BroadcastJudge.call(settings: settings, clients: clients, ok: ok, reason: nil, result: result)
+    end
+
+    def result(delivered: 40, rtt_ms: 10, saturated: false)
+      data = JSON.parse(JSON.generate(WS_BROADCAST))
+      broadcast = data["broadcast"]
+      broadcast["delivered"] = delivered
+      broadcast["missing"] = broadcast["expected"] - delivered
+      broadcast["delivery_ratio"] = delivered.fdiv(broadcast["expected"])
+      ns = rtt_ms * 1_000_000
+      broadcast["rtt_histogram"].merge!("total" => 10, "min_ns" => ns, "max_ns" => ns, "mean_ns" => ns.to_f,
+                                        "m2_ns2" => 0.0, "buckets" => [[ns, ns + 1, 10]])
+      data["cpu"]["saturated"] = saturated
+      data
+    end
+
+    it "passes within the target and the delivery, fails on either, and concludes nothing from a saturated engine" do
+      assert judge(result).pass?
+      slow = judge(result(rtt_ms: 80))
+      assert_equal [:fail, "broadcast p95 80.00ms above 50.00ms"], [slow.status, slow.reason]
+      # The server that drops one broadcast in ten fails on delivery, however fast the rest.
+      dropped = judge(result(delivered: 36))
+      assert_equal :fail, dropped.status
+      assert_includes dropped.reason, "delivery 90.000% under 99%"
+      assert judge(result(saturated: true)).invalid?
+      assert judge(nil, ok: false).invalid?
     end
   end
 end
