@@ -267,6 +267,30 @@ module Rackbench
         Column.new("tls_csv", csv: %w[tls_handshake_us tls_resumed_handshake_us tls_handshake_share].map do |name|
           cell(name, format: ->(_, e, _) { e[name] })
         end),
+        # The bundle's gems its servers loaded, and those whose versions
+        # differ from another configuration of its app (CSV: "rails 7.2.4;
+        # railties 7.2.4"), after every column written before them.
+        Column.new("gems", value: :gems),
+        Column.new("differing_gems", value: :differing_gems,
+                   csv: cell("differing_gems", format: lambda { |gems, _, _|
+                     Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
+                   })),
+        # Instructions per request (`measure: instructions`,
+        # InstructionsSummary#to_h): the views show it in a section of its
+        # own (a row per configuration, the time figures beside when both
+        # were measured); CSV after every column written before it.
+        Column.new("instructions", value: :instructions_h, csv: instructions_cells),
+        # The app's services (ServiceFigures): CPU and memory over the
+        # window per service; the terminal writes them in a section of their
+        # own; CSV after every column written before them.
+        Column.new("services", value: :services, csv: service_cells,
+                   html: cell("services", align: :left, only: :served, format: lambda { |list, _, _|
+                     Array(list).map { |e| ServiceFigures.text(e) }.join("; ")
+                   })),
+        # Estimated cycles per request (`instructions: { cache_sim: true }`,
+        # CyclesSummary#to_h): shown in the instructions' sections; CSV
+        # after every column written before it.
+        Column.new("cycles", value: :cycles_h, csv: cycles_cells),
         # WebSocket workloads (WebsocketFigures): clients connected (and
         # asked), the seconds until all were, failures and losses by
         # reason, the round trip's p95, the broadcasts' delivery, the
@@ -295,31 +319,7 @@ module Rackbench
                    terminal: cell("mem/conn", format: :bytes, only: :websocket),
                    html: cell("memory per connection", format: :bytes, only: :websocket)),
         Column.new("cpu_us_per_broadcast", unit: :us, value: :cpu_us_per_broadcast, csv: cell("cpu_us_per_broadcast"),
-                   terminal: cell("CPU/bcast", only: :broadcast), html: cell("server CPU per broadcast", only: :broadcast)),
-        # The bundle's gems its servers loaded, and those whose versions
-        # differ from another configuration of its app (CSV: "rails 7.2.4;
-        # railties 7.2.4"), after every column written before them.
-        Column.new("gems", value: :gems),
-        Column.new("differing_gems", value: :differing_gems,
-                   csv: cell("differing_gems", format: lambda { |gems, _, _|
-                     Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
-                   })),
-        # Instructions per request (`measure: instructions`,
-        # InstructionsSummary#to_h): the views show it in a section of its
-        # own (a row per configuration, the time figures beside when both
-        # were measured); CSV after every column written before it.
-        Column.new("instructions", value: :instructions_h, csv: instructions_cells),
-        # The app's services (ServiceFigures): CPU and memory over the
-        # window per service; the terminal writes them in a section of their
-        # own; CSV after every column written before them.
-        Column.new("services", value: :services, csv: service_cells,
-                   html: cell("services", align: :left, only: :served, format: lambda { |list, _, _|
-                     Array(list).map { |e| ServiceFigures.text(e) }.join("; ")
-                   })),
-        # Estimated cycles per request (`instructions: { cache_sim: true }`,
-        # CyclesSummary#to_h): shown in the instructions' sections; CSV
-        # after every column written before it.
-        Column.new("cycles", value: :cycles_h, csv: cycles_cells)
+                   terminal: cell("CPU/bcast", only: :broadcast), html: cell("server CPU per broadcast", only: :broadcast))
       ].freeze
 
       module_function
