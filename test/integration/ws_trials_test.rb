@@ -1,0 +1,171 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "stringio"
+require "support/live_process"
+
+# WebSocket trials (Trial::Ws) through `rackbench run` with real servers, on
+# the system's ruby: ws-rack on Puma for each workload, cable-rails (Action
+# Cable, whose Rails 7.2 lock the system ruby's rails-hello bundle shares
+# most of) on Puma, and a user's own app (test/fixtures/apps/ws-faults) that
+# misbehaves on request: a malformed frame to one client, every 10th
+# broadcast dropped, every 4th client never sent one; and a server killed in
+# the middle of a broadcast window. Windows are short and client counts
+# small: these check what the trials count, store and leave behind, never
+# speed.
+module WsTrialsTestFixtures
+  FAULTS_APP = File.expand_path("../fixtures/apps/ws-faults", __dir__)
+
+  def self.experiment(name, apps:, load:, servers: "[puma]", extra: "")
+    <<~YAML
+      name: #{name}
+      seed: 7
+      rubies: [ruby]
+      servers: #{servers}
+      apps: #{apps}
+      load: #{load}
+      #{extra}
+    YAML
+  end
+
+  # The user's app with its WS_FAULT.
+  def self.faults_app(fault)
+    "[{ name: ws-faults, path: #{FAULTS_APP}, env: { WS_FAULT: #{fault} }, websocket: { path: '/ws/{workload}', " \
+      "cable: false, broadcast_path: /broadcast } }]"
+  end
+
+  # A companion of the test's: the trial's server is killed (SIGKILL, its
+  # main process) as soon as the engine's window opens, while the
+  # broadcasts go out.
+  class Killer < Rackbench::Trial::Http::Companion
+    ORDER = 99
+    attr_reader :killed
+
+    def part(_scene) = Part.new(self)
+
+    def kill(pid)
+      @killed = pid
+      Process.kill("KILL", pid)
+    end
+
+    class Part < Rackbench::Trial::Http::Companion::Part
+      def initialize(owner)
+        super()
+        @owner = owner
+      end
+
+      def after_boot(booted) = @server = booted.server
+      def window_started = @owner.kill(@server.pid)
+    end
+  end
+end
+
+describe "WebSocket trials (integration)" do
+  before { require_engine! }
+
+  let(:dir) { Dir.mktmpdir("rackbench-ws-trials") }
+  after { FileUtils.rm_rf(dir) }
+
+  def run_file(text, name)
+    file = File.join(dir, "#{name}.yml")
+    File.write(file, text)
+    results = File.join(dir, name)
+    out, err, status = rackbench("run", file, "--results", results)
+    [Rackbench::Store.open(results, &:trials), out, err, status]
+  end
+
+  it "runs ws-rack's three workloads on Puma, proves who served the upgrade, and reads the memory per connection" do
+    records, out, err, = run_file(WsTrialsTestFixtures.experiment(
+      "ws-rack-puma", apps: "[ws-rack]",
+      load: "{ workload: [connect, echo, broadcast], clients: 20, interval: 100ms, duration: 1s, warmup: 0.5s, timeout: 5s }"
+    ), "ws-rack")
+    assert_equal %w[broadcast connect echo], records.map { |r| r.result["workload"] }.sort, "#{out}\n#{err}"
+    records.each do |record|
+      assert record.ok?, "#{record.result["workload"]}: #{record.reason}"
+      assert_equal [20, 20], [record.result.dig("connect", "connected"), record.result.dig("settings", "clients")]
+      proof = record.identity.dig("websocket", "proof")
+      assert_equal "rack.hijack", proof["via"]
+      assert_includes record.identity["processes"].map { |p| p["pid"] }, proof["pid"]
+      assert_operator record.websocket.dig("idle", "pss_bytes"), :>, 0
+    end
+    by_workload = records.to_h { |r| [r.result["workload"], r] }
+    broadcast = by_workload.fetch("broadcast")
+    assert_equal 1.0, broadcast.reading.delivery_ratio(broadcast)
+    assert_operator broadcast.reading.cpu_us_per_broadcast(broadcast), :>, 0
+    connect = by_workload.fetch("connect")
+    refute_nil connect.reading.memory_per_connection_bytes(connect)
+    assert_operator by_workload.fetch("echo").result.dig("echo", "messages"), :>, 0
+    assert_match(/delivery/, out)
+  end
+
+  it "runs cable-rails' channel on Puma: Action Cable's subscription, echo and broadcast" do
+    records, out, err, = run_file(WsTrialsTestFixtures.experiment(
+      "cable-rails-puma", apps: "[cable-rails]",
+      load: "{ workload: [echo, broadcast], clients: 10, interval: 100ms, duration: 1s, warmup: 0.5s, timeout: 5s }"
+    ), "cable")
+    assert_equal 2, records.size, "#{out}\n#{err}"
+    records.each do |record|
+      assert record.ok?, record.reason
+      assert_equal 10, record.result.dig("cable", "confirms") - (record.result["workload"] == "broadcast" ? 1 : 0)
+      assert_equal "action_cable", record.identity.dig("websocket", "proof", "via")
+      assert_equal "actioncable-v1-json", record.identity.dig("websocket", "protocol")
+    end
+  end
+
+  it "counts a malformed frame as one lost connection, and never delivers what the server dropped or withheld" do
+    broadcast = "{ workload: broadcast, broadcaster: http, clients: 20, interval: 50ms, duration: 1.5s, warmup: 0s, timeout: 3s }"
+    malformed, out, err, = run_file(WsTrialsTestFixtures.experiment(
+      "ws-malformed", apps: WsTrialsTestFixtures.faults_app("malformed"),
+      load: "{ workload: echo, clients: 200, threads: 2, duration: 1s, warmup: 0s, timeout: 3s }"
+    ), "malformed")
+    record = malformed.first
+    assert record&.ok?, "#{record&.reason}\n#{out}\n#{err}"
+    lost = record.result["lost"]
+    assert_equal [1, 1], [lost["total"], lost["by_kind"]["malformed"]]
+    assert_match(/reserved bit|RSV/i, lost["reasons"]["malformed"])
+    assert_equal({ "malformed" => 1 }, record.reading.connection_failures(record))
+
+    dropped, = run_file(WsTrialsTestFixtures.experiment("ws-drop10", apps: WsTrialsTestFixtures.faults_app("drop10"),
+                                                                       load: broadcast), "drop10")
+    record = dropped.first
+    assert record.ok?, record.reason
+    sent = record.result.dig("broadcast", "per_broadcast")
+    tenth = sent.select { |b| (b["seq"] % 10).zero? }
+    refute_empty tenth
+    assert(tenth.all? { |b| b["received"].zero? })
+    assert(sent.reject { |b| (b["seq"] % 10).zero? }.all? { |b| b["received"] == 20 })
+    ratio = record.reading.delivery_ratio(record)
+    assert_in_delta 1.0 - tenth.size.fdiv(sent.size), ratio, 1e-9
+    assert_in_delta 0.9, ratio, 0.05
+
+    deaf, = run_file(WsTrialsTestFixtures.experiment("ws-deaf4", apps: WsTrialsTestFixtures.faults_app("deaf4"),
+                                                                    load: broadcast), "deaf4")
+    record = deaf.first
+    assert record.ok?, record.reason
+    # Five clients of twenty never got a broadcast: each is missing from every one.
+    figures = record.result["broadcast"]
+    assert_equal 0.75, figures["delivery_ratio"]
+    assert_equal figures["broadcasts"] * 5, figures["missing"]
+    assert_equal 0, figures["complete"]
+  end
+
+  it "fails a trial whose server is killed mid-broadcast, with the reason, and leaves nothing behind" do
+    killer = nil
+    experiment = Rackbench::Experiment.parse(WsTrialsTestFixtures.experiment(
+      "ws-killed", apps: "[ws-rack]",
+      load: "{ workload: broadcast, clients: 20, interval: 50ms, duration: 2s, warmup: 0s, timeout: 2s }"
+    ), source: "killed.yml", base_dir: dir)
+    companions = Rackbench::Trial::Http.companions.merge(killer: ->(setup) { killer = WsTrialsTestFixtures::Killer.new(setup) })
+    results = File.join(dir, "killed")
+    Rackbench::Runner.new(source: experiment, results_dir: results, out: StringIO.new, err: StringIO.new,
+                          collaborators: { companions: companions }).run
+    record = Rackbench::Store.open(results, &:trials).first
+    assert_equal "failed", record.status
+    assert_match(/server was killed by signal 9 \(SIGKILL\) during the measurement/, record.reason)
+    refute_nil killer.killed
+    refute Rackbench::Test::LiveProcess.alive?(killer.killed)
+    # Nothing of the trial's is left: no process in the server's group.
+    assert_raises(Errno::ESRCH) { Process.kill(0, -killer.killed) }
+  end
+end
