@@ -4,6 +4,7 @@ require "test_helper"
 require "stringio"
 require_relative "../fixtures/fakes"
 require "rackbench/capacity"
+require "cgi"
 
 # WebSocket trials (Trial::Ws) orchestrated against fakes: the experiment's
 # WebSocket workloads and their one-line errors, the engine's settings a
@@ -272,5 +273,32 @@ describe "a broadcast's capacity" do
       assert judge(result(saturated: true)).invalid?
       assert judge(nil, ok: false).invalid?
     end
+  end
+end
+
+describe "the HTML report of WebSocket configurations" do
+  require "support/report_store"
+
+  it "draws the round trips against the clients, one line per configuration, when the clients vary" do
+    dir = Dir.mktmpdir("rackbench-ws-html")
+    html = Rackbench::Store.open(dir) do |store|
+      configs = [250, 500].product(%w[puma falcon]).to_h do |clients, server|
+        [ReportStore.dims(ruby: "r34", server: server).merge("app" => "cable-rails", "load.clients" => clients), [clients, clients]]
+      end
+      ReportStore.fill(store, configs, fields: lambda { |dims, _, _|
+        result = JSON.parse(JSON.generate(WS_BROADCAST))
+        result["connect"]["connected"] = dims["load.clients"]
+        { kind: "ws", result: result, websocket: { "idle" => { "pss_bytes" => 20_000_000 } } }
+      })
+      Rackbench::HtmlReport.new(JSON.parse(JSON.generate(Rackbench::Report.new(store).to_h))).render
+    end
+    assert_includes html, %(id="ws-round-trips")
+    spec = JSON.parse(CGI.unescapeHTML(html[%r{<script type="application/json" id="spec-ws-round-trips">(.*?)</script>}m, 1]))
+    rows = spec.dig("data", "values")
+    assert_equal %w[falcon puma], rows.map { |r| r["config"] }.uniq.sort
+    assert_equal [250, 500], rows.map { |r| r["clients"] }.uniq.sort
+    assert_equal %w[p50 p95], rows.map { |r| r["percentile"] }.uniq.sort
+  ensure
+    FileUtils.rm_rf(dir)
   end
 end
