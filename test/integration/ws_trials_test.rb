@@ -29,12 +29,6 @@ module WsTrialsTestFixtures
     YAML
   end
 
-  # The user's app with its WS_FAULT.
-  def self.faults_app(fault)
-    "[{ name: ws-faults, path: #{FAULTS_APP}, env: { WS_FAULT: #{fault} }, websocket: { path: '/ws/{workload}', " \
-      "cable: false, broadcast_path: /broadcast } }]"
-  end
-
   # A companion of the test's: the trial's server is killed (SIGKILL, its
   # main process) as soon as the engine's window opens, while the
   # broadcasts go out.
@@ -92,7 +86,9 @@ describe "WebSocket trials (integration)" do
     by_workload = records.to_h { |r| [r.result["workload"], r] }
     broadcast = by_workload.fetch("broadcast")
     assert_equal 1.0, broadcast.reading.delivery_ratio(broadcast)
-    assert_operator broadcast.reading.cpu_us_per_broadcast(broadcast), :>, 0
+    # (The server's CPU is counted in the kernel's ticks: a short, light
+    # window may count none.)
+    refute_nil broadcast.reading.cpu_us_per_broadcast(broadcast)
     connect = by_workload.fetch("connect")
     refute_nil connect.reading.memory_per_connection_bytes(connect)
     assert_operator by_workload.fetch("echo").result.dig("echo", "messages"), :>, 0
@@ -114,39 +110,39 @@ describe "WebSocket trials (integration)" do
   end
 
   it "counts a malformed frame as one lost connection, and never delivers what the server dropped or withheld" do
-    broadcast = "{ workload: broadcast, broadcaster: http, clients: 20, interval: 50ms, duration: 1.5s, warmup: 0s, timeout: 3s }"
-    malformed, out, err, = run_file(WsTrialsTestFixtures.experiment(
-      "ws-malformed", apps: WsTrialsTestFixtures.faults_app("malformed"),
-      load: "{ workload: echo, clients: 200, threads: 2, duration: 1s, warmup: 0s, timeout: 3s }"
-    ), "malformed")
-    record = malformed.first
-    assert record&.ok?, "#{record&.reason}\n#{out}\n#{err}"
+    # One run, one trial per fault (WS_FAULT is a dimension), 200 clients:
+    # one connection lost is within the 1% a trial may lose.
+    app = "[{ name: ws-faults, path: #{WsTrialsTestFixtures::FAULTS_APP}, websocket: { path: '/ws/{workload}', " \
+          "cable: false, broadcast_path: /broadcast } }]"
+    records, out, err, = run_file(WsTrialsTestFixtures.experiment(
+      "ws-faults", apps: app, extra: "env: { WS_FAULT: [malformed, drop10, deaf4] }",
+      load: "{ workload: broadcast, broadcaster: http, clients: 200, threads: 2, interval: 100ms, duration: 1.5s, " \
+            "warmup: 0s, timeout: 5s }"
+    ), "faults")
+    by_fault = records.to_h { |r| [r.dims["env.WS_FAULT"], r] }
+    assert_equal %w[deaf4 drop10 malformed], by_fault.keys.sort, "#{out}\n#{err}"
+    by_fault.each_value { |record| assert record.ok?, "#{record.dims}: #{record.reason}" }
+
+    record = by_fault.fetch("malformed")
     lost = record.result["lost"]
     assert_equal [1, 1], [lost["total"], lost["by_kind"]["malformed"]]
     assert_match(/reserved bit|RSV/i, lost["reasons"]["malformed"])
     assert_equal({ "malformed" => 1 }, record.reading.connection_failures(record))
 
-    dropped, = run_file(WsTrialsTestFixtures.experiment("ws-drop10", apps: WsTrialsTestFixtures.faults_app("drop10"),
-                                                                       load: broadcast), "drop10")
-    record = dropped.first
-    assert record.ok?, record.reason
+    record = by_fault.fetch("drop10")
     sent = record.result.dig("broadcast", "per_broadcast")
     tenth = sent.select { |b| (b["seq"] % 10).zero? }
     refute_empty tenth
     assert(tenth.all? { |b| b["received"].zero? })
-    assert(sent.reject { |b| (b["seq"] % 10).zero? }.all? { |b| b["received"] == 20 })
+    assert(sent.reject { |b| (b["seq"] % 10).zero? }.all? { |b| b["received"] == 200 })
     ratio = record.reading.delivery_ratio(record)
     assert_in_delta 1.0 - tenth.size.fdiv(sent.size), ratio, 1e-9
     assert_in_delta 0.9, ratio, 0.05
 
-    deaf, = run_file(WsTrialsTestFixtures.experiment("ws-deaf4", apps: WsTrialsTestFixtures.faults_app("deaf4"),
-                                                                    load: broadcast), "deaf4")
-    record = deaf.first
-    assert record.ok?, record.reason
-    # Five clients of twenty never got a broadcast: each is missing from every one.
-    figures = record.result["broadcast"]
+    # Fifty clients of two hundred never got a broadcast: each is missing from every one.
+    figures = by_fault.fetch("deaf4").result["broadcast"]
     assert_equal 0.75, figures["delivery_ratio"]
-    assert_equal figures["broadcasts"] * 5, figures["missing"]
+    assert_equal figures["broadcasts"] * 50, figures["missing"]
     assert_equal 0, figures["complete"]
   end
 
