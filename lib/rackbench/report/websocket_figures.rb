@@ -76,7 +76,7 @@ module Rackbench
       end
 
       def median(values)
-        values.empty? ? nil : Stats.summary(values).median
+        values.empty? ? nil : Stats.median(values)
       end
     end
   end

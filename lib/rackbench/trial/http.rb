@@ -119,7 +119,7 @@ module Rackbench
         variant = @context.variants.fetch(config.ruby.label)
         scene = scene(trial, variant)
         parts = @companions.parts(scene)
-        load_settings = parts.record_settings(config.load.transform_keys(&:to_s))
+        load_settings = parts.record_settings(record_load(config.load).transform_keys(&:to_s))
         record(trial, ruby_description: variant.description, env: config.env, log_path: log_path(trial),
                       load_settings: load_settings, layout: @context.layout.to_h) do |facts|
           measure(scene, parts, facts)
@@ -127,6 +127,12 @@ module Rackbench
       end
 
       private
+
+      # The load a record says it ran with before its engine said more: an
+      # HTTP trial's keeps no WebSocket key (Trial::Ws keeps them all).
+      def record_load(load)
+        load.except(*Experiment::WebSocketLoad::OPTIONS)
+      end
 
       # A window of a fixed count has quiet edges, where a request list's
       # session probes would be requests of no window (the engine refuses

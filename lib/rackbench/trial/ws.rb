@@ -84,6 +84,9 @@ module Rackbench
                         marker_env: @context.marker_env, parts: parts)
       end
 
+      # Every key of its load, the WebSocket ones first among them.
+      def record_load(load) = load
+
       # No calibration (see the class's comment).
       def calibrate_first(*); end
 

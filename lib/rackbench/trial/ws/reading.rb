@@ -74,10 +74,11 @@ module Rackbench
         def histogram(record) = workload_part(record, "histogram", "rtt_histogram", "histogram")
         def measure_s(record) = record.result&.fetch("duration_s", nil)
         def warmup_s(record) = record.result&.dig("warmup", "duration_s")
-        def rss_peak_bytes(record) = record.sample&.fetch("rss_peak_bytes", nil)
-        def pss_peak_bytes(record) = record.sample&.fetch("pss_peak_bytes", nil)
-        def cpu_user_s(record) = record.sample&.fetch("cpu_user_s", nil)
-        def cpu_system_s(record) = record.sample&.fetch("cpu_system_s", nil)
+        # The server's sample is an HTTP trial's.
+        def rss_peak_bytes(record) = Http::Reading.rss_peak_bytes(record)
+        def pss_peak_bytes(record) = Http::Reading.pss_peak_bytes(record)
+        def cpu_user_s(record) = Http::Reading.cpu_user_s(record)
+        def cpu_system_s(record) = Http::Reading.cpu_system_s(record)
         def protocol(record) = record.result && (record.result.dig("settings", "cable") ? "cable" : "websocket")
 
         # The window's per-second timeline in HTTP's shape (requests are
