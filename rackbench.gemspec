@@ -31,4 +31,7 @@ Gem::Specification.new do |spec|
   # Vega, Vega-Lite and vega-embed JavaScript, inlined into the HTML report
   # (0.4 is the newest that supports Ruby 3.1; 0.5 needs 3.2, 0.6 needs 3.3).
   spec.add_dependency "vega", ">= 0.4"
+  # The Atom feed of regressions (rackbench publish), written and read with the
+  # rss gem (Ruby's own RSS and Atom library, a bundled gem since Ruby 3.0).
+  spec.add_dependency "rss", ">= 0.2"
 end

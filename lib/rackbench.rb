@@ -25,6 +25,8 @@ module Rackbench
   autoload :Labels, File.expand_path("rackbench/labels", __dir__)
   autoload :Gate, File.expand_path("rackbench/gate", __dir__)
   autoload :Series, File.expand_path("rackbench/series", __dir__)
+  autoload :Publish, File.expand_path("rackbench/publish", __dir__)
+  autoload :Regressions, File.expand_path("rackbench/regressions", __dir__)
   autoload :MachineEnv, File.expand_path("rackbench/observe/machine_env", __dir__)
   autoload :MachineLoad, File.expand_path("rackbench/observe/machine_load", __dir__)
   autoload :Store, File.expand_path("rackbench/store", __dir__)

@@ -8,6 +8,8 @@ require "support/cli"
 require "support/live_process"
 require "support/file_time_reporter"
 require "support/no_process_reporter"
+require "support/cpu_time_reporter"
+require "support/store_template"
 
 module Rackbench
   module TestHelpers
@@ -64,3 +66,7 @@ module Rackbench
 end
 
 Minitest::Test.include Rackbench::TestHelpers, Rackbench::Test::Cli, Rackbench::Test::LiveProcess
+# A file that runs its experiment once for all its tests does it in a
+# class method of its describe block (memoized: `def self.outcome`), or in
+# a module of its own: both run the command the same one way.
+Minitest::Test.extend Rackbench::TestHelpers, Rackbench::Test::Cli

@@ -55,6 +55,10 @@ static const char usage_text[] =
     "                        starts and 'e' when it ends\n"
     "      --hold-fd N       with --count and --phase-fd: after each of the window's\n"
     "                        edges, wait for one byte on descriptor N before going on\n"
+    "      --quiet-pids FILE with --count: each request of the warmup and the window\n"
+    "                        waits until every thread of the processes listed in FILE\n"
+    "                        (pids, one a line, read again when the window starts)\n"
+    "                        sleeps; the warmup then pauses --think too\n"
     "      --allow-remote    allow a target that is not a loopback address\n"
     "  -V, --version         print the version\n"
     "  -h, --help            print this help\n";
@@ -130,7 +134,7 @@ static int valid_header(const char *h) {
 
 enum { OPT_BODY = 256, OPT_TIMEOUT, OPT_REQUESTS, OPT_COOKIES, OPT_SEED, OPT_RAW, OPT_CPUS,
        OPT_ALLOW_REMOTE, OPT_PHASE_FD, OPT_COOKIE, OPT_PROTOCOL, OPT_STREAMS, OPT_CACERT, OPT_INSECURE,
-       OPT_NO_TLS_RESUME, OPT_HOLD_FD, OPT_THINK, OPT_WARMUP_COUNT };
+       OPT_NO_TLS_RESUME, OPT_HOLD_FD, OPT_THINK, OPT_WARMUP_COUNT, OPT_QUIET_PIDS };
 
 /* name=value with a non-empty token name and a value without ; or
  * control bytes (RFC 6265 cookie-pair, leniently). */
@@ -161,6 +165,10 @@ static int check_count_window(const engine_config *cfg) {
     if (cfg->hold_fd >= 0 && !cfg->count) return usage_error("--hold-fd needs --count (a timed window's edges are the clock's)");
     if (cfg->hold_fd >= 0 && cfg->phase_fd < 0) return usage_error("--hold-fd needs --phase-fd (the edges it holds at)");
     if (cfg->hold_fd >= 0 && cfg->hold_fd == cfg->phase_fd) return usage_error("--hold-fd and --phase-fd must differ");
+    if (cfg->quiet_pids_file && !cfg->count) return usage_error("--quiet-pids needs --count (it gates the requests of a fixed-count window)");
+    /* One thread sees every request of the engine in flight: the gate also
+     * waits for those (quiet.h). */
+    if (cfg->quiet_pids_file && cfg->threads > 1) return usage_error("--quiet-pids needs a single engine thread (-t 1)");
     return 0;
 }
 
@@ -188,6 +196,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
         {"hold-fd", required_argument, NULL, OPT_HOLD_FD},
         {"think", required_argument, NULL, OPT_THINK},
         {"warmup-count", required_argument, NULL, OPT_WARMUP_COUNT},
+        {"quiet-pids", required_argument, NULL, OPT_QUIET_PIDS},
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"streams", required_argument, NULL, OPT_STREAMS},
         {"cacert", required_argument, NULL, OPT_CACERT},
@@ -313,6 +322,7 @@ int cli_parse(engine_config *cfg, int argc, char **argv) {
             if (cli_parse_duration(optarg, &cfg->think_ns))
                 return usage_error("invalid --think '%s' (expected e.g. 10ms, 0)", optarg);
             break;
+        case OPT_QUIET_PIDS: cfg->quiet_pids_file = optarg; break;
         case OPT_HOLD_FD:
             if (parse_int(optarg, 3, 65535, &cfg->hold_fd))
                 return usage_error("invalid --hold-fd '%s' (expected a descriptor number >= 3)", optarg);

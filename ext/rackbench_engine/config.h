@@ -86,6 +86,9 @@ typedef struct {
      * byte from after each edge of a fixed-count window, before it goes
      * on (count_window.h); -1: none. */
     int hold_fd;
+    /* --quiet-pids: the file of the server's pids whose threads must all
+     * sleep before a request of the window is sent (quiet.h); NULL: none. */
+    const char *quiet_pids_file;
 
     /* WebSocket: a ws:// or wss:// URL (doc/websockets.md). connections is
      * the number of clients. */

@@ -45,7 +45,7 @@ static http1_state *state_of(const worker *w) { return w->protocol_state; }
 
 static void start_request(conn *c, uint64_t start_ns, uint64_t now_ns);
 static void slot_free(conn *c, uint64_t now_ns);
-static void think(conn *c, uint64_t now_ns);
+static void think(conn *c, uint64_t now_ns, uint64_t pause_ns);
 
 /* The parser's header callback: Set-Cookie for the jar, then the session's
  * Location and header captures. */
@@ -446,8 +446,8 @@ static void slot_free(conn *c, uint64_t now_ns) {
         c->next_free = st->free_stack;
         st->free_stack = c;
         worker_dispatch_due(w, now_ns);
-    } else if (w->cfg->think_ns && worker_phase_of(w, now_ns) == PHASE_MEASURE) {
-        think(c, now_ns);
+    } else if (quiet_enabled(&w->quiet) || (w->cfg->think_ns && worker_phase_of(w, now_ns) == PHASE_MEASURE)) {
+        think(c, now_ns, w->cfg->think_ns);
     } else if (worker_may_start(w, now_ns)) {
         start_request(c, now_ns, now_ns);
     }
@@ -465,19 +465,38 @@ static void slot_free(conn *c, uint64_t now_ns) {
  * without it (doc/methodology.md). The warmup does not pause: it is there
  * to bring the server to its steady state, which takes thousands of
  * requests (a 2 s warmup with 10 ms pauses left Puma's rack-hello 40%
- * above its steady count of instructions per request). */
-static void think(conn *c, uint64_t now_ns) {
+ * above its steady count of instructions per request).
+ *
+ * With --quiet-pids the pause also lasts until the server is asleep and
+ * nothing else of the engine is in flight (quiet.h): a pause of any length
+ * is a guess at how soon the server is done; asleep is what it must be.
+ * Then the warmup pauses too: a request that finds the server asleep
+ * takes a path through it that one arriving at once does not (Puma's
+ * reactor), and a JIT that first meets that path in the window compiles
+ * it there (Ruby 3.4's YJIT: 3 million instructions in one batch's window
+ * of 500 requests and none in the next, a CV of 2.9%). */
+static void think(conn *c, uint64_t now_ns, uint64_t pause_ns) {
     worker *w = c->w;
     c->state = CONN_THINKING;
-    c->backoff_until_ns = now_ns + w->cfg->think_ns;
+    c->backoff_until_ns = now_ns + pause_ns;
     if (c->backoff_until_ns < w->think_due_ns) w->think_due_ns = c->backoff_until_ns;
     w->in_flight++;
+    w->thinking++;
 }
 
 /* The pause is over (or the thread stops): the next request, if the
- * window still wants one. Its latency counts from now. */
+ * window still wants one. Its latency counts from now. A server not yet
+ * asleep, or another request in flight, extends the pause by
+ * QUIET_RECHECK_NS. */
 static void think_over(conn *c, uint64_t now_ns) {
     worker *w = c->w;
+    if (!w->stopping && quiet_enabled(&w->quiet) &&
+        (w->in_flight > w->thinking || !quiet_asleep(&w->quiet))) {
+        c->backoff_until_ns = now_ns + QUIET_RECHECK_NS;
+        if (c->backoff_until_ns < w->think_due_ns) w->think_due_ns = c->backoff_until_ns;
+        return;
+    }
+    w->thinking--;
     w->in_flight--;
     c->state = CONN_IDLE;
     if (!w->stopping && worker_may_start(w, now_ns)) start_request(c, now_ns, now_ns);
@@ -811,6 +830,12 @@ static void http1_start(worker *w, uint64_t now_ns) {
         if (worker_open_loop(w)) {
             c->next_free = st->free_stack;
             st->free_stack = c;
+        } else if (c->state == CONN_IDLE && !c->deferred && quiet_enabled(&w->quiet) && w->count_opened) {
+            /* The window's first requests pass the gate too, one at a time,
+             * with the pids written at its start edge (workers a server
+             * started during the warmup among them). */
+            quiet_reload(&w->quiet);
+            think(c, now_ns, 0);
         } else if (c->state == CONN_IDLE && !c->deferred && worker_may_start(w, now_ns)) {
             start_request(c, now_ns, now_ns);
         }

@@ -479,6 +479,32 @@ static void write_tls(json_writer *j, const run_result *r, const phase_stats *m,
     json_object_end(j);
 }
 
+/* --quiet-pids: how the gate went (quiet.h), or null without it. */
+static void write_quiet(json_writer *j, const run_result *r) {
+    json_key(j, "quiet");
+    if (!r->cfg->quiet_pids_file) {
+        json_null(j);
+        return;
+    }
+    uint64_t checks = 0, waits = 0;
+    int pids = 0;
+    const char *error = NULL;
+    for (int i = 0; i < r->worker_count; i++) {
+        const quiet_gate *g = &r->workers[i].quiet;
+        checks += g->checks;
+        waits += g->waits;
+        if (g->pid_count > pids) pids = g->pid_count;
+        if (!error && g->error[0]) error = g->error;
+    }
+    json_object_begin(j);
+    json_kv_string(j, "pids_file", r->cfg->quiet_pids_file);
+    json_kv_u64(j, "pids", (uint64_t)pids);
+    json_kv_u64(j, "checks", checks);
+    json_kv_u64(j, "waits", waits);
+    json_kv_string(j, "error", error);
+    json_object_end(j);
+}
+
 void report_write_cpu(json_writer *j, const run_result *r, const char *per_key, uint64_t count, int null_when_none) {
     double user_s = tv_seconds(r->cpu_end.ru_utime) - tv_seconds(r->cpu_start.ru_utime);
     double system_s = tv_seconds(r->cpu_end.ru_stime) - tv_seconds(r->cpu_start.ru_stime);
@@ -560,6 +586,7 @@ void report_json(FILE *out, const run_result *r) {
     write_probes(j, r);
     write_users(j, r);
     write_tls(j, r, m, wu);
+    write_quiet(j, r);
 
     json_key(j, "connections");
     json_object_begin(j);

@@ -52,6 +52,7 @@ void worker_init(worker *w, int id, const engine_config *cfg, const request_set 
     w->conn_count = conn_count;
     w->read_buf = worker_xcalloc(1, WORKER_READ_BUFFER_BYTES);
     w->epfd = -1;
+    quiet_init(&w->quiet, cfg->quiet_pids_file, NULL);
     raw_log_init(&w->raw, raw_fd);
     if (requests->from_file) {
         w->entries[PHASE_WARMUP] = entry_stats_new(requests->count, 0);

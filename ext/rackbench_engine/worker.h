@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "count_window.h"
+#include "quiet.h"
 #include "entry_stats.h"
 #include "open_loop.h"
 #include "phase_stats.h"
@@ -175,6 +176,10 @@ struct worker {
     /* --think: the earliest end of a slot's pause (UINT64_MAX: none); the
      * protocol keeps it, the loop wakes for it. */
     uint64_t think_due_ns;
+    /* --think or --quiet-pids: slots pausing before their next request
+     * (counted in in_flight too), and the server-asleep gate (quiet.h). */
+    int thinking;
+    quiet_gate quiet;
 
     /* connection accounting */
     uint64_t connects;          /* successful connects */

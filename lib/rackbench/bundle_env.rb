@@ -29,6 +29,7 @@ module Rackbench
     autoload :Failure, File.expand_path("bundle_env/failure", __dir__)
     autoload :Gemfile, File.expand_path("bundle_env/gemfile", __dir__)
     autoload :Groups, File.expand_path("bundle_env/groups", __dir__)
+    autoload :LockComparison, File.expand_path("bundle_env/lock_comparison", __dir__)
     autoload :Lockfile, File.expand_path("bundle_env/lockfile", __dir__)
     autoload :Progress, File.expand_path("bundle_env/progress", __dir__)
     autoload :Siblings, File.expand_path("bundle_env/siblings", __dir__)
@@ -46,6 +47,9 @@ module Rackbench
     # (2.3: "Bundler could not find compatible versions for gem ..."; 2.4+:
     # "Could not find compatible versions").
     RESOLUTION_CONFLICT = /could not find compatible versions/i.freeze
+    # The settings an environment writes into its own .bundle/config; any
+    # other setting found there is kept.
+    OWN_SETTINGS = %w[BUNDLE_WITHOUT BUNDLE_WITH BUNDLE_FORCE_RUBY_PLATFORM].freeze
     RESOLVE_AFRESH_NOTE = "the lockfile seeded from another environment does not fit this Gemfile: resolving afresh"
     # Runs `gem install` with this ruby's RubyGems, whatever `gem` is on PATH.
     GEM_COMMAND = 'require "rubygems/gem_runner"; require "rubygems/exceptions"; ' \
@@ -62,6 +66,11 @@ module Rackbench
     # lockfile text this environment starts from instead of the app's own
     # (its gem set's, resolved by another ruby), or nil.
     attr_reader :gem_pins, :lock_seed
+    # Whether Bundler installs every gem from its source (its
+    # force_ruby_platform setting: native gems compiled on this ruby, never
+    # a precompiled platform gem).
+    attr_reader :force_ruby_platform
+    alias force_ruby_platform? force_ruby_platform
 
     # :app_dir :: the app's directory (its Gemfile and Gemfile.lock, when present, are used)
     # :gemfile_extra :: Gemfile lines the server needs, e.g. ['gem "puma", ">= 6"'] (default: [])
@@ -75,13 +84,18 @@ module Rackbench
     # :lock_seed :: lockfile text the environment starts from, in place of the app's Gemfile.lock or a
     #               sibling's: the lock of its gem set (Trial::Http::GemSets), whose versions Bundler
     #               then keeps (default: nil)
+    # :force_ruby_platform :: Bundler's force_ruby_platform, in the environment's own config: every native
+    #                         gem is compiled from its source gem on this ruby (`gems: { force_ruby_platform:
+    #                         true }`) (default: false)
     def initialize(app_dir:, install:, gemfile_extra: [], root: self.class.default_root, parent_env: ENV,
-                   install_timeout_s: INSTALL_TIMEOUT_S, groups: Groups.all, gem_pins: {}, lock_seed: nil)
+                   install_timeout_s: INSTALL_TIMEOUT_S, groups: Groups.all, gem_pins: {}, lock_seed: nil,
+                   force_ruby_platform: false)
       @app_dir = File.expand_path(app_dir)
       @groups = groups
       @gem_pins = gem_pins.to_h { |name, parts| [name.to_s.dup.freeze, Array(parts).map { |p| p.to_s.dup.freeze }.freeze] }
                           .freeze
       @lock_seed = lock_seed&.dup&.freeze
+      @force_ruby_platform = force_ruby_platform == true
       @gemfile_extra = gemfile_extra.map { |line| line.to_s.dup.freeze }.freeze
       @install = install
       @root = File.expand_path(root)
@@ -93,7 +107,8 @@ module Rackbench
     # Short digest of what decides the environment's content: the app's
     # location, Gemfile and Gemfile.lock, the extra lines, the ruby, the
     # groups (when any is left out or added), the pinned gems and the lock
-    # it is seeded with (when there are any).
+    # it is seeded with (when there are any), and force_ruby_platform when
+    # it is on.
     def digest
       @digest ||= Digest::SHA256.hexdigest(JSON.generate(digest_inputs))[0, 16]
     end
@@ -199,9 +214,19 @@ module Rackbench
     # Hash of gem name => version from this environment's lockfile (see
     # Lockfile.gem_versions). Raises SetupError when it is not installed.
     def gem_versions
-      Lockfile.gem_versions(File.read(lockfile_path))
-    rescue Errno::ENOENT
-      raise SetupError, "no Gemfile.lock in #{dir}: the bundle is not installed"
+      Lockfile.gem_versions(lockfile_text)
+    end
+
+    # Hash of gem name => the platforms this environment's lockfile locks
+    # it for ("ruby": the source gem; see Lockfile.gem_platforms). Raises
+    # SetupError when it is not installed.
+    def gem_platforms
+      Lockfile.gem_platforms(lockfile_text)
+    end
+
+    # The text of the app's own Gemfile.lock, or nil when it has none.
+    def app_lockfile_text
+      read_app_file("Gemfile.lock")
     end
 
     # The `bundle` script this environment uses: the ruby's own Bundler, or
@@ -270,6 +295,7 @@ module Rackbench
       inputs << { "without" => groups.without, "with" => groups.with } unless groups.none?
       inputs << { "pins" => gem_pins } unless gem_pins.empty?
       inputs << { "lock_seed" => Digest::SHA256.hexdigest(lock_seed) } if lock_seed
+      inputs << { "force_ruby_platform" => true } if force_ruby_platform?
       inputs
     end
 
@@ -313,14 +339,16 @@ module Rackbench
       write_atomically(lockfile_path, Gemfile.seed_lock(seed)) if seed
     end
 
-    # The environment's own .bundle/config (BUNDLE_APP_CONFIG): the groups,
-    # in Bundler's format, read by install, check and the server's
-    # bundler/setup alike.
+    # The environment's own .bundle/config (BUNDLE_APP_CONFIG): the groups
+    # and force_ruby_platform, in Bundler's format, read by install, check
+    # and the server's bundler/setup alike (at run time Bundler picks the
+    # source gem's spec only when the setting is on there too).
     def write_config
       path = File.join(app_config_dir, "config")
       existing = read_file(path)
       settings = existing ? (YAML.safe_load(existing) || {}) : {}
-      wanted = settings.reject { |key, _| %w[BUNDLE_WITHOUT BUNDLE_WITH].include?(key) }.merge(groups.settings)
+      wanted = settings.reject { |key, _| OWN_SETTINGS.include?(key) }.merge(groups.settings)
+      wanted["BUNDLE_FORCE_RUBY_PLATFORM"] = "true" if force_ruby_platform?
       return if wanted == settings && (existing || wanted.empty?)
 
       write_atomically(path, YAML.dump(wanted))

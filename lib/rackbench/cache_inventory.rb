@@ -58,11 +58,20 @@ module Rackbench
       cache.keys.map do |key|
         record = cache.record(key) || {}
         patches = Array(record["patches"]).map { |p| "+ #{p["name"]}" }
-        from = [record.dig("source", "path") && File.basename(record.dig("source", "path")), *patches].compact.join(" ")
+        from = [source_text(record["source"]), *patches].compact.join(" ")
         item("build", "ruby '#{record["name"]}' #{record["version"]} #{key}#{" (#{from})" unless from.empty?}",
              [cache.dir(key), cache.log_dir(key), cache.lock_path(key)], lock: cache.lock_path(key),
                                                                          users: cache.users_path(key))
       end
+    end
+
+    # "ruby-3.4.5.tar.xz", or "ruby at 1a2b3c4d5e" for a git commit (a
+    # bisection's builds are one per commit of one repository).
+    def source_text(source)
+      return nil unless source.is_a?(Hash) && source["path"]
+
+      name = File.basename(source["path"])
+      source["kind"] == "git" && source["commit"] ? "#{name} at #{source["commit"][0, Labels::SHORT_COMMIT]}" : name
     end
 
     def environments
@@ -131,7 +140,7 @@ module Rackbench
     # A build's work directory whose process is gone, and a build directory
     # without its record (a build killed half way) that nobody holds.
     def leftovers
-      work = Dir.glob(File.join(@root, "rubies", "work", "*")).reject { |dir| alive?(dir[/-(\d+)\z/, 1]) }
+      work = Dir.glob(File.join(@root, "rubies", "work", "*")).reject { |dir| PidAlive.call(dir[/-(\d+)\z/, 1]) }
       unfinished = Dir.glob(File.join(@root, "rubies", "*")).select do |dir|
         File.basename(dir).match?(/\A\h{16}\z/) && !File.file?(File.join(dir, Rubies::Build::Cache::RECORD))
       end
@@ -174,10 +183,6 @@ module Rackbench
         next
       end
       total
-    end
-
-    def alive?(pid)
-      PidAlive.call(pid)
     end
   end
 end

@@ -29,6 +29,11 @@ module Rackbench
       "compare" => ["compare_command", "CompareCommand", "compare two configurations or two experiments: ratio, CI, verdict"],
       "gate" => ["gate_command", "GateCommand", "fail when a configuration regressed beyond a threshold (CI): exit 0, 3 or 4"],
       "history" => ["history_command", "HistoryCommand", "each configuration's figure across labelled runs, change points marked"],
+      "bisect" => ["bisect_command", "BisectCommand", "the commit of a ruby or an app (git) that made a figure worse"],
+      "publish" => ["publish_command", "PublishCommand", "a static site of every run: timelines, regressions, comparisons, a feed"],
+      "regressions" => ["regressions_command", "RegressionsCommand", "the regressions publish tracks: list, show, set a state"],
+      "record-failure" => ["record_failure_command", "RecordFailureCommand", "record a run that could not start (a build that failed) for publish's timeline"],
+      "prune" => ["prune_command", "PruneCommand", "delete old runs' trials, keeping the medians publish draws"],
       "worker" => ["worker_command", "WorkerCommand", "run the batches a fleet's queue holds for this host's testbed"],
       "store" => ["store_command", "StoreCommand", "copy results between stores (SQLite, PostgreSQL); upgrade a shared store"],
       "load" => ["load_command", "LoadCommand", "drive HTTP load at a URL with the native engine"],
@@ -44,7 +49,7 @@ module Rackbench
       Usage: rackbench COMMAND [options]
 
       Commands:
-      #{COMMANDS.map { |name, (_, _, text)| format("  %-10s %s", name, text) }.join("\n")}
+      #{COMMANDS.map { |name, (_, _, text)| format("  %-14s %s", name, text) }.join("\n")}
 
       rackbench COMMAND --help shows the options of a command.
       rackbench --version prints the version.

@@ -236,6 +236,8 @@ module Rackbench
           checker.fail!("measure", "instructions needs load.count (a window of N requests, e.g. load: { count: 2000 }): " \
                                    "under valgrind a duration is very different work per configuration")
         end
+        problem = configurations.lazy.filter_map { |config| Instructions::SettingsCheck.problem(config) }.first
+        checker.fail!(*problem) if problem
       end
 
       # A WebSocket workload runs against the server itself, under no
@@ -458,6 +460,12 @@ module Rackbench
     # per_ruby`) rather than all installing one set per app and server.
     def gems_per_ruby?
       gems&.per_ruby? || false
+    end
+
+    # Whether every environment compiles native gems from source (`gems: {
+    # force_ruby_platform: true }`, Bundler's setting of that name).
+    def gems_force_ruby_platform?
+      gems&.force_ruby_platform? || false
     end
 
     private

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "registry"
+
 module Rackbench
   # Topologies: what stands between the load engine and the app server
   # (`proxy:` in the experiment file, doc/topologies.md). "none" sends the

@@ -14,6 +14,7 @@ require_relative "report/concurrency_sweep"
 require_relative "report/batch_figures"
 require_relative "report/machine_match"
 require_relative "report/hosts"
+require_relative "report/gem_notes"
 require_relative "report/diffs"
 
 module Rackbench
@@ -127,6 +128,13 @@ module Rackbench
       @gem_differences ||= GemDifferences.of(@configs)
     end
 
+    # What differs between the configurations of each app in how their
+    # gems were built or bundled, at one version (Report::GemNotes): notes,
+    # not flags; [] when nothing does.
+    def gem_notes
+      @gem_notes ||= GemNotes.of(@configs)
+    end
+
     # What throughput counts: the unit of its trials' kind ("req/s", or
     # "msg/s" for a micro-benchmark).
     def rate_unit
@@ -169,6 +177,7 @@ module Rackbench
         "dimensions" => dimensions, "rate_unit" => rate_unit,
         "configs" => @configs.map(&:to_h),
         "gem_differences" => gem_differences,
+        "gem_notes" => gem_notes,
         "inside_noise" => inside_noise,
         "trials" => @trials.map { |t| trial_hash(t) }
       }.tap do |document|

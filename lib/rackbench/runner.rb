@@ -82,6 +82,9 @@ module Rackbench
     #            (Labels.capture) as part of the experiment's identity (default: {})
     # :host :: the name stored with each trial as the host that ran it (default: this machine's host name)
     # :batch :: run this batch of the plan only (a fleet's claim, Fleet::Worker) (default: nil: all)
+    # :through_batch :: run the plan's batches up to this one only: a command that adds batches while
+    #                   its comparisons cannot say (Bisect) runs a plan made for its most batches, a few
+    #                   at a time, stored as one experiment (default: nil: all)
     # :rerun :: with batch, run the batch's stored trials again too, each as the next attempt at its key
     #           (its earlier attempts kept as history): a batch runs whole on one host (default: false)
     # :queued :: the stored row (Store#experiment) of the experiment a fleet's worker runs a batch of:
@@ -90,7 +93,7 @@ module Rackbench
     def initialize(source:, results_dir:, store: nil, resume: false, retry_failed: false, fail_fast: false, out: $stdout,
                    err: $stderr, installs: nil, layout: nil, ready_timeout_s: READY_TIMEOUT_S, stop_grace_s: 10, environment: nil,
                    parent_env: ENV, collaborators: {}, watchdog: Watchdog, machine: nil, detect: nil, labels: {},
-                   host: Etc.uname[:nodename], batch: nil, rerun: false, queued: nil)
+                   host: Etc.uname[:nodename], batch: nil, through_batch: nil, rerun: false, queued: nil)
       @source = source
       @queued = queued
       @detect = detect
@@ -118,6 +121,7 @@ module Rackbench
       @watchdog = watchdog
       @host = host
       @batch = batch
+      @through_batch = through_batch
       @rerun = rerun
     end
 
@@ -303,6 +307,7 @@ module Rackbench
     def run_remaining(store, experiment_id, done, retries, environment, estimate)
       remaining = plan.remaining(done - retries.keys)
       remaining = remaining.select { |trial| trial.batch == @batch } if @batch
+      remaining = remaining.select { |trial| trial.batch <= @through_batch } if @through_batch
       retries = retries.slice(*remaining.map(&:key)) # failures of trials the plan no longer has stay as they are
       announce(done, remaining, retries, estimate.remaining(remaining), preparation(remaining))
       # What every remaining trial needs (their gems) is made ready first:

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "registry"
 require_relative "server_options"
 
 module Rackbench

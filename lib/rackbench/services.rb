@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "registry"
+
 module Rackbench
   # Services: the database and caches an app needs, started by rackbench
   # from Debian's packages (`services:` of an app, doc/services.md):

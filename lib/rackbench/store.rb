@@ -12,6 +12,7 @@ module Rackbench
   class Store; end
 end
 require_relative "store/connection"
+require_relative "store/template"
 require_relative "store/schema"
 require_relative "store/record_codec"
 require_relative "store/history"
@@ -80,7 +81,9 @@ module Rackbench
 
     # See Store.open.
     def initialize(target, upgrade: true)
-      @db, @location = Connection.connect(target)
+      # Only a store that may create the schema starts from the template:
+      # upgrade: false refuses a database without one.
+      @db, @location = Connection.connect(target, template: upgrade)
       guard("open") { Schema.migrate!(@db, @location, upgrade: upgrade) }
     rescue StandardError
       @db&.disconnect

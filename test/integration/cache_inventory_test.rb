@@ -26,14 +26,13 @@ describe Rackbench::CacheInventory do
     FileUtils.rm_rf([@root, @results])
   end
 
-  def build(key, name:, users: [], days_ago: 0)
+  def build(key, name:, users: [], days_ago: 0, source: { "path" => "/src/ruby-3.4.5.tar.xz" })
     dir = File.join(@root, "rubies", key)
     FileUtils.mkdir_p(File.join(dir, "prefix", "bin"))
     File.write(File.join(dir, "prefix", "bin", "ruby"), "#!/bin/sh\n")
     File.chmod(0o755, File.join(dir, "prefix", "bin", "ruby"))
     File.write(File.join(dir, "recipe.json"),
-               JSON.generate("key" => key, "name" => name, "version" => "3.4.5",
-                             "source" => { "path" => "/src/ruby-3.4.5.tar.xz" }, "patches" => []))
+               JSON.generate("key" => key, "name" => name, "version" => "3.4.5", "source" => source, "patches" => []))
     File.write(File.join(dir, "users"), users.map { |u| "#{u}\n" }.join)
     lock = File.join(@root, "rubies", "#{key}.lock")
     File.write(lock, "")
@@ -90,6 +89,13 @@ describe Rackbench::CacheInventory do
     assert_equal [[@results], [@results], [@results]], items.map(&:users), "results directories that still exist only"
     assert_equal [false, true, true], items.map(&:in_use), "a gem directory is in use with its environment"
     assert items[0].bytes.positive?
+  end
+
+  it "names a build from a git repository by its commit (a bisection builds one per commit)" do
+    build("cccccccccccccccc", name: "dev", users: [@results],
+                              source: { "kind" => "git", "path" => "/src/ruby", "ref" => "1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f0e",
+                                        "commit" => "1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f0e" })
+    assert_equal ["ruby 'dev' 3.4.5 cccccccccccccccc (ruby at 1f2e3d4c5b)"], inventory.items.map(&:name)
   end
 
   it "prunes what no stored experiment uses, never what a running process holds" do

@@ -80,19 +80,31 @@ describe Rackbench::Trial::Http::GemSets do
     assert_nil per_ruby.base(exp.configurations.first)
     assert_equal ["gems resolved by each ruby on its own (gems: per_ruby)"], per_ruby.describe(exp.configurations)
   end
-
-  it "finds the gems of the set another ruby does not lock at the set's version, not those it adds" do
-    set = { "rails" => "7.2.4", "rack" => "3.1.8", "nokogiri" => "1.18.10", "bundler" => "2.3.15" }
-    other = { "rails" => "8.1.4.1", "rack" => "3.1.8", "mini_portile2" => "2.8.9", "bundler" => "2.6.9" }
-    differences = GemSets.differences(set, other)
-    assert_equal [["rails", "7.2.4", "8.1.4.1"], ["nokogiri", "1.18.10", nil]], differences
-    assert_equal "it locks rails 8.1.4.1 where the set has 7.2.4 (and 1 more)", GemSets.describe_differences(differences)
-    assert_equal "it does not lock nokogiri (the set has 1.18.10)", GemSets.describe_differences(differences.last(1))
-    assert_empty GemSets.differences(set, set.merge("bundler" => "9.9.9", "extra" => "1.0"))
-  end
 end
 
 describe "Rackbench::Trial::Http::BundleCache with a gem set" do
+  # What Ruby 3.1's Bundler 2.3 locks for nokogiri: the source gem and its
+  # build tools.
+  NATIVE_SOURCE_LOCK = <<~LOCK
+    GEM
+      remote: https://rubygems.org/
+      specs:
+        mini_portile2 (2.8.9)
+        nokogiri (1.18.10)
+          mini_portile2 (~> 2.8.2)
+          racc (~> 1.4)
+        racc (1.8.1)
+
+    PLATFORMS
+      x86_64-linux
+
+    DEPENDENCIES
+      nokogiri
+
+    BUNDLED WITH
+       2.3.15
+  LOCK
+
   GemSetAdapter = Struct.new(:name) do
     def gem_lines(_engine) = ["gem \"#{name}\""]
   end
@@ -143,6 +155,39 @@ describe "Rackbench::Trial::Http::BundleCache with a gem set" do
     assert_kind_of Float, bundles.install_s(other)
   end
 
+  it "keeps a set that another ruby installs as a platform gem of the same version, and says so" do
+    File.write(File.join(@app_dir, "Gemfile.lock"), NATIVE_SOURCE_LOCK)
+    set = cache(StringIO.new).fetch(app, install("old", "3.1.2"), GemSetAdapter.new("puma"), log_dir: @tmp)
+    precompiled = File.join(@tmp, "precompiled.lock")
+    File.write(precompiled, NATIVE_SOURCE_LOCK.sub("nokogiri (1.18.10)\n      mini_portile2 (~> 2.8.2)\n",
+                                                   "nokogiri (1.18.10-x86_64-linux-gnu)\n")
+                                              .sub("    mini_portile2 (2.8.9)\n", ""))
+    out = StringIO.new
+    other = cache(out, "FAKE_LOCK" => precompiled).fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"),
+                                                         log_dir: @tmp, set: set)
+    assert_equal({ "nokogiri" => ["x86_64-linux-gnu"], "racc" => ["ruby"] }, other.gem_platforms)
+    assert_includes out.string, "  mine: new (ruby 3.4.5) runs the set's versions as other platforms: nokogiri 1.18.10 " \
+                                "x86_64-linux-gnu (the set: source)\n"
+    assert_includes out.string, "  mine: new (ruby 3.4.5) leaves out mini_portile2 2.8.9, which the set needs only to " \
+                                "compile nokogiri from source\n"
+  end
+
+  it "names what an environment resolving on its own changed of the app's lock, and writes force_ruby_platform" do
+    File.write(File.join(@app_dir, "Gemfile.lock"), NATIVE_SOURCE_LOCK)
+    changed = File.join(@tmp, "changed.lock")
+    File.write(changed, NATIVE_SOURCE_LOCK.sub("racc (1.8.1)", "racc (1.8.2)"))
+    out = StringIO.new
+    bundle = cache(out, "FAKE_LOCK" => changed).fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"),
+                                                      log_dir: @tmp, force_ruby_platform: true)
+    assert_includes out.string, "  mine: new (ruby 3.4.5) changed the app's Gemfile.lock: racc 1.8.2 (locked: 1.8.1)\n"
+    assert bundle.force_ruby_platform?
+    assert_equal({ "BUNDLE_FORCE_RUBY_PLATFORM" => "true" }, YAML.safe_load(File.read("#{@calls}.config")),
+                 "the config Bundler's install read")
+    plain = cache(StringIO.new).fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"), log_dir: @tmp)
+    refute_equal bundle.dir, plain.dir, "another environment"
+    refute plain.force_ruby_platform?
+  end
+
   it "stops with the first gem another ruby locks at another version, naming the ruby and the set's" do
     set = cache(StringIO.new).fetch(app, install("old", "3.1.2"), GemSetAdapter.new("puma"), log_dir: @tmp)
     out = StringIO.new
@@ -152,7 +197,7 @@ describe "Rackbench::Trial::Http::BundleCache with a gem set" do
     end
     assert_match(/\Acannot install the gem set of mine \+ puma \(resolved on old \(ruby 3\.1\.2\)\) on new \(ruby 3\.4\.5\): /,
                  error.message)
-    assert_match(/it locks rack 3\.1\.0 where the set has 3\.0\.8; `gems: per_ruby` lets each ruby resolve its own/,
+    assert_match(/: it locks rack 3\.1\.0 where the set has 3\.0\.8; to run one rack on every ruby, pin it to the set's version \(gems: \{ rack: "3\.0\.8" \}\); or let each ruby resolve its own \(gems: per_ruby\) \(log: .*bundle-mine-new-puma\.log\)\z/,
                  error.message)
     again = assert_raises(Rackbench::SetupError) do
       bundles.fetch(app, install("new", "3.4.5"), GemSetAdapter.new("puma"), log_dir: @tmp, set: set)
@@ -194,7 +239,8 @@ describe "Rackbench::Runner preparing the gems" do
     first_boot = out.string.index("1/4")
     assert_operator out.string.index("Gems: rack-hello + puma: one gem set, resolved on ruby"), :<, first_boot
     # The variants share their install: one environment, fetched again by each trial.
-    assert_equal({ app: "rack-hello", ruby: "ruby", server: "puma", pins: {}, set: nil }, bundles.fetched_with.first)
+    assert_equal({ app: "rack-hello", ruby: "ruby", server: "puma", pins: {}, set: nil, force_ruby_platform: false },
+                 bundles.fetched_with.first)
     assert_equal 5, bundles.fetched_with.size, "prepared once, then fetched by each of the 4 trials"
   end
 

@@ -12,6 +12,8 @@ require "open3"
 # (doc/methodology.md, "Inside the server"): each process's delta, summed,
 # divided by the engine's responses in its window.
 module InsideRuns
+  extend Rackbench::TestHelpers, Rackbench::Test::Cli
+
   APP = File.expand_path("../fixtures/apps/counted", __dir__)
   # Far above the server's own allocations per request (Puma's are about
   # 50): what is counted is the app's, within the 2% the claim allows.

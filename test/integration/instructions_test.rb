@@ -9,7 +9,10 @@ require "open3"
 # under callgrind), shared by the assertions. Its instructions trial's
 # counts are consistent (the processes sum to the total, the total over the
 # window's responses is the figure, the window is exactly load.count
-# requests); its time trial counts in no instructions figure and the
+# requests); every Ruby process ran its GC at the window's start and
+# reported its cycles, the GC's instructions were told apart (Debian's
+# stripped libruby: by the GC probe) and every request waited for the
+# three processes to sleep; its time trial counts in no instructions figure and the
 # instructions trial in no time figure; a ruby valgrind cannot run is left
 # out of the plan before the run, with the reason, and runs nowhere; and
 # nothing is left running. About a minute here (a cluster's boot under
@@ -36,6 +39,8 @@ describe "instructions per request (integration)" do
         processes: 2
         threads: 1
         measure: [time, instructions]
+        # A malloc limit this low starts a minor GC every few requests: the window's GC to count apart.
+        env: { RUBY_GC_MALLOC_LIMIT: 16384, RUBY_GC_MALLOC_LIMIT_MAX: 16384 }
         load: { count: #{COUNT}, warmup: 0.5s, timeout: 10s } # a timeout given: no calibration boot
       YAML
       results = File.join(dir, "results")
@@ -71,8 +76,9 @@ describe "instructions per request (integration)" do
     assert_equal 2, roles.count("worker"), "both forked workers ran under callgrind: #{doc["processes"]}"
     assert_operator doc["functions"].size, :>, 10
     assert_operator doc["functions"].sum { |f| f["instructions"] }, :<=, doc["instructions"]
-    # Its load: one connection, a 10 ms pause, the measure marked.
-    assert_equal [1, 0.01, "instructions"], counted.load_settings.values_at("connections", "think_s", "measure")
+    # Its load: four connections per server process (the warmup reaches both workers), a 10 ms pause, the
+    # measure marked.
+    assert_equal [8, 0.01, "instructions"], counted.load_settings.values_at("connections", "think_s", "measure")
     # callgrind's own files stay with the trial.
     work = Dir.glob(File.join(outcome[:results], "work", "*-instructions", "instructions")).first
     assert_operator Dir.glob(File.join(work, "callgrind.*.1")).size, :>=, 3
@@ -89,7 +95,27 @@ describe "instructions per request (integration)" do
     config = JSON.parse(outcome[:out])["configs"].first
     assert_equal [1, 1], [config["batches"], config.dig("instructions", "batches")]
     assert_equal [time_trial.rate.round(3)], config["rps_per_batch"].map { |v| v.round(3) }
-    assert_in_delta counted.instructions["per_request"], config.dig("instructions", "per_request", "median"), 1e-6
+    assert_in_delta counted.instructions["outside_gc_per_request"], config.dig("instructions", "per_request", "median"), 1e-6
+    assert_equal "outside_gc", config.dig("instructions", "method")
+  end
+
+  it "counts the GC apart: every Ruby process's cycles, the collector's instructions, the rest outside it" do
+    doc = counted.instructions
+    gc = doc["gc"]
+    refute_nil gc, "the GC agent's counts"
+    assert_equal doc["processes"].map { |p| p["pid"] }.sort, gc["processes"].map { |p| p["pid"] }.sort,
+                 "the master and both workers ran their GC at the edge"
+    assert(gc["processes"].none? { |p| p["missing"] })
+    assert_operator gc["cycles"]["minor"], :>, 0, "the low malloc limit's minor GCs"
+    assert_equal "probe", gc["source"], "Debian's libruby is stripped: the probe found its collector"
+    refute_nil gc["instructions"]
+    assert_operator gc["instructions"], :<, doc["instructions"]
+    assert_in_delta (doc["instructions"] - gc["instructions"]).fdiv(COUNT), doc["outside_gc_per_request"], 1e-6
+    # The gate watched the three processes; every request of the window looked at least once.
+    quiet = JSON.parse(JSON.generate(counted.result))["quiet"]
+    assert_equal 3, quiet["pids"]
+    assert_nil quiet["error"]
+    assert_operator doc["quiet"]["checks"], :>=, COUNT
   end
 
   it "refuses, before the run, the ruby valgrind cannot run, with the reason, and runs it nowhere" do

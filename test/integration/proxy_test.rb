@@ -169,6 +169,8 @@ end
 # rack-hello behind nginx and varnish (the plumbing of full trials), and
 # rails-posts' anonymous /posts direct and behind nginx-cache (the cache).
 module ProxyRun
+  extend Rackbench::TestHelpers, Rackbench::Test::Cli
+
   DIR = Dir.mktmpdir("rackbench-proxy-run")
   Minitest.after_run { FileUtils.rm_rf(DIR) }
   RESULTS = File.join(DIR, "results")

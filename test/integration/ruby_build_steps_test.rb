@@ -73,7 +73,7 @@ describe Rackbench::Rubies::Build do
       refute_equal before, recipe(source: tree).key
     end
 
-    it "resolves a git ref to its commit, and a ref that names nothing is an error" do
+    it "resolves a git ref to its commit, keys the build by the commit alone, and a ref that names nothing is an error" do
       repo = File.join(@tmp, "repo")
       FileUtils.cp_r(SOURCE, repo)
       git = ->(*args) { system("git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", *args, out: File::NULL, err: File::NULL) }
@@ -83,7 +83,9 @@ describe Rackbench::Rubies::Build do
       commit = `git -C #{repo} rev-parse HEAD`.strip
 
       git_recipe = recipe(source: repo, ref: "HEAD")
-      assert_equal({ "kind" => "git", "commit" => commit, "ref" => "HEAD" }, git_recipe.inputs["source"])
+      assert_equal({ "kind" => "git", "commit" => commit }, git_recipe.inputs["source"])
+      assert_equal "HEAD", git_recipe.to_h["source"]["ref"], "the ref given is kept in the record"
+      assert_equal git_recipe.key, recipe(source: repo, ref: commit).key, "a branch and its commit: one build"
       error = assert_raises(Rackbench::ConfigError) { recipe(source: repo, ref: "no-such-branch").key }
       assert_match(/ref no-such-branch names no commit/, error.message)
     end
@@ -181,6 +183,25 @@ describe Rackbench::Rubies::Build do
       assert_equal first.path, again.path
       refute_match(/Building/, @out.string)
       assert_match(/the build #{first.recipe["key"]} of 3.9.1 from the cache/, @out.string)
+    end
+
+    it "builds a git commit once, whichever ref names it, and describes it by the ref each asked for" do
+      repo = File.join(@tmp, "repo")
+      FileUtils.cp_r(SOURCE, repo)
+      system("git", "-C", repo, "init", "-q", "-b", "master", exception: true)
+      system("git", "-C", repo, "add", ".", exception: true)
+      system("git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one", exception: true)
+      commit = `git -C #{repo} rev-parse HEAD`.strip
+
+      nightly = build(recipe(source: repo, ref: "master"))
+      @out.truncate(0)
+      @out.rewind
+      bisect = build(recipe(source: repo, ref: commit))
+
+      assert_equal nightly.path, bisect.path
+      assert_match(/from the cache/, @out.string)
+      assert_equal [%w[master], [commit]], [nightly, bisect].map { |i| [i.recipe["source"]["ref"]] }
+      assert_equal [commit, commit], [nightly, bisect].map { |i| i.recipe["source"]["commit"] }
     end
 
     it "fails on a patch that does not apply, in one line naming the patch and the file, before configure" do

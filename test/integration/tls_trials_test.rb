@@ -18,6 +18,8 @@ require "support/test_rubies"
 # The experiment, kept out of the top level (the integration lanes load
 # several files into one process).
 module TlsTrialsTestFixtures
+  extend Rackbench::TestHelpers, Rackbench::Test::Cli
+
   def self.experiment = <<~YAML
     name: tls-trials
     seed: 5

@@ -39,7 +39,8 @@ describe Rackbench::CLI::CapacityCommand do
   end
 
   it "prints the answers' table and the steps, and writes capacity.json, capacity.html and capacity.log" do
-    assert_equal Rackbench::CLI::EXIT_OK, capacity(ceiling_engine)
+    # --wide: the table's rows whole (a row is matched on one line).
+    assert_equal Rackbench::CLI::EXIT_OK, capacity(ceiling_engine, "--wide")
     assert_match(/\[c1 b1\] step 1 ramp 100 req\/s: pass \(p99 12\.\d\dms, errors 0\.00%\)/, out.string)
     assert_match(/\[c1 b1\] step 3 ramp 400 req\/s: fail \(p99 \d+\.\d\dms, errors 0\.00%\): p99 \d+\.\d\dms above 50\.00ms/, out.string)
     assert_match(/\| puma rack-hello 1x1 \| +300 \| +- \| 25.0 req\/s \| +25,920,000 \|/, out.string)
@@ -88,7 +89,7 @@ describe Rackbench::CLI::CapacityCommand do
         Rackbench::LoadResult.new(result.to_h.merge("cpu" => result.cpu.merge("saturated" => true, "utilization" => 0.99)))
       end
     end
-    assert_equal Rackbench::CLI::EXIT_FAILURE, capacity(saturated.new(ceiling: 300))
+    assert_equal Rackbench::CLI::EXIT_FAILURE, capacity(saturated.new(ceiling: 300), "--wide")
     assert_match(/step 1 ramp 100 req\/s: INVALID \(p99 12\.\d\dms, errors 0\.00%\): the engine's CPU was saturated/, out.string)
     assert_match(/batch 1: the step at 100 req\/s was invalid 3 times/, out.string)
     assert_match(/\| puma rack-hello 1x1 \| +none \|/, out.string)

@@ -53,6 +53,22 @@ describe "Rackbench::Experiment gems:" do
     refute parse("gems: { per_ruby: false, rails: \"7.2.2\" }\n").gems_per_ruby?
   end
 
+  it "forces the ruby platform when asked, alone or beside per_ruby and pins, and only then changes the fingerprint" do
+    forced = parse("gems: { force_ruby_platform: true }\n")
+    assert forced.gems_force_ruby_platform?
+    refute forced.gems_per_ruby?
+    assert_equal({}, forced.configurations.first.gems, "no pin, no dimension")
+    refute_equal parse("").fingerprint, forced.fingerprint
+    assert_equal parse("").fingerprint, parse("gems: { force_ruby_platform: false }\n").fingerprint
+    refute parse("").gems_force_ruby_platform?
+    both = parse("gems: { per_ruby: true, force_ruby_platform: true, rails: \"~> 7.2.0\" }\n")
+    assert both.gems_per_ruby? && both.gems_force_ruby_platform?
+    assert_equal({ "rails" => "~> 7.2.0" }, both.configurations.first.gems)
+    step = forced.derive(name: "step", only: forced.configurations.first)
+    assert step.gems_force_ruby_platform?, "a derived step compiles as its experiment did"
+    assert_match(/gems\.force_ruby_platform: must be true or false/, error("gems: { force_ruby_platform: always }\n"))
+  end
+
   it "excludes by a gem dimension's values, spelt any way, and refuses values outside it" do
     experiment = parse(<<~YAML)
       rubies: [ruby, { name: other, ruby: ruby, options: [--yjit] }]

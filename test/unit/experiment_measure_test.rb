@@ -34,6 +34,9 @@ describe "Rackbench::Experiment measure and load.count" do
     assert_equal [1], build_experiment("measure" => %w[time instructions], "load" => { "count" => 9 }).load["connections"]
     assert_equal [4], build_experiment("measure" => "instructions", "load" => { "count" => 9, "connections" => 4 })
       .load["connections"]
+    # Several processes: four connections each, so that the warmup reaches every worker.
+    assert_equal [8], build_experiment("measure" => "instructions", "processes" => [1, 2], "load" => { "count" => 9 })
+      .load["connections"]
   end
 
   it "takes a think time, left to the trial's measure when auto" do
@@ -69,6 +72,18 @@ describe "Rackbench::Experiment measure and load.count" do
                         "load.count: is a closed-loop window: it cannot be combined with load.rate")
     assert_config_error({ "load" => { "count" => 10, "protocol" => "h2c" } },
                         "load.count: is not supported with load.protocol h2c or h2 yet")
+  end
+
+  it "refuses, with the reason, the load settings an instructions trial cannot count steadily, and no others" do
+    counting = ->(load) { { "measure" => "instructions", "load" => { "count" => 100 }.merge(load) } }
+    assert_config_error(counting.call("threads" => 2, "connections" => 2),
+                        "load.threads: 2 engine threads cannot count instructions")
+    assert_config_error(counting.call("warmup_count" => 999), "load.warmup_count: 999 is too few for instructions")
+    assert_config_error(counting.call("host" => "ssh://bench@10.0.0.2", "timeout" => "2s"), "load.host: an instructions window's requests wait")
+    # Safe: every request waits for the server to sleep, the GC is apart.
+    build_experiment(counting.call("connections" => 4, "think" => 0, "warmup_count" => 1000))
+    # A time trial takes them all.
+    build_experiment("load" => { "count" => 100, "threads" => 2, "connections" => 2, "warmup_count" => 10 })
   end
 
   it "estimates a count's window at a guess per request, ten times that under valgrind" do

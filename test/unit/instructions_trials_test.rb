@@ -26,6 +26,7 @@ describe "instructions trials in a run" do
       answers.define_singleton_method(:reason) do |variant, env:|
         refused.include?(variant.name) ? "#{variant.name} cannot run under valgrind (--instr-atstart=no): [BUG]" : nil
       end
+      answers.define_singleton_method(:gc_entries) { |_variant, env:| nil }
     end
   end
 
@@ -80,10 +81,18 @@ describe "instructions trials in a run" do
     assert_empty launches[false][:wrapper], "a time trial's server runs as it is"
     assert_equal [70, 7], [launches[true][:ready_timeout_s], launches[false][:ready_timeout_s]]
     refute launches[true][:env].to_h.key?("RACKBENCH_INSIDE"), "no counting agent under valgrind"
+    # The GC agent alone, on the window channel, FIFOs where pipes cannot reach.
+    assert_equal %w[1 1 1], launches[true][:env].to_h.values_at("RACKBENCH_WINDOW", "RACKBENCH_INSTRUCTIONS_GC",
+                                                               "RACKBENCH_WINDOW_FIFO")
+    refute launches[false][:env].to_h.key?("RACKBENCH_INSTRUCTIONS_GC")
     assert_equal "counting", launches[false][:env].to_h["RACKBENCH_INSIDE"]
     # The instructions trial warms up by count (its window's, at least 1,000), the time trial by time.
     assert_equal [[300, 1, 0.0, nil], [300, 1, 0.01, 1000]],
                  engine.settings.map { |s| [s.count, s.connections, s.think_s, s.warmup_count] }.sort_by { |s| s[2] }
+    # Its requests wait for the server to sleep: the gate's pids file, in its instructions directory.
+    gated = engine.settings.find { |s| s.think_s.positive? }
+    assert_equal File.join(launches[true][:work_dir], "instructions", "quiet.pids"), gated.quiet_pids_file
+    assert_nil engine.settings.find { |s| s.think_s.zero? }.quiet_pids_file
     assert_equal "instructions", counted.load_settings["measure"]
     refute timed.load_settings.key?("measure")
   end

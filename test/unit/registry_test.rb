@@ -5,8 +5,8 @@ require "json"
 require "stringio"
 
 # Parts that register themselves (Registry): the servers, the proxies and
-# the services, and `rackbench services`, which lists the last two from
-# their registries.
+# the services (`rackbench services`, which asks each installed program its
+# version, is test/integration/services_command_test.rb).
 describe Rackbench::Registry do
   let(:dir) { Dir.mktmpdir("rackbench-registry") }
   after { FileUtils.rm_rf(dir) }
@@ -34,32 +34,5 @@ describe Rackbench::Registry do
     assert_equal %w[postgresql redis memcached], Rackbench::Services.names
     refute_same Rackbench::Services.fetch("redis"), Rackbench::Services.fetch("redis"), "a fresh kind per fetch"
     assert_raises(Rackbench::ConfigError) { Rackbench::Services.fetch("mysql") }
-  end
-
-  describe "rackbench services" do
-    let(:out) { StringIO.new }
-
-    # A kind of service of the test's own: found by the command because
-    # it registered itself, installed or not.
-    class RegistryTestService < Rackbench::Services::Kind
-      def name = "registry-test"
-      def title = "Registry Test"
-      def package = "registry-test-server"
-      def default_env = "REGISTRY_TEST_URL"
-      def programs = { server: "rackbench-registry-test-missing-program" }
-    end
-
-    it "lists every registered service and proxy, and says which are not installed here" do
-      Rackbench::Services.register("registry-test") { RegistryTestService.new }
-      assert_equal Rackbench::CLI::EXIT_OK, Rackbench::CLI.run(%w[services --json], out: out, err: StringIO.new)
-      listed = JSON.parse(out.string)
-      assert_equal %w[postgresql redis memcached registry-test], listed["services"].map { |s| s["name"] }
-      assert_equal %w[nginx nginx-cache varnish], listed["proxies"].map { |p| p["name"] }
-      mine = listed["services"].last
-      assert_nil mine["version"]
-      assert_match(/needs rackbench-registry-test-missing-program .*apt-get install registry-test-server/, mine["missing"])
-    ensure
-      Rackbench::Services::REGISTRY.unregister("registry-test")
-    end
   end
 end

@@ -113,6 +113,60 @@ describe "the gems in the report" do
                     "rack 3.1.8 (A) vs 3.2.4 (B), railties 7.2.4 (A) vs 8.1.4.1 (B) [g: not a dimension of the comparison]"
   end
 
+  # One gem set on three rubies: the same versions everywhere, nokogiri
+  # compiled from source on 3.1 (with its build tool mini_portile2) and
+  # precompiled on the others.
+  def one_set_of_platforms
+    source = RAILS_72.merge("nokogiri" => "1.18.10", "mini_portile2" => "2.8.9")
+    precompiled = RAILS_72.merge("nokogiri" => "1.18.10")
+    platforms = { "ruby" => { "nokogiri" => "ruby", "puma" => "ruby" },
+                  "r33" => { "nokogiri" => "x86_64-linux-gnu", "puma" => "ruby" },
+                  "r34" => { "nokogiri" => "x86_64-linux-gnu", "puma" => "ruby" } }
+    Rackbench::Store.open(Dir.mktmpdir("store", dir)) do |store|
+      rates = %w[ruby r33 r34].to_h { |ruby| [dims(ruby), [1000, 1010, 990]] }
+      ReportStore.fill(store, rates, fields: lambda { |d, _, _|
+        gems = d["ruby"] == "ruby" ? source : precompiled
+        { identity: { "gems" => gems, "gem_platforms" => platforms[d["ruby"]] }, gem_versions: gems }
+      })
+      Rackbench::Report.new(store)
+    end
+  end
+
+  it "notes a native gem built otherwise at the same version, and a source gem's build tool, without a g flag" do
+    report = one_set_of_platforms
+    assert_empty report.gem_differences
+    assert(report.configs.all? { |c| c.flags.none? { |f| f["kind"] == "gems_differ" } }, "no g flag")
+    notes = report.gem_notes
+    assert_equal [["platform", "nokogiri"], ["only_some", "mini_portile2"]], notes.map { |n| n.values_at("kind", "gem") }
+    assert_equal "nokogiri 1.18.10: source on ruby, x86_64-linux-gnu on r33, r34", notes.first["text"]
+    assert_equal [["ruby", "ruby"], ["x86_64-linux-gnu", "r33, r34"]],
+                 notes.first["platforms"].map { |p| p.values_at("platform", "label") }
+    assert_equal "mini_portile2 2.8.9: in the bundle on ruby, not on r33, r34", notes.last["text"]
+    assert_equal({ "nokogiri" => "x86_64-linux-gnu", "puma" => "ruby" }, report.configs.last.to_h["gem_platforms"])
+
+    text = report.terminal_table
+    assert_includes text, "Gems built or bundled otherwise (the same versions; notes, not flags):\n" \
+                          "  rails-hello: nokogiri 1.18.10: source on ruby, x86_64-linux-gnu on r33, r34\n" \
+                          "  rails-hello: mini_portile2 2.8.9: in the bundle on ruby, not on r33, r34\n"
+    refute_includes text, "Gems that differ"
+    refute_match(/g gems differ/, text)
+    doc = JSON.parse(JSON.generate(report.to_h))
+    assert_equal %w[platform only_some], doc["gem_notes"].map { |n| n["kind"] }
+    path = File.join(dir, "report.html")
+    report.write_html(path)
+    html = File.read(path)
+    assert_includes html, "Gems built or bundled otherwise"
+    assert_includes html, "<td>nokogiri 1.18.10: source on ruby, x86_64-linux-gnu on r33, r34</td>"
+  end
+
+  it "notes nothing when the platforms agree, or a gem-choosing dimension explains a gem only some bundles hold" do
+    same = report({ dims("ruby") => RAILS_72, dims("r34") => RAILS_72 })
+    assert_empty same.gem_notes
+    refute_includes same.terminal_table, "built or bundled otherwise"
+    servers = report({ dims("r34") => RAILS_72, dims("r34", "server" => "unicorn") => RAILS_72.except("puma").merge("unicorn" => "6.1.0") })
+    assert_empty servers.gem_notes, "unicorn and puma are the server's choice"
+  end
+
   it "reads the lock stored with trials from before the agent reported gems, without Bundler" do
     old = Rackbench::Store.open(Dir.mktmpdir("store", dir)) do |store|
       ReportStore.fill(store, { dims("ruby") => [1000, 1010] }, fields: lambda { |_, _, _|

@@ -155,9 +155,10 @@ describe "instructions per request in the report" do
     assert_empty r.configs.first.flags
   end
 
-  it "flags an instructions batch far out of line (a major GC in one window only)" do
+  it "flags an instructions batch far out of line (a major GC in one window only), and a CV above 0.5%" do
     r = report(counts: { a => plain + [200_010, 209_000] })
-    assert_equal ["outlier"], r.configs.first.flags.map { |f| f["kind"] }
+    assert_equal %w[outlier high_variance], r.configs.first.flags.map { |f| f["kind"] }
+    assert_match(/CV 1\.\d\d% > 0\.5%/, r.configs.first.flags.last["message"])
     assert_match(/batch 7: 209,000 instructions per request/, r.configs.first.flags.first["message"])
   end
 end

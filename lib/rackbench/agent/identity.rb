@@ -111,7 +111,9 @@ module RackbenchIdentity
       "malloc" => malloc,
       "gc_compact" => gc_compact,
       "bundle_without" => bundle_without,
-      "gems" => loaded_gems
+      "force_ruby_platform" => force_ruby_platform,
+      "gems" => loaded_gems,
+      "gem_platforms" => gem_platforms
     }
   end
 
@@ -125,6 +127,34 @@ module RackbenchIdentity
     gems = {}
     Gem.loaded_specs.each { |name, spec| gems[name.to_s] = spec.version.to_s }
     gems
+  rescue StandardError
+    nil
+  end
+
+  # How each native gem activated in this process was built, name =>
+  # platform: a precompiled gem's platform ("x86_64-linux-gnu"), or "ruby"
+  # for a source gem whose extension was compiled on install. Pure-Ruby
+  # gems are left out. nil without RubyGems.
+  def gem_platforms
+    return nil unless defined?(Gem) && Gem.respond_to?(:loaded_specs)
+
+    platforms = {}
+    Gem.loaded_specs.each do |name, spec|
+      platform = spec.platform.to_s
+      compiled = spec.respond_to?(:extensions) && !Array(spec.extensions).empty?
+      platforms[name.to_s] = platform if platform != "ruby" || compiled
+    end
+    platforms
+  rescue StandardError
+    nil
+  end
+
+  # Bundler's force_ruby_platform in this process (true: the bundle's
+  # native gems are their source gems), or nil when Bundler is not loaded.
+  def force_ruby_platform
+    return nil unless defined?(Bundler) && Bundler.respond_to?(:settings)
+
+    Bundler.settings[:force_ruby_platform] ? true : false
   rescue StandardError
     nil
   end

@@ -24,6 +24,12 @@
 # second that each take the GVL from a busy server (bench/agent_overhead.rb
 # measured that at about 2.6% of a Puma's CPU per request).
 #
+# Where a watcher has no pipe and RACKBENCH_WINDOW_FIFO is "1" (an
+# instructions trial, whose window counts every wakeup: Passenger's app
+# processes, to which Passenger passes no descriptor), it waits on a FIFO
+# of its own, inside/<pid>.window.fifo, blocked opening it for reading
+# until the runner opens it for writing at each edge: no wakeup either.
+#
 # The watcher wakes late under load (it waits for the GVL, up to a
 # timeslice), so a listener must take its own clock readings at each edge
 # and never assume it ran at the instant the file appeared.
@@ -35,6 +41,8 @@ module RackbenchWindow
   START_FILE = "window.start".freeze
   END_FILE = "window.end".freeze
   FDS_VAR = "RACKBENCH_WINDOW_FDS".freeze
+  FIFO_VAR = "RACKBENCH_WINDOW_FIFO".freeze
+  FIFO_SUFFIX = ".window.fifo".freeze
   # How often a watcher without the edges' pipes looks for the runner's files. Short enough that
   # a process's edges are close to the engine's (its own clock readings
   # give the exact duration it counted over), long enough that the poll
@@ -88,7 +96,7 @@ module RackbenchWindow
       end_path = File.join(dir, END_FILE).freeze
       @edges ||= edge_pipes
       edges = @edges
-      @watcher = Thread.new { run(dir, start_path, end_path, edges) }
+      @watcher = Thread.new { run(dir, start_path, end_path, edges || fifo(dir)) }
       true
     rescue StandardError => e
       warn "rackbench window: no watcher: #{e.class}: #{e.message}"
@@ -123,10 +131,25 @@ module RackbenchWindow
       nil
     end
 
+    # [fifo_path, fifo_path] when this process waits on a FIFO of its own
+    # (RACKBENCH_WINDOW_FIFO, and no pipes), nil otherwise (polling).
+    def fifo(dir)
+      return nil unless ENV[FIFO_VAR] == "1" && File.respond_to?(:mkfifo)
+
+      path = File.join(dir, "#{Process.pid}#{FIFO_SUFFIX}")
+      File.mkfifo(path) unless File.exist?(path)
+      [path, path]
+    rescue StandardError
+      nil
+    end
+
     # Returns once path exists: after the end of file on io (the runner
-    # writes the file, then closes the pipe), else by polling.
+    # writes the file, then closes the pipe), or after the runner opened
+    # the FIFO (io is its path) with the file there, else by polling.
     def wait_for(path, io)
-      if io
+      if io.is_a?(String)
+        wait_fifo(path, io)
+      elsif io
         begin
           io.read # blocks off the GVL until the runner closes its end; reads nothing
         rescue StandardError
@@ -134,6 +157,15 @@ module RackbenchWindow
         end
       end
       sleep POLL_INTERVAL_S until File.exist?(path)
+    end
+
+    # Blocks opening the FIFO (off the GVL) until the runner opens it, as
+    # often as it takes for path to be there: an opening that came before
+    # the edge's file was written waits again.
+    def wait_fifo(path, fifo)
+      File.open(fifo, "r", &:read) until File.exist?(path)
+    rescue StandardError
+      nil # polls
     end
 
     def run(dir, start_path, end_path, edges)

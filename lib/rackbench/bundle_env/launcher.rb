@@ -28,11 +28,14 @@ load File.expand_path("../agent/identity.rb", __dir__) if ENV["RACKBENCH_TRIAL_D
 # the trial's directory (agent/window.rb), and the listeners the trial asks
 # for register with it: the counting agent (agent/inside.rb) when
 # RACKBENCH_INSIDE is "counting"; the profiler (agent/profile.rb) when
-# RACKBENCH_PROFILE names one (a profiled trial).
+# RACKBENCH_PROFILE names one (a profiled trial); the instructions agent
+# (agent/instructions_gc.rb: a full GC at the window's start) when
+# RACKBENCH_INSTRUCTIONS_GC is "1" (an instructions trial).
 if ENV["RACKBENCH_TRIAL_DIR"] && ENV["RACKBENCH_WINDOW"] == "1"
   load File.expand_path("../agent/window.rb", __dir__)
   load File.expand_path("../agent/inside.rb", __dir__) if ENV["RACKBENCH_INSIDE"] == "counting"
   load File.expand_path("../agent/profile.rb", __dir__) if ENV["RACKBENCH_PROFILE"]
+  load File.expand_path("../agent/instructions_gc.rb", __dir__) if ENV["RACKBENCH_INSTRUCTIONS_GC"] == "1"
 end
 
 # JRuby 9.3 reads getsockopt(IPPROTO_TCP, TCP_INFO) into a 256-byte buffer,

@@ -33,6 +33,28 @@ module Rackbench
         versions.sort.to_h
       end
 
+      # Bundler's name for the platform of a gem locked without a suffix:
+      # the source gem (a native one is compiled on install) or a pure-Ruby gem.
+      RUBY_PLATFORM_NAME = "ruby"
+
+      # Hash of gem name => the platforms it is locked for, sorted ("ruby"
+      # for an entry without a suffix: "nokogiri (1.18.10)" is the source
+      # gem, "nokogiri (1.18.10-x86_64-linux-gnu)" the precompiled one). A
+      # lock written for several platforms holds several entries of one
+      # gem, all at one version.
+      def self.gem_platforms(text)
+        platforms = Hash.new { |hash, name| hash[name] = [] }
+        section = nil
+        text.each_line do |line|
+          if line.match?(/\A[A-Z]/)
+            section = line.strip
+          elsif SOURCE_SECTIONS.include?(section) && (match = SPEC.match(line))
+            platforms[match[:name]] << (match[:platform] || RUBY_PLATFORM_NAME)
+          end
+        end
+        platforms.sort.to_h { |name, list| [name, list.uniq.sort] }
+      end
+
       DEPENDENCY = /\A {6}(?<name>[^ (]+)/.freeze
       DEPENDENCIES_ENTRY = /\A {2}(?<name>[^ (!]+)/.freeze
 

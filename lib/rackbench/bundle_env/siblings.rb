@@ -27,7 +27,8 @@ module Rackbench
     # sibling: Rails 8's lock would hold Rails 7.1's environment to every
     # version Rails 8 needs. Nor one seeded with another ruby's gem set
     # (lock_seed): its versions are that ruby's resolution, and a ruby
-    # that resolves on its own (`gems: per_ruby`) would inherit them.
+    # that resolves on its own (`gems: per_ruby`) would inherit them. Nor
+    # one whose force_ruby_platform differs: its lock names other platforms.
     module Siblings
       MARK_FILE = "rackbench-env.json"
 
@@ -38,7 +39,8 @@ module Rackbench
         # The ruby too, for `rackbench cache`'s listing.
         text = JSON.generate("app_dir" => env.app_dir, "install_path" => env.install_path,
                              "gemfile_extra" => env.gemfile_extra, "gem_pins" => env.gem_pins,
-                             "seeded" => !env.lock_seed.nil?, "ruby" => env.install.path,
+                             "seeded" => !env.lock_seed.nil?, "force_ruby_platform" => env.force_ruby_platform?,
+                             "ruby" => env.install.path,
                              "ruby_description" => env.install.description)
         File.write(path, text) unless File.exist?(path) && File.read(path) == text
       end
@@ -66,7 +68,8 @@ module Rackbench
       def self.sibling_data(mark, env)
         data = JSON.parse(File.read(mark))
         data if data["app_dir"] == env.app_dir && data["install_path"] == env.install_path &&
-                (data["gem_pins"] || {}) == env.gem_pins && !data["seeded"]
+                (data["gem_pins"] || {}) == env.gem_pins && !data["seeded"] &&
+                (data["force_ruby_platform"] == true) == env.force_ruby_platform?
       rescue JSON::ParserError, SystemCallError
         nil
       end

@@ -11,6 +11,7 @@ module Rackbench
     #   gems: { rails: "~> 7.2.0" }                     # a pin, in every environment
     #   gems: { rails: ["~> 7.1.0", "~> 8.0.0"] }       # a dimension, gem.rails
     #   gems: { per_ruby: true, rails: "~> 7.2.0" }     # both
+    #   gems: { force_ruby_platform: true }             # every native gem compiled from source, on every ruby
     #
     # Without the key (or with +shared+), each app and server has one gem
     # set per experiment, resolved on the oldest of its rubies and installed
@@ -22,6 +23,13 @@ module Rackbench
     # normalized so that spellings of one requirement are one value: each
     # part "OP VERSION" (an exact version as the bare version), parts joined
     # by ", ".
+    #
+    # force_ruby_platform is Bundler's setting of that name, in every
+    # environment of the experiment: a native gem is installed from its
+    # source gem and compiled on each ruby, never as a precompiled platform
+    # gem. Without it, one gem set may run a native gem compiled on one
+    # ruby and precompiled on another (the same version: the reports note
+    # the platforms); with it, every ruby builds the same source.
     class Gems
       SHARED = "shared"
       PER_RUBY = "per_ruby"
@@ -29,12 +37,15 @@ module Rackbench
       # RubyGems' own rule for a gem name (Gem::Specification#validate).
       NAME = /\A[A-Za-z0-9][A-Za-z0-9._-]*\z/
       DIMENSION_PREFIX = "gem."
+      FORCE_RUBY_PLATFORM = "force_ruby_platform"
 
       # "shared" or "per_ruby".
       attr_reader :resolve
       # Hash of gem name => Array of normalized requirements (a list of one
       # is a pin).
       attr_reader :pins
+      # true: every environment installs native gems from source (Bundler's force_ruby_platform).
+      attr_reader :force_ruby_platform
 
       # The Gems of the file's +gems+ value, or nil when the key is absent.
       # Raises ConfigError naming the key.
@@ -45,6 +56,7 @@ module Rackbench
         checker.mapping!(value, key)
         checker.fail!(key, "must name at least one gem (or be per_ruby)") if value.empty?
         resolve = SHARED
+        force = false
         pins = {}
         value.each do |name, requirements|
           name = name.to_s
@@ -53,10 +65,14 @@ module Rackbench
             resolve = checker.boolean!(requirements, gem_key) ? PER_RUBY : SHARED
             next
           end
+          if name == FORCE_RUBY_PLATFORM
+            force = checker.boolean!(requirements, gem_key)
+            next
+          end
           checker.fail!(gem_key, "#{name.inspect} is not a gem name") unless NAME.match?(name)
           pins[name] = checker.list!(requirements, gem_key) { |req, req_key| requirement(req, req_key, checker) }.freeze
         end
-        new(resolve: resolve, pins: pins)
+        new(resolve: resolve, pins: pins, force_ruby_platform: force)
       end
 
       MAPPING_NOTE = "or a mapping of gem name => requirement(s), e.g. { rails: [\"~> 7.2.0\", \"~> 8.0.0\"] }"
@@ -91,11 +107,14 @@ module Rackbench
         false
       end
 
-      def initialize(resolve: SHARED, pins: {})
+      def initialize(resolve: SHARED, pins: {}, force_ruby_platform: false)
         @resolve = resolve.dup.freeze
         @pins = pins.transform_values { |values| values.dup.freeze }.freeze
+        @force_ruby_platform = force_ruby_platform == true
         freeze
       end
+
+      alias force_ruby_platform? force_ruby_platform
 
       def per_ruby?
         resolve == PER_RUBY
@@ -113,12 +132,13 @@ module Rackbench
       end
 
       # For the fingerprint: only what differs from the default (shared,
-      # nothing pinned) appears, so `gems: shared` is the same experiment as
-      # no key at all.
+      # nothing pinned, platform gems allowed) appears, so `gems: shared` is
+      # the same experiment as no key at all.
       def canonical
         data = {}
         data["resolve"] = resolve if per_ruby?
         data["pins"] = pins.transform_values(&:sort) unless pins.empty?
+        data[FORCE_RUBY_PLATFORM] = true if force_ruby_platform?
         data.empty? ? nil : data
       end
     end

@@ -80,9 +80,17 @@ module Rackbench
       # The fewest connections the default gives.
       MIN_DEFAULT_CONNECTIONS = 16
       # An experiment that counts instructions: one connection unless the
-      # file says otherwise, so that no request waits behind another and
-      # each takes the same path through the server (doc/methodology.md).
+      # file says otherwise (every request waits for a sleeping server
+      # anyway: doc/methodology.md); with several server processes,
+      # INSTRUCTIONS_CONNECTIONS_PER_PROCESS per process, so that the
+      # warmup reaches every worker: Puma closes a connection after 999
+      # requests (max_keep_alive), and the connection the engine opens
+      # again may land on a worker the warmup never reached, whose first
+      # requests in the window then count its JIT compiling (Ruby 3.4.5
+      # with YJIT on Puma 2x2: 450,000 instructions per request against
+      # 150,000).
       INSTRUCTIONS_CONNECTIONS = 1
+      INSTRUCTIONS_CONNECTIONS_PER_PROCESS = 4
       # load.think left to auto (null): no pause for a time trial; this
       # long for an instructions trial (Trial::Http::LoadRun.settings).
       INSTRUCTIONS_THINK_S = 0.01
@@ -122,7 +130,7 @@ module Rackbench
           values = if value.key?(name)
                      load_values(name, value[name])
                    elsif name == "connections"
-                     [instructions ? INSTRUCTIONS_CONNECTIONS : default_connections(processes, threads)]
+                     [instructions ? instructions_connections(processes) : default_connections(processes, threads)]
                    elsif websocket && WebSocketLoad::DEFAULTS.key?(name)
                      [WebSocketLoad::DEFAULTS.fetch(name)]
                    else
@@ -188,6 +196,11 @@ module Rackbench
       # previous response is in flight.
       def default_connections(processes, threads)
         [MIN_DEFAULT_CONNECTIONS, 2 * processes.max * threads.max].max
+      end
+
+      # An instructions experiment's connections when the file gives none.
+      def instructions_connections(processes)
+        processes.max > 1 ? INSTRUCTIONS_CONNECTIONS_PER_PROCESS * processes.max : INSTRUCTIONS_CONNECTIONS
       end
 
       private

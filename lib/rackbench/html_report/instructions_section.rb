@@ -51,6 +51,8 @@ module Rackbench
           An instruction count does not see cache misses, branch mispredictions, waits or threads running in
           parallel (doc/methodology.md): read it beside time.</p>
           #{summary_table}
+          #{method_note}
+          #{gc_table}
           #{configs.each_with_index.map { |c, i| details(c, i) }.join("\n")}
           </section>
         HTML
@@ -76,6 +78,46 @@ module Rackbench
         end
         headings = HEADINGS + (time? ? TIME_HEADINGS : [])
         Tables.table(headings, rows, numbers: NUMBERS + (time? ? [true, false] : []))
+      end
+
+      # Which figure the table shows and why, in one line (the same note for
+      # every configuration, or one per configuration).
+      def method_note
+        notes = configs.map { |c| [@doc.name(c), c["instructions"]["method_note"]] }.reject { |_, n| n.nil? }
+        return "" if notes.empty?
+        return %(<p class="note">Figure: #{esc(notes.first.last)}.</p>) if notes.map(&:last).uniq.size == 1
+
+        items = notes.map { |name, note| "<li>#{esc(name)}: #{esc(note)}</li>" }.join
+        %(<p class="note">Figure, per configuration:</p><ul>#{items}</ul>)
+      end
+
+      GC_HEADINGS = ["configuration", "GC instr/request", "CV", "ratio", "verdict", "minor/1000 req", "major/1000 req",
+                     "total instr/request", "total CV"].freeze
+
+      # Ruby's GC inside the windows, apart from the figure: its
+      # instructions per request, ratio and verdict, cycles, and the totals.
+      def gc_table
+        rows = configs.filter_map do |c|
+          doc = c["instructions"]
+          gc = doc["gc"]
+          next unless gc && gc["cycles_per_1000"]
+
+          per = gc["per_request"] || {}
+          against = gc["against_baseline"] || {}
+          total = doc["total_per_request"] || {}
+          [@doc.name(c), Units.count_grouped(per["median"]), Units.percent(per["cv"], digits: 1),
+           Units.ratio(against["ratio"]), against["verdict"] || Units::NONE,
+           format("%.2f", gc["cycles_per_1000"]["minor"]), format("%.2f", gc["cycles_per_1000"]["major"]),
+           Units.count_grouped(total["median"]), Units.percent(total["cv"], digits: 2)].map { |cell| esc(cell) }
+        end
+        return "" if rows.empty?
+
+        causes = configs.flat_map { |c| Array(c.dig("instructions", "gc", "major_by")) }.uniq.sort
+        cause = causes.empty? ? "" : " Major cycles were set off by: #{esc(causes.join(", "))}."
+        %(<h3 id="#{ID}-gc">Ruby's GC inside the windows</h3>\n<p class="how">Apart from the figure: the instructions ) +
+          %(of calls into Ruby's collector (callgrind's call graph), its cycles per 1,000 requests (GC.stat in every ) +
+          %(process), and every instruction with the GC in.#{cause}</p>\n) +
+          Tables.table(GC_HEADINGS, rows, numbers: [false, true, true, true, false, true, true, true, true])
       end
 
       def batches(doc)

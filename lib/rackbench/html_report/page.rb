@@ -224,12 +224,23 @@ module Rackbench
           <p class="how">Reported by every process of every trial (a server's before it was measured, a script's as it
           ran) and compared with the configuration: a trial whose processes ran anything else failed.</p>
           #{@tables.what_ran}
-          #{gem_differences}</section>
+          #{gem_notes}#{gem_differences}</section>
           <section id="failed">
           <h2>Failed trials</h2>
           #{failed.empty? ? '<p class="empty">No trial failed.</p>' : failed}
           </section>
         HTML
+      end
+
+      # The gems built or bundled otherwise at the same version, under what
+      # ran; empty when there are none.
+      def gem_notes
+        table = @tables.gem_notes
+        return "" if table.empty?
+
+        %(<h3>Gems built or bundled otherwise</h3>\n<p class="how">The same versions, as their servers loaded ) +
+          %(them: a native gem compiled from source on one ruby and precompiled on another, or a source gem's ) +
+          %(build dependency. Notes, not flags.</p>\n#{table}\n)
       end
 
       # The gems that differ between configurations, under what ran; empty

@@ -79,6 +79,18 @@ module Rackbench
         table(["app", "gems", "versions", "a dimension chooses them"], rows, numbers: [false] * 4)
       end
 
+      # One row per gem of an app built or bundled otherwise by some
+      # configurations at the same version (the document's "gem_notes"):
+      # the app, what kind of note, and its text. Empty string when none.
+      def gem_notes
+        notes = Array(@doc.raw["gem_notes"])
+        return "" if notes.empty?
+
+        kinds = { "platform" => "built otherwise", "only_some" => "in some bundles only" }
+        rows = notes.map { |note| [esc(note["app"]), esc(kinds.fetch(note["kind"], note["kind"])), esc(note["text"])] }
+        table(%w[app note gem], rows, numbers: [false] * 3)
+      end
+
       ENTRY_HEADINGS = ["page", "weight", "share", "requests", "req/s", "95% CI", "p50", "p90", "p99", "p99.9",
                         "max", "statuses", "errors", "failed", "hops", "warmup failed"].freeze
       ENTRY_NUMBERS = [false, true, true, true, true, true, true, true, true, true, true, false, false, true, true,

@@ -13,6 +13,9 @@ module Rackbench
     #    "instructions" => 479_602_746, "per_request" => 239_801.4,
     #    "processes" => [{"pid", "role", "program", "instructions", "per_request"}, ...],
     #    "functions" => [{"object", "name", "instructions", "per_request"}, ...],
+    #    "gc" => {"cycles" => {"minor", "major", "compactions"}, "instructions", "per_request", "named",
+    #             "major_by", "processes" => [...]},
+    #    "outside_gc_per_request" => 235_012.3, "quiet" => {"checks", "waits"},
     #    "call_graph" => {...} (CallGraph), "cache_sim" => {...} (Cycles, with --cache-sim=yes only)}
     #
     # Every server process's count is in the total; "processes" says how it
@@ -46,9 +49,12 @@ module Rackbench
       # the trial's identity record (its processes say which were forked
       # and which exec'd); +main_pid+ the server's main process;
       # +started_pids+ the processes switched on at the window's start
-      # (nil: every process counts). Raises Error when no process wrote a
+      # (nil: every process counts); +gc+ the GC cycles each Ruby process
+      # ran inside the window (GcEdges#readings; nil: not known); +quiet+
+      # the engine's gate's report. Raises Error when no process wrote a
       # count.
-      def document(requests:, identity: nil, main_pid: nil, started_pids: nil)
+      # +gc_entries+ a stripped ruby's collector functions (GcProbe).
+      def document(requests:, identity: nil, main_pid: nil, started_pids: nil, gc: nil, quiet: nil, gc_entries: nil)
         files = dumps
         raise Error, "callgrind wrote no counts in #{@dir}: no server process ran under valgrind" if files.empty?
 
@@ -61,9 +67,11 @@ module Rackbench
         left_out, counted = processes.partition { |p| helper?(p, started_pids) }
         counted_files = files.reject { |file| left_out.any? { |p| p["pid"] == file.pid } }
         total = counted.sum { |p| p["instructions"] }
+        gc_doc = gc && GcFigure.new(readings: gc, files: counted_files, requests: requests, entries: gc_entries).to_h
         { "tool" => Valgrind::TOOL, "valgrind" => @valgrind_version, "requests" => requests, "instructions" => total,
           "per_request" => per(total, requests), "processes" => counted.sort_by { |p| p["pid"] },
-          "left_out" => left_out.sort_by { |p| p["pid"] }, "functions" => functions(counted_files, requests) }
+          "left_out" => left_out.sort_by { |p| p["pid"] }, "functions" => functions(counted_files, requests),
+          "gc" => gc_doc, "outside_gc_per_request" => outside_gc(total, gc_doc, requests), "quiet" => quiet }
           .merge(CallGraph.new(counted_files).fields, Cycles.fields(counted_files, requests))
       end
 
@@ -129,6 +137,14 @@ module Rackbench
         object = File.basename(function.object.to_s)
         name = function.name.sub(RECURSION, "")
         object == UNKNOWN_OBJECT && name.match?(ADDRESS) ? [object, JIT_CODE] : [object, name]
+      end
+
+      # What the window's processes executed outside Ruby's GC, per request;
+      # nil when the GC's share is not known.
+      def outside_gc(total, gc_doc, requests)
+        return nil unless gc_doc && gc_doc["instructions"]
+
+        per(total - gc_doc["instructions"], requests)
       end
 
       def per(count, requests)

@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require "digest"
-require "fileutils"
 require "json"
 
 module Rackbench
@@ -48,6 +46,14 @@ module Rackbench
         @cache_dir = cache_dir
         @runner = runner
         @answers = {}
+        @kept = Answers.new(cache_dir)
+        @gc_probe = GcProbe.new(valgrind: valgrind, cache_dir: cache_dir, runner: runner)
+      end
+
+      # A stripped ruby's collector functions (GcProbe#entries), nil for a
+      # ruby that names them or one the probe could not tell.
+      def gc_entries(variant, env:)
+        @gc_probe.entries(variant, env: env)
       end
 
       # Why +variant+ (a Rubies::Variant) cannot run under valgrind, or nil.
@@ -60,7 +66,7 @@ module Rackbench
           unless variant.install.engine == "ruby"
 
         key = key(variant, env)
-        @answers[key] ||= cached(key) || probe(variant, env, key)
+        @answers[key] ||= @kept.read(key) || probe(variant, env, key)
         @answers[key]["reason"]
       end
 
@@ -76,7 +82,7 @@ module Rackbench
           answer["timed_out"] = true if failure.start_with?("no answer")
           break
         end
-        keep(key, answer) unless answer["timed_out"]
+        @kept.write(key, answer) unless answer["timed_out"]
         answer
       end
 
@@ -104,36 +110,8 @@ module Rackbench
       end
 
       def key(variant, env)
-        exe = File.realpath(variant.install.path)
-        stat = File.stat(exe)
-        Digest::SHA256.hexdigest(JSON.generate([FORMAT, exe, stat.size, stat.mtime.to_f, variant.options, env.sort,
-                                                @valgrind.program, @valgrind.version, SCRIPT]))[0, 24]
-      rescue SystemCallError
-        Digest::SHA256.hexdigest(JSON.generate([FORMAT, variant.command, env.sort, SCRIPT]))[0, 24]
-      end
-
-      def path(key)
-        @cache_dir && File.join(@cache_dir, "#{key}.json")
-      end
-
-      def cached(key)
-        file = path(key)
-        file && File.file?(file) ? JSON.parse(File.read(file)) : nil
-      rescue JSON::ParserError, SystemCallError
-        nil
-      end
-
-      # Written whole by rename: two runs probing at once each write a
-      # whole answer.
-      def keep(key, answer)
-        file = path(key)
-        return unless file
-
-        FileUtils.mkdir_p(File.dirname(file))
-        File.write("#{file}.#{Process.pid}.tmp", JSON.generate(answer))
-        File.rename("#{file}.#{Process.pid}.tmp", file)
-      rescue SystemCallError
-        nil
+        Answers.key(variant.install.path, [FORMAT, variant.options, env.sort, @valgrind.program, @valgrind.version, SCRIPT],
+                    fallback: [FORMAT, variant.command, env.sort, SCRIPT])
       end
     end
   end

@@ -46,6 +46,7 @@ module Rackbench
               "--timeout", Duration.to_engine(settings.timeout_s), "--seed", settings.seed.to_s]
       args.push("--rate", format_rate(settings.rate)) if settings.rate
       args.push("--think", Duration.to_engine(settings.think_s)) if settings.think_s.positive?
+      args.push("--quiet-pids", settings.quiet_pids_file) if settings.quiet_pids_file
       args << "--no-keepalive" unless settings.keepalive
       settings.headers.each { |h| args.push("-H", h) }
       args.push("-m", settings.method) unless settings.method == "GET"

@@ -41,11 +41,16 @@ module Rackbench
   # :insecure :: https: do not check the server's certificate (default: false)
   # :tls_resume :: https: a reconnecting connection resumes its TLS session;
   #   false makes every new connection a full handshake (default: true)
+  # :quiet_pids_file :: with count: a file of the server's pids, one a line;
+  #   each request of the warmup and the window waits until every thread of
+  #   those processes sleeps, and the warmup pauses think_s too (an
+  #   instructions trial's gate: Instructions::Window, the engine's
+  #   quiet.h) (default: nil)
   LoadSettings = Struct.new(
     :url, :connections, :threads, :duration_s, :warmup_s, :rate, :keepalive, :headers, :method,
     :body, :timeout_s, :requests_file, :cookies, :cookie_presets, :seed, :raw_file, :cpus, :allow_remote,
     :protocol, :streams, :ca_file, :insecure, :tls_resume, :count, :think_s, :warmup_count,
-    keyword_init: true
+    :quiet_pids_file, keyword_init: true
   )
 
   # Reopened so that its constants live in the class, not in Rackbench.
@@ -55,7 +60,7 @@ module Rackbench
       headers: [].freeze, method: "GET", body: nil, timeout_s: 2.0, requests_file: nil,
       cookies: false, cookie_presets: [].freeze, seed: 1, raw_file: nil, cpus: nil, allow_remote: false,
       protocol: "http1", streams: 1, ca_file: nil, insecure: false, tls_resume: true, count: nil, think_s: 0.0,
-      warmup_count: nil
+      warmup_count: nil, quiet_pids_file: nil
     }.freeze
     # The engine's --protocol values.
     PROTOCOLS = %w[http1 h2c h2].freeze
@@ -111,7 +116,9 @@ module Rackbench
     # timeout, its connections taking turns.
     def max_run_s
       window_s = count ? (count.fdiv(connections).ceil + 1) * (timeout_s + think_s) : duration_s
-      warm_s = warmup_count ? (warmup_count.fdiv(connections).ceil + 1) * timeout_s : warmup_s
+      # A gated warmup (quiet_pids_file) pauses as its window does.
+      warm_pause_s = quiet_pids_file ? think_s : 0.0
+      warm_s = warmup_count ? (warmup_count.fdiv(connections).ceil + 1) * (timeout_s + warm_pause_s) : warmup_s
       warm_s + window_s + timeout_s
     end
 
@@ -178,6 +185,8 @@ module Rackbench
     # A fixed count is a closed-loop window of HTTP/1.1 requests.
     def validate_count!
       raise UsageError, "warmup_count needs count (a window of a fixed number of requests)" if count.nil? && warmup_count
+      raise UsageError, "quiet_pids_file needs count (it gates a fixed-count window's requests)" if count.nil? && quiet_pids_file
+      raise UsageError, "quiet_pids_file needs a single engine thread" if quiet_pids_file && threads != 1
       return if count.nil?
 
       check(positive_int?(count) && count <= 1_000_000_000_000, "count", count, "an integer >= 1")

@@ -18,6 +18,10 @@ module Rackbench
   #     Running.new(process)
   #   end
   module Sidecar
+    # What samples a sidecar's process tree over a trial's window: a
+    # Sampler of it (a test gives its own).
+    SAMPLER = ->(process) { Sampler.new(process.pid, pgid: process.pgid) }
+
     module_function
 
     # Returns [the ServerProcess, the block's value].

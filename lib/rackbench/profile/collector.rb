@@ -28,7 +28,7 @@ module Rackbench
       # trial_dir :: the trial's directory (identity/ and inside/ below it)
       # :deadline_s :: how long to wait for the dumps (default: DEADLINE_S)
       # :alive :: called with a pid, whether that process still runs (default: signal 0)
-      def initialize(trial_dir, deadline_s: DEADLINE_S, alive: method(:alive?))
+      def initialize(trial_dir, deadline_s: DEADLINE_S, alive: PidAlive.method(:call))
         @identity_dir = File.join(trial_dir, "identity")
         @inside_dir = File.join(trial_dir, "inside")
         @deadline_s = deadline_s
@@ -60,10 +60,6 @@ module Rackbench
 
       def dump_paths
         READERS.keys.flat_map { |suffix| Dir.glob(File.join(@inside_dir, "*#{suffix}")) }
-      end
-
-      def alive?(pid)
-        PidAlive.call(pid)
       end
     end
   end

@@ -42,7 +42,7 @@ module Rackbench
         @ready_timeout_s = ready_timeout_s
         @stop_grace_s = stop_grace_s
         @port = port
-        @sampler = sampler || ->(process) { Sampler.new(process.pid, pgid: process.pgid) }
+        @sampler = sampler || Sidecar::SAMPLER
       end
 
       # Starts and checks the proxy; returns a Running.

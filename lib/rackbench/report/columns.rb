@@ -275,6 +275,9 @@ module Rackbench
                    csv: cell("differing_gems", format: lambda { |gems, _, _|
                      Hash(gems).map { |name, version| "#{name} #{version}" }.join("; ")
                    })),
+        # How the native gems among them were built (JSON only; the views
+        # note the platforms that differ between configurations: GemNotes).
+        Column.new("gem_platforms", value: ->(config) { config.gem_platforms || {} }),
         # Instructions per request (`measure: instructions`,
         # InstructionsSummary#to_h): the views show it in a section of its
         # own (a row per configuration, the time figures beside when both

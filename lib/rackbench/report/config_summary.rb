@@ -255,6 +255,14 @@ module Rackbench
         @gems ||= (@ok_trials + @trials).lazy.filter_map(&:gems).first || {}
       end
 
+      # How the native gems of #gems were built (TrialEntry#gem_platforms),
+      # from the same trial as #gems; nil when it did not record them.
+      def gem_platforms
+        return @gem_platforms if defined?(@gem_platforms)
+
+        @gem_platforms = (@ok_trials + @trials).find(&:gems)&.gem_platforms
+      end
+
       # The batches whose servers loaded other versions than #gems:
       # [[batch, GemDifferences.between(gems, the batch's)]].
       def batches_with_other_gems

@@ -47,7 +47,8 @@ module Rackbench
     class Flags
       # Each kind's one-letter mark in the terminal table's flags column.
       MARKS = { "failed" => "F", "too_few_batches" => "n", "outlier" => "o", "high_variance" => "v",
-                "warmup_too_short" => "w", "engine_saturated" => "s", "unserved_connections" => "c",
+                "clusters" => "k", "gc_majors" => "m", "warmup_too_short" => "w", "engine_saturated" => "s",
+                "unserved_connections" => "c",
                 "warmup_errors" => "e", "unsent_requests" => "u", "busy_machine" => "b", "page_errors" => "p",
                 "gems_differ" => "g" }.freeze
 

@@ -29,9 +29,12 @@ module Rackbench
       # Whether a dimension that chooses gems differs between +dims_a+ and
       # +dims_b+.
       def explained?(dims_a, dims_b)
-        (dims_a.keys | dims_b.keys).any? do |name|
-          dims_a[name] != dims_b[name] && (EXPLAINING.include?(name) || name.start_with?(Experiment::Gems::DIMENSION_PREFIX))
-        end
+        (dims_a.keys | dims_b.keys).any? { |name| dims_a[name] != dims_b[name] && choosing?(name) }
+      end
+
+      # Whether the dimension +name+ chooses gems: the app, the server, a gem.NAME.
+      def choosing?(name)
+        EXPLAINING.include?(name) || name.start_with?(Experiment::Gems::DIMENSION_PREFIX)
       end
 
       # "rails 8.1.4.1 vs 7.2.4 (baseline), actionpack 8.1.4.1 vs 7.2.4 (baseline) and 3 more": the
@@ -82,11 +85,12 @@ module Rackbench
             { "version" => version, "configs" => configs.map(&:id), "label" => label(configs, apart) }
           end,
           "told_apart_by" => apart,
-          "explained" => apart.any? { |name| EXPLAINING.include?(name) || name.start_with?(Experiment::Gems::DIMENSION_PREFIX) } }
+          "explained" => apart.any? { |name| choosing?(name) } }
       end
 
-      # The dimensions whose values never overlap between the version
-      # groups: what sets them apart.
+      # The dimensions whose values never overlap between the groups (each
+      # an Array of configurations): what sets them apart. Also read by
+      # GemNotes.
       def told_apart_by(groups, members)
         names = members.flat_map { |config| config.dims.keys }.uniq
         names.select do |name|
@@ -95,6 +99,8 @@ module Rackbench
         end
       end
 
+      # The configurations named by the values of the dimensions +apart+
+      # ("r33, r34"), else by their count.
       def label(configs, apart)
         return "#{configs.size} configuration#{"s" unless configs.size == 1}" if apart.empty?
 
@@ -108,7 +114,7 @@ module Rackbench
         "#{names} #{entry["versions"].map { |v| "#{v["version"]} (#{v["label"]})" }.join(" vs ")}"
       end
 
-      private_class_method :groups, :entry, :told_apart_by, :label
+      private_class_method :groups, :entry
     end
   end
 end

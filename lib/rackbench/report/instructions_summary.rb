@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "instructions_gc_summary"
+
 module Rackbench
   class Report
     # Instructions per request of one configuration over its instructions
@@ -14,7 +16,15 @@ module Rackbench
     # role and program), and the functions that cost the most per request
     # over the batches (callgrind's self costs, summed over every batch's
     # processes and divided by the batches' requests).
+    #
+    # The figure is the instructions per request outside Ruby's GC when
+    # every ok batch knows its GC's share (OUTSIDE_GC; the GC apart in
+    # #gc), else every instruction of the window (TOTAL): #method and
+    # #method_note say which and why. Two configurations are compared on
+    # the figure they both have.
     class InstructionsSummary
+      OUTSIDE_GC = "outside_gc"
+      TOTAL = "total"
       # Functions listed per configuration.
       FUNCTIONS_SHOWN = 30
 
@@ -32,13 +42,43 @@ module Rackbench
         @options = options
         @trials = trials
         @ok_trials = trials.select { |t| t.ok? && t.instructions&.fetch("per_request", nil) }
-        @values = @ok_trials.map { |t| t.instructions["per_request"] }
+        outside = !@ok_trials.empty? && @ok_trials.all? { |t| t.instructions["outside_gc_per_request"] }
+        @method = outside ? OUTSIDE_GC : TOTAL
+        @values = values_of(@method)
         @batch_numbers = @ok_trials.map(&:batch)
         @summary = Stats.summary(@values)
-        @ci = if @values.size >= options.min_batches
-                Stats.bootstrap_ci(@values, statistic: :median, confidence: options.confidence,
-                                            resamples: options.resamples, seed: options.seed)
+        @ci = interval(@values)
+        @gc = InstructionsGcSummary.new(@ok_trials, options)
+      end
+
+      # OUTSIDE_GC or TOTAL: what #values are.
+      attr_reader :method
+      # The GC in the windows (InstructionsGcSummary).
+      attr_reader :gc
+
+      # Each ok batch's instructions per request by +method+ (OUTSIDE_GC:
+      # outside the GC; TOTAL: all of them).
+      def values_of(method)
+        key = method == OUTSIDE_GC ? "outside_gc_per_request" : "per_request"
+        @ok_trials.map { |t| t.instructions[key] }
+      end
+
+      # One line: which figure and why (the report's instructions table
+      # shows it under its title).
+      def method_note
+        if @method == OUTSIDE_GC
+          return "outside Ruby's GC, shown apart below, since whether a GC cycle falls in a window moves a count " \
+                 "by up to 10% (each process ran a full GC at the window's start; each request found the server asleep)"
+        end
+
+        missing = @ok_trials.find { |t| !t.instructions["outside_gc_per_request"] }
+        why = if missing.nil? then "no ok batch"
+              elsif !missing.instructions.key?("gc") then "batches stored before the GC was counted apart"
+              elsif missing.instructions["gc"].nil? then "a batch without the GC agent's counts"
+              else "this ruby names none of its GC's functions and its probe could not find them"
               end
+        "including Ruby's GC, which could not be told apart (#{why}): whether a GC cycle falls in a window moves " \
+          "it (each process ran a full GC at the window's start; each request found the server asleep)"
       end
 
       def batches = @ok_trials.size
@@ -52,12 +92,14 @@ module Rackbench
       def compare(baseline)
         return nil if baseline.values.empty? || @values.empty?
 
-        c = Stats.compare(baseline.values, @values, **@options.compare_options(instructions: true))
+        # The figure both have: outside the GC when both know it.
+        method = baseline.method == @method ? @method : TOTAL
+        c = Stats.compare(baseline.values_of(method), values_of(method), **@options.compare_options(instructions: true))
         verdict = { Stats::FASTER => Stats::SLOWER, Stats::SLOWER => Stats::FASTER }.fetch(c.verdict, c.verdict)
         explanation = c.explanation.to_s.sub("above 1", "above 1: more instructions per request")
                        .sub("below 1", "below 1: fewer instructions per request")
         { "ratio" => c.ratio, "ratio_ci95" => c.ratio_ci, "verdict" => verdict, "explanation" => explanation,
-          "batches_needed" => c.batches_needed }
+          "batches_needed" => c.batches_needed, "method" => method }
       end
 
       # Per (role, program): the median over the batches of its
@@ -113,10 +155,39 @@ module Rackbench
           "batches" => batches, "failed" => failed,
           "per_request" => { "median" => median, "mean" => @summary.mean, "cv" => @summary.cv, "ci95" => @ci,
                              "per_batch" => @values, "batch_numbers" => @batch_numbers },
+          "method" => @method, "method_note" => method_note, "total_per_request" => total_h,
+          "gc" => @gc.to_h(baseline: baseline&.gc), "gate" => gate_h,
           "baseline_id" => baseline && baseline_id, "against_baseline" => baseline && compare(baseline),
           "valgrind" => @ok_trials.map { |t| t.instructions["valgrind"] }.compact.first,
           "processes" => processes, "left_out" => left_out, "functions" => functions
         }
+      end
+
+      private
+
+      def interval(values)
+        return nil if values.size < @options.min_batches
+
+        Stats.bootstrap_ci(values, statistic: :median, confidence: @options.confidence,
+                                   resamples: @options.resamples, seed: @options.seed)
+      end
+
+      # Every instruction of the window, GC included: the figure itself
+      # when the GC is not apart.
+      def total_h
+        totals = values_of(TOTAL)
+        summary = Stats.summary(totals)
+        { "median" => summary.median, "cv" => summary.cv, "ci95" => interval(totals), "per_batch" => totals }
+      end
+
+      # The engine's gate (Instructions::Window): how often a request of
+      # the window waited for the server to sleep, median over the batches.
+      def gate_h
+        waits = @ok_trials.filter_map do |t|
+          quiet = t.instructions["quiet"]
+          quiet && t.instructions["requests"].to_i.positive? ? quiet["waits"].to_f / t.instructions["requests"] : nil
+        end
+        waits.empty? ? nil : { "waits_per_request" => Stats.summary(waits).median }
       end
     end
   end

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "instructions_gc_terminal"
 
 module Rackbench
   class Report
@@ -10,7 +11,9 @@ module Rackbench
     # verdict; when time was measured too, the time verdict beside it
     # (requests/s), so that where the two agree and where they differ reads
     # off one row. Then how each configuration's count divides between its
-    # processes, when it ran more than one.
+    # processes, when it ran more than one. Under the table, in one line,
+    # which figure it is and why (outside GC, or including it); then the GC
+    # inside the windows, apart (InstructionsGcTerminal).
     class InstructionsTerminal
       HEADINGS = ["instr/request", "95% CI", "CV", "batches", "ratio", "ratio 95% CI", "verdict"].freeze
       TIME_HEADINGS = ["req/s ratio", "time verdict"].freeze
@@ -37,7 +40,8 @@ module Rackbench
         right = (@dimensions.size...headings.size).reject { |i| headings[i].include?("verdict") }
         table = Text::Table.new(title: "Instructions per request (callgrind, over the ok batches)",
                                 headings: headings, rows: rows, right: right, keys: @dimensions.size, width: @width)
-        [table.to_s, *baseline_line, *process_lines].join("\n")
+        gc = InstructionsGcTerminal.new(@entries, dimensions: @dimensions, width: @width).render
+        [table.to_s, *method_lines, *baseline_line, gc, *process_lines].compact.join("\n")
       end
 
       private
@@ -63,6 +67,16 @@ module Rackbench
         return "baseline" if entry["instructions"]["baseline_id"].nil? && entry["verdict"] == "baseline"
 
         Units::NONE
+      end
+
+      # "Figure: outside GC: ..." once when every configuration has the same
+      # note, else one line per configuration.
+      def method_lines
+        notes = @entries.map { |e| [e["id"], e["instructions"]["method_note"]] }.reject { |_, n| n.nil? }
+        return [] if notes.empty?
+        return ["Figure: #{notes.first.last}."] if notes.map(&:last).uniq.size == 1
+
+        ["Figure, per configuration:", *notes.map { |id, note| "  #{@labels.fetch(id, id)}: #{note}." }]
       end
 
       def baseline_line

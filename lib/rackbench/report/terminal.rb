@@ -60,7 +60,7 @@ module Rackbench
         unless configs.any?(&:time?)
           return [warning_lines, labels_line, title, instructions(configs), cycles(configs), service_lines(configs),
                   @report.history.summary_line, detect_lines,
-                  host_lines, flag_lines(configs), ran_lines(configs), gem_lines, profile_lines,
+                  host_lines, flag_lines(configs), ran_lines(configs), gem_note_lines, gem_lines, profile_lines,
                   diffs(configs)].compact.join("\n") + "\n"
         end
 
@@ -68,7 +68,7 @@ module Rackbench
          pages(configs), inside(configs), instructions(configs), cycles(configs), service_lines(configs), detect_lines,
          host_lines,
          flag_lines(configs),
-         ran_lines(configs), gem_lines, profile_lines, diffs(configs)].compact.join("\n") + "\n"
+         ran_lines(configs), gem_note_lines, gem_lines, profile_lines, diffs(configs)].compact.join("\n") + "\n"
       end
 
       def dims = @report.dimensions
@@ -268,6 +268,17 @@ module Rackbench
           end
         end
         ["What ran (as every process of each trial reported it):", *lines].join("\n")
+      end
+
+      # Beside what ran: the gems of an app built or bundled otherwise by
+      # some configurations, at the same versions (Report#gem_notes); nil
+      # when there are none. Notes, not flags: the same code ran.
+      def gem_note_lines
+        notes = @report.gem_notes
+        return nil if notes.empty?
+
+        ["Gems built or bundled otherwise (the same versions; notes, not flags):",
+         *notes.map { |note| "  #{note["app"]}: #{note["text"]}" }].join("\n")
       end
 
       # Beside what ran: the gems whose versions differ between

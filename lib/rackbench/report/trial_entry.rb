@@ -48,6 +48,15 @@ module Rackbench
         locked.is_a?(Hash) ? locked.except("bundler") : nil
       end
 
+      # How the native gems its servers loaded were built (name => "ruby"
+      # for compiled from source on its ruby, else the precompiled gem's
+      # platform), as its identity check recorded them; nil for a trial
+      # without a bundle or stored before the agent reported platforms.
+      def gem_platforms
+        platforms = identity.is_a?(Hash) ? identity["gem_platforms"] : nil
+        platforms.is_a?(Hash) ? platforms : nil
+      end
+
       # The trial's derived inside figures (InsideFigures), or nil.
       def inside_figures
         return @inside_figures if defined?(@inside_figures)

@@ -60,7 +60,12 @@ module Rackbench
           raise BuildError, "ruby '#{recipe.name}' build #{recipe.key}: the built ruby does not run: #{install.error}"
         end
 
-        install.with(name: recipe.name, recipe: cache.record(recipe.key))
+        # The record of whoever built it, with the source as this recipe
+        # names it: one build of a commit serves a branch and a hash (the
+        # key is the commit), and a run's labels say the ref it asked for.
+        record = cache.record(recipe.key)
+        record = record.merge("source" => recipe.source.identity) if record.is_a?(Hash)
+        install.with(name: recipe.name, recipe: record)
       end
       private_class_method :describe
     end

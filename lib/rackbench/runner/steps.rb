@@ -43,18 +43,21 @@ module Rackbench
         @machine = machine
       end
 
-      # The Runner a step would use (for its plan, variants, --dry-run).
-      def runner(experiment)
+      # The Runner a step would use (for its plan, variants, --dry-run);
+      # +options+ are further Runner keywords for this step alone.
+      def runner(experiment, **options)
         @installs ||= Rubies.discover
         Runner.new(source: experiment, results_dir: @results_dir, store: @store, resume: true, out: @out, err: @err,
-                   installs: @installs, machine: @machine, **@runner_options)
+                   installs: @installs, machine: @machine, **@runner_options, **options)
       end
 
       # Runs what is not stored yet of +experiment+ and returns its Outcome.
-      # Interrupted (Ctrl-C) and every Runner error pass through.
-      def run(experiment)
+      # +options+ are further Runner keywords for this step (through_batch:
+      # runs its first batches only). Interrupted (Ctrl-C) and every Runner
+      # error pass through.
+      def run(experiment, **options)
         @machine ||= Runner.capture_machine(err: @err)
-        summary = runner(experiment).run
+        summary = runner(experiment, **options).run
         records = Store.open(@store) { |store| store.trials(summary.experiment_id) }
         Outcome.new(summary: summary, experiment_id: summary.experiment_id, records: records)
       end

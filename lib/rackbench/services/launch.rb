@@ -49,7 +49,7 @@ module Rackbench
         @stop_grace_s = stop_grace_s
         @runner_pid = runner_pid
         @euid = euid
-        @sampler = sampler || ->(process) { Sampler.new(process.pid, pgid: process.pgid) }
+        @sampler = sampler || Sidecar::SAMPLER
       end
 
       # Starts and checks the service; returns a Running.

@@ -40,14 +40,27 @@ module Rackbench
         low, high = Check.finite_floats(ci, "interval")
         raise ArgumentError, "interval #{i} is not [low, high] with low <= high: #{ci.inspect}" unless ci.size == 2 && low <= high
 
-        if band && (high < band[0] * (1 - equivalence) || low > band[1] * (1 + equivalence))
-          found << ChangePoint.new(index: i, band: band, runs: runs, direction: high < band[0] ? "down" : "up")
+        direction = band && outside_band(ci, band, equivalence)
+        if direction
+          found << ChangePoint.new(index: i, band: band, runs: runs, direction: direction)
           band = nil
         end
         band = band ? [[band[0], low].min, [band[1], high].max] : [low, high]
         runs = found.last&.index == i ? [i] : runs + [i]
       end
       found
+    end
+
+    # "down" when the interval +ci+ ([low, high]) lies wholly below the
+    # +band+ ([low, high]) widened by +equivalence+ (a fraction) on both
+    # sides, "up" when wholly above, else nil: the test of a change point
+    # (Stats.change_points), which a published series' young runs share
+    # (Stats::StepDetection).
+    def self.outside_band(ci, band, equivalence)
+      low, high = ci
+      if high < band[0] * (1 - equivalence) then "down"
+      elsif low > band[1] * (1 + equivalence) then "up"
+      end
     end
   end
 end

@@ -28,7 +28,11 @@ module Rackbench
 
       # Returns [db, location]: the Sequel::Database and the text naming it in
       # messages (the file path, or the URL without its password).
-      def connect(target)
+      #
+      # :template :: a results directory without a database gets a copy of
+      #              the migrated template when it is on (Store::Template)
+      #              (default: false: the file is created empty)
+      def connect(target, template: false)
         target = target.to_s
         if target.match?(URL_PATTERN)
           location = redact(target)
@@ -37,6 +41,7 @@ module Rackbench
         else
           # A Hash, not a URL: a path may hold characters a URL would mangle.
           path = File.join(prepare_directory(target), DB_FILE)
+          Template.copy_to(path) if template
           [establish({ adapter: "sqlite", database: path }, path), path]
         end
       end

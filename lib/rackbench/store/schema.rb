@@ -302,7 +302,90 @@ module Rackbench
           db.alter_table(:trials) { add_column :pressure, String, text: true }        # JSON
           db.alter_table(:trial_history) { add_column :pressure, String, text: true } # JSON
         end,
-        # 13: a WebSocket trial's server idle before the engine started
+        # 13: what `rackbench publish` keeps (doc/publish.md). Per run, when
+        # its figures were summarised and from what (run_summaries), and
+        # per run, configuration and figure the summary itself
+        # (series_points: the median over the ok batches, its interval, each
+        # batch's value), which outlives the trials it came from: `rackbench
+        # prune` deletes old runs' trials and keeps these, so a timeline
+        # stays whole for years. The regressions found in the series, each
+        # with its state (detected, confirmed, fixed, false positive,
+        # accepted), and every change of it (regression_events: who, when,
+        # why).
+        lambda do |db|
+          db.create_table(:run_summaries) do
+            primary_key :id
+            foreign_key :experiment_id, :experiments, null: false, unique: true
+            String :source_digest, text: true, null: false # what the points were computed from
+            String :status, text: true, null: false        # measured, failed, empty
+            String :failure, text: true                    # JSON: why a run measured nothing (a build that failed)
+            DateTime :computed_at, null: false
+            DateTime :pruned_at                            # when its trials were deleted (rackbench prune)
+            constraint(:run_summaries_status_valid, status: %w[measured failed empty])
+          end
+
+          db.create_table(:series_points) do
+            primary_key :id
+            foreign_key :experiment_id, :experiments, null: false
+            String :config_id, text: true, null: false
+            String :figure, text: true, null: false
+            String :dims, text: true # JSON
+            Float :median
+            Float :ci_low
+            Float :ci_high
+            Integer :batches, null: false
+            Integer :failed, null: false
+            String :batch_values, text: true # JSON: each ok batch's value, in batch order
+            unique %i[experiment_id config_id figure]
+          end
+
+          db.create_table(:regressions) do
+            primary_key :id
+            String :uid, text: true, null: false, unique: true # the feed's entry id (urn:uuid:...)
+            String :series, text: true, null: false            # digest of experiment, machine, configuration, figure
+            String :experiment, text: true, null: false
+            String :machine, text: true, null: false           # JSON: Report::MachineMatch.key (or the testbed's)
+            String :config_id, text: true, null: false
+            String :dims, text: true                           # JSON
+            String :figure, text: true, null: false
+            foreign_key :detected_experiment_id, :experiments, null: false # the run that found it
+            foreign_key :step_experiment_id, :experiments, null: false     # the first run at the new level
+            foreign_key :good_experiment_id, :experiments                  # the last run before the range
+            foreign_key :bad_experiment_id, :experiments, null: false      # the last run the step may be at
+            foreign_key :fixed_experiment_id, :experiments                 # the first run back
+            String :direction, text: true, null: false # up, down: how the figure moved
+            Float :change, null: false                 # the new level against the old, a fraction
+            Float :change_low
+            Float :change_high
+            Float :level_before
+            Float :level_after
+            Float :threshold                           # the series' one-run threshold when found
+            String :rule, text: true                   # default, learned
+            String :state, text: true, null: false
+            String :state_by, text: true, null: false
+            DateTime :state_at, null: false
+            String :state_note, text: true
+            DateTime :detected_at, null: false
+            DateTime :updated_at, null: false
+            DateTime :announced_at                     # when the per-regression command accepted it
+            String :document, text: true               # JSON: the range's revisions, the runs, a bisect's result
+            unique %i[series detected_experiment_id]
+            index :state
+            constraint(:regressions_state_valid, state: %w[detected confirmed fixed false_positive accepted])
+          end
+
+          db.create_table(:regression_events) do
+            primary_key :id
+            foreign_key :regression_id, :regressions, null: false
+            DateTime :at, null: false
+            String :event, text: true, null: false # detected, state, update, announced, bisect
+            String :state, text: true, null: false # the state after it
+            String :by, text: true, null: false
+            String :note, text: true
+            index :regression_id
+          end
+        end,
+        # 14: a WebSocket trial's server idle before the engine started
         # (Trial::Record#websocket, the websocket companion: its PSS, the
         # base of the memory per connection). Stored trials had none: NULL.
         lambda do |db|

@@ -63,6 +63,7 @@ end
 require_relative "identity/maps"
 require_relative "identity/runtime_settings"
 require_relative "identity/expectation"
+require_relative "identity/gem_check"
 require_relative "identity/comparison"
 require_relative "identity/check"
 require_relative "identity/finished"

@@ -45,7 +45,7 @@ module Rackbench
     #             kernel has none and for trials stored before schema 12)
     # websocket :: a WebSocket trial's server idle before the engine started (its process tree's PSS,
     #              RSS and processes after boot: the websocket companion), against which the window's
-    #              memory per connection is read; nil for an HTTP trial and trials stored before schema 13
+    #              memory per connection is read; nil for an HTTP trial and trials stored before schema 14
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)

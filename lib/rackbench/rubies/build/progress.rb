@@ -117,6 +117,13 @@ module Rackbench
           steps.all? { |step| duration_s(step) }
         end
 
+        # The last build's steps together, in seconds (what a whole build
+        # takes here, roughly), or nil when no build was timed.
+        def total_s
+          durations = @data.values.filter_map { |entry| entry["duration_s"] if entry.is_a?(Hash) }
+          durations.empty? ? nil : durations.sum
+        end
+
         # Records one step of a finished build (written at once, so a build
         # that fails later still teaches the next one).
         def record(step, duration_s:, lines:)

@@ -86,7 +86,10 @@ module Rackbench
         def inputs
           @inputs ||= {
             "scheme" => SCHEME,
-            "source" => source.identity.except("path"),
+            # A git source is its commit: the ref that named it (a branch, a
+            # tag, the hash itself) is kept in the record, not the key, so a
+            # nightly's build of master and a bisection's of that commit are one.
+            "source" => source.identity.except("path", "ref"),
             "patches" => patches.map { |p| { "name" => File.basename(p), "sha256" => Digest::SHA256.file(p).hexdigest } },
             "configure" => configure_args,
             "env" => env.sort.to_h,

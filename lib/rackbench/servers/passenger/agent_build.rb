@@ -44,10 +44,13 @@ module Rackbench
       # it. A plain `bin/setup` leaves it to the first experiment that runs
       # Passenger. Returns :reused, :copied or :compiled.
       def self.setup!(out: $stdout, app: "rack-hello")
+        # bin/setup requires this file alone, so Servers (already opened by
+        # this file) is not autoloaded: require what this step uses.
+        require_relative "../../../rackbench"
+        require_relative "../../servers"
         require_relative "../../rubies"
         require_relative "../../apps"
         require_relative "../../bundle_env"
-        require_relative "../../servers"
         variant = Rubies.resolve({ ruby: RbConfig.ruby }, installs: [])
         adapter = Servers.fetch("passenger")
         bundle = BundleEnv.new(app_dir: Apps.builtin(app).dir, install: variant.install,

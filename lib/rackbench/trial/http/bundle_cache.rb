@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "gem_set_check"
+
 module Rackbench
   module Trial
     class Http < Kind
@@ -38,11 +40,14 @@ module Rackbench
         # :pins :: gem name => requirement the experiment pins (gems:) (default: {})
         # :set :: the installed BundleEnv of the gem set this environment belongs to, resolved by another
         #         ruby (GemSets): this one starts from its lockfile and must lock every gem of it at the
-        #         same version, or raises SetupError naming the first that differs (default: nil)
-        def fetch(app, install, adapter, log_dir:, pins: {}, set: nil)
+        #         same version, or raises SetupError naming the first that differs (GemSetCheck); what it
+        #         runs otherwise (platforms, build dependencies) is said (default: nil)
+        # :force_ruby_platform :: every native gem from its source gem (`gems: { force_ruby_platform: true }`,
+        #                         BundleEnv) (default: false)
+        def fetch(app, install, adapter, log_dir:, pins: {}, set: nil, force_ruby_platform: false)
           key = [app.dir, app.builtin, app.bundle_without, install.path, install.description, adapter.name,
-                 pins.sort, set&.dir]
-          entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir, pins, set))
+                 pins.sort, set&.dir, force_ruby_platform]
+          entry = (@entries[key] ||= install_bundle(app, install, adapter, log_dir, pins, set, force_ruby_platform))
           raise entry if entry.is_a?(SetupError)
 
           entry
@@ -62,14 +67,14 @@ module Rackbench
           @out.respond_to?(:tty?) && @out.tty? && !@parent_env.key?("CI")
         end
 
-        def install_bundle(app, ruby, adapter, log_dir, pins, set)
+        def install_bundle(app, ruby, adapter, log_dir, pins, set, force_ruby_platform)
           started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           groups = BundleEnv::Groups.for_app(app_dir: app.dir, builtin: app.builtin,
                                              bundle_without: app.bundle_without, parent_env: @parent_env)
           options = { app_dir: app.dir, install: ruby, gemfile_extra: adapter.gem_lines(ruby.engine) + @extra_gem_lines,
                       groups: groups, parent_env: @parent_env,
                       gem_pins: pins.transform_values { |requirement| Experiment::Gems.parts(requirement) },
-                      lock_seed: set&.lockfile_text }
+                      lock_seed: set&.lockfile_text, force_ruby_platform: force_ruby_platform }
           options[:root] = @root if @root
           bundle = BundleEnv.new(**options)
           # Pinned gems (a gem.NAME dimension) make environments of their own.
@@ -85,7 +90,7 @@ module Rackbench
             end,
             progress: BundleEnv::Progress.new(out: @out, label: "  #{label}", tty: tty?), user: @user
           )
-          check_set!(bundle, set, log, app.name) if set
+          set ? check_set!(bundle, set, log, app.name) : say_lock_changes(bundle, app.name)
           # What the server needs built once per installed bundle (Passenger's
           # agent); optional in the adapter interface (Servers).
           if adapter.respond_to?(:prepare_bundle)
@@ -101,19 +106,29 @@ module Rackbench
 
         # The environment locks every gem of its set at the set's version
         # (Bundler re-resolves a seeded lock it cannot keep, e.g. for a gem
-        # whose required_ruby_version this ruby does not meet). What it adds
-        # beyond the set is said, not refused.
+        # whose required_ruby_version this ruby does not meet), or refuses
+        # in one line (GemSetCheck#refusal). What it runs otherwise (another
+        # platform of a gem, build dependencies, gems it adds) is said.
         def check_set!(bundle, set, log, app_name)
-          differences = GemSets.differences(set.gem_versions, bundle.gem_versions)
-          unless differences.empty?
-            raise SetupError, "#{GemSets.describe_differences(differences)}; `gems: per_ruby` lets each ruby " \
-                              "resolve its own (log: #{log})"
-          end
-          added = bundle.gem_versions.keys - set.gem_versions.keys
-          return if added.empty?
+          check = GemSetCheck.new(BundleEnv::LockComparison.new(set.lockfile_text, bundle.lockfile_text),
+                                  ruby: GemSets.ruby_name(bundle.install), force_ruby_platform: bundle.force_ruby_platform?)
+          raise SetupError, "#{check.refusal} (log: #{log})" unless check.holds?
 
-          @out.puts "  #{GemSets.ruby_name(bundle.install)} adds to the gem set of #{app_name}: " \
-                    "#{added.map { |name| "#{name} #{bundle.gem_versions[name]}" }.join(", ")}"
+          check.notes.each { |note| @out.puts "  #{app_name}: #{note}" }
+        end
+
+        # An environment that resolves on its own (the set's own, or any
+        # with `gems: per_ruby`) starts from the app's Gemfile.lock, when it
+        # has one: what Bundler changed of it on this ruby is said
+        # (GemSetCheck#changes).
+        def say_lock_changes(bundle, app_name)
+          app_lock = bundle.app_lockfile_text
+          return unless app_lock
+
+          check = GemSetCheck.new(BundleEnv::LockComparison.new(app_lock, bundle.lockfile_text),
+                                  ruby: GemSets.ruby_name(bundle.install), reference: "the app's Gemfile.lock",
+                                  force_ruby_platform: bundle.force_ruby_platform?)
+          check.changes.each { |line| @out.puts "  #{app_name}: #{line}" }
         end
       end
     end

@@ -37,8 +37,10 @@ module Rackbench
       # The parts of one trial are called in their companions' ORDER (then
       # by name): at each window edge the switches first (valgrind's
       # instrumentation), then the marks the server's processes watch, then
-      # the samplers. LoadRun and Trial::Http iterate over parts and never
-      # name one.
+      # the samplers. A part whose work at the start needs the processes
+      # woken first (the instructions part: its agents' GC runs before the
+      # switch) marks the start itself; WindowMarks marks an edge once.
+      # LoadRun and Trial::Http iterate over parts and never name one.
       class Companion
         # Before the marks (20) and the samplers (30 and up): a fixed
         # count's engine holds its edge until every switch is done.
@@ -147,9 +149,11 @@ module Rackbench
           # The trial's server passed every check (a ServerLaunch::Booted).
           def after_boot(_booted); end
 
-          # The load engine's settings (a Hash of LoadSettings' keywords)
-          # before they are built: a part may set a default the
-          # configuration left open.
+          # The load engine's settings before they are built: a Hash of
+          # LoadSettings' keywords, think_s, warmup_count (nil: left open)
+          # and seed (the batch's). A part may set a default the
+          # configuration left open, or a keyword of its own (an
+          # instructions trial's gate, quiet_pids_file).
           def engine_settings(settings) = settings
 
           # The record's load_settings: what the trial says it ran with.

@@ -14,15 +14,17 @@ module Rackbench
       # resolves first, from the app's own Gemfile.lock when it has one;
       # every other ruby's environment then starts from that environment's
       # lockfile (BundleEnv's lock_seed), and after its `bundle install`
-      # must lock every gem of the set at the set's version (#differences).
+      # must lock every gem of the set at the set's version (GemSetCheck:
+      # a native gem may be another platform's gem of that version, and a
+      # source gem's build dependencies may come or go).
       # Resolving on the oldest ruby is what lets the others run the set:
       # gems raise their lowest ruby with new releases (Rails 8 needs 3.2)
       # far more often than they cap the highest.
       #
       # Rubies of another engine (JRuby) have sets of their own: their
       # server lines and platforms differ. `gems: per_ruby` gives every ruby
-      # its own resolution, as before sets (the report then marks the gems
-      # that differ).
+      # its own resolution, from the app's own Gemfile.lock when it has one
+      # (the report then marks the gems that differ).
       class GemSets
         # What shares a set: the app, the server's adapter (its gem lines),
         # the ruby engine and the pinned gems.
@@ -87,26 +89,6 @@ module Rackbench
             where = others.empty? ? "" : ", installed as is for #{others.join(", ")}"
             "#{what}: one gem set, resolved on #{GemSets.ruby_name(base.install)}#{where}"
           end
-        end
-
-        # The gems of the set (+set+, name => version, from the base's
-        # lockfile) that +other+ (another ruby's lockfile) does not lock at
-        # the same version: [[name, set's version, other's version or nil]].
-        # Bundler itself is the ruby's, not the app's: never compared. Gems
-        # +other+ adds (a source gem's build tools where the set had a
-        # precompiled one: mini_portile2) are no difference of the set.
-        def self.differences(set, other)
-          set.reject { |name, _| name == "bundler" }.filter_map do |name, version|
-            [name, version, other[name]] unless other[name] == version
-          end
-        end
-
-        # "rails 8.1.4.1 where the set has 7.2.4 (and 12 more)".
-        def self.describe_differences(differences)
-          name, want, got = differences.first
-          first = got ? "it locks #{name} #{got} where the set has #{want}" : "it does not lock #{name} (the set has #{want})"
-          more = differences.size > 1 ? " (and #{differences.size - 1} more)" : ""
-          "#{first}#{more}"
         end
 
         # "r34 (ruby 3.4.5)": an install's name and its version.

@@ -47,9 +47,12 @@ module Rackbench
         # load.tls (tls: the server's Tls::Certificate) the URL is https://
         # and the engine checks the certificate against the run's authority.
         #
-        # A think time left to auto (load.think null) is none, and a warmup
-        # of a fixed count left to auto is a timed warmup, unless one of
-        # +parts+ (Companions::Parts) sets them (an instructions trial's).
+        # A think time left to auto (load.think null) is none, a warmup of
+        # a fixed count left to auto is a timed warmup, and the request
+        # mix's seed is the batch's, unless one of +parts+
+        # (Companions::Parts) sets them (an instructions trial's); a part
+        # may add an engine setting of its own (an instructions trial's
+        # gate).
         #
         # :host :: the server's address (default: Servers::HOST; a load
         #          host's trial: the address it reaches the server at)
@@ -61,12 +64,12 @@ module Rackbench
             list[:requests_file] = RequestList.for_trial(list[:requests_file], dir: work_dir, probe_path: app.load_path,
                                                                                probe_body: app.expect_session_body)
           end
-          open = parts.engine_settings(think_s: config.load[:think_s], warmup_count: config.load[:warmup_count])
+          open = parts.engine_settings(think_s: config.load[:think_s], warmup_count: config.load[:warmup_count],
+                                       seed: seed + trial.batch)
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
                              **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count,
-                                                 *Experiment::WebSocketLoad::OPTIONS),
-                             think_s: open[:think_s] || 0.0, warmup_count: open[:warmup_count], **list,
-                             ca_file: tls&.ca_path, cpus: layout.engine_cpus, seed: seed + trial.batch)
+                                                 *Experiment::WebSocketLoad::OPTIONS), **list,
+                             ca_file: tls&.ca_path, cpus: layout.engine_cpus, **open, think_s: open[:think_s] || 0.0)
         end
 
         # The request list, if any, and the cookie jar. A list given in the

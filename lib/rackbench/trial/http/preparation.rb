@@ -17,6 +17,9 @@ module Rackbench
         GcSettingsCheck.new(variants: @context.variants, parent_env: @context.parent_env, run: @gc_run).check!(configs)
 
         gem_sets.describe(configs).each { |line| @context.out.puts "Gems: #{line}" }
+        if force_ruby_platform?
+          @context.out.puts "Gems: every native gem compiled from its source on every ruby (force_ruby_platform)"
+        end
         configs.each do |config|
           variant = @context.variants.fetch(config.ruby.label)
           bundle_for(config, App.resolve(config.app), variant, Servers.fetch(config.server.name))
@@ -31,10 +34,17 @@ module Rackbench
       def bundle_for(config, app, variant, adapter)
         pins = config.gems || {}
         base = gem_sets.base(config)
+        force = { force_ruby_platform: force_ruby_platform? }
         set = if base && !GemSets.same_install?(base.install, variant.install)
-                @bundles.fetch(app, base.install, adapter, log_dir: @context.logs_dir, pins: pins)
+                @bundles.fetch(app, base.install, adapter, log_dir: @context.logs_dir, pins: pins, **force)
               end
-        @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir, pins: pins, set: set)
+        @bundles.fetch(app, variant.install, adapter, log_dir: @context.logs_dir, pins: pins, set: set, **force)
+      end
+
+      # `gems: { force_ruby_platform: true }`: every environment installs
+      # native gems from source.
+      def force_ruby_platform?
+        source.respond_to?(:gems_force_ruby_platform?) && source.gems_force_ruby_platform?
       end
 
       # The experiment's gem sets, made from every configuration that can

@@ -106,7 +106,8 @@ module Rackbench
                                      expected_processes: @adapter.worker_processes(config.processes),
                                      ready_log: @adapter.ready_log(config.processes))
           checking = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-          identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: @expectation.call).verify!
+          expectation = Identity::Expectation.with_bundle(@expectation.call, @bundle)
+          identity = Identity::Check.new(server: server, trial_dir: @work_dir, expectation: expectation).verify!
           identity["check_s"] = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - checking).round(4)
           identity["hooks"] = hooks unless hooks.empty?
           @parts.call(:prove, server, port, identity)

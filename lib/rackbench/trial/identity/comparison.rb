@@ -51,40 +51,8 @@ module Rackbench
           who = process[:pid] == @main_pid ? "main process #{process[:pid]}" : "process #{process[:pid]}"
           [ruby_difference(report), jit_difference(report), *env_differences(report), gem_difference(report),
            *preload_differences(report), groups_difference(report), malloc_difference(process),
-           compact_difference(process), *pin_differences(report), *loaded_differences(report)]
+           compact_difference(process), *GemCheck.new(@expected).differences(report)]
             .compact.map { |text| "#{who}: #{text}" }
-        end
-
-        # Every gem the trial pins is loaded, at a version that satisfies
-        # the pin.
-        def pin_differences(report)
-          pins = @expected.gem_pins || {}
-          return [] if pins.empty?
-
-          loaded = report["gems"] || {}
-          pins.filter_map do |name, requirement|
-            version = loaded[name]
-            next "does not load #{name}, the trial pins #{name} #{requirement}" unless version
-            next nil if Experiment::Gems.satisfied?(requirement, version)
-
-            "loads #{name} #{version}, the trial pins #{name} #{requirement}"
-          end
-        end
-
-        # The gems the process loaded are the bundle's locked versions (a
-        # gem the bundle does not lock, such as a default gem the ruby
-        # activated before Bundler, is the ruby's, not the bundle's).
-        def loaded_differences(report)
-          locked = @expected.gems
-          return [] unless locked
-
-          loaded = report["gems"]
-          return ["reported no loaded gems (Gem.loaded_specs)"] unless loaded.is_a?(Hash)
-
-          loaded.filter_map do |name, version|
-            want = locked[name]
-            "loads #{name} #{version}, the bundle locks #{want}" if want && want != version
-          end
         end
 
         # The allocator mapped in the process (read by Check from
@@ -225,9 +193,14 @@ module Rackbench
             "engine_version" => main["engine_version"], "exe" => main["exe"], "libruby" => main["libruby"],
             "build" => main["build"], "jit" => main["jit"], "env" => main["env"], "server_gem" => main["server_gem"]&.slice("name", "version"),
             "preloaded" => main["preloaded"], "bundle_without" => main["bundle_without"],
+            "force_ruby_platform" => main["force_ruby_platform"],
             # The bundle's gems as the main process loaded them (name =>
             # version); nil for a trial without a bundle.
-            "gems" => bundle_gems(main),
+            "gems" => GemCheck.new(@expected).bundle_gems(main),
+            # How the bundle's native gems the main process loaded were
+            # built (name => "ruby" for compiled from source, else the
+            # precompiled gem's platform); nil for a trial without a bundle.
+            "gem_platforms" => GemCheck.new(@expected).bundle_gem_platforms(main),
             # The smallest ActiveRecord pool any process configured; nil when
             # none loaded ActiveRecord::Base (or none was asked).
             "active_record_pool" => pools.min,
@@ -243,13 +216,6 @@ module Rackbench
             "others" => others, "expected" => @expected.to_h, "mismatches" => mismatches,
             "warnings" => warnings(pools)
           }
-        end
-
-        def bundle_gems(report)
-          locked = @expected.gems
-          return nil unless locked && report["gems"].is_a?(Hash)
-
-          report["gems"].select { |name, _| locked.key?(name) }.sort.to_h
         end
 
         # A pool below the threads is legal (an app may use the database

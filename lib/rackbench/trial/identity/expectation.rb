@@ -44,9 +44,15 @@ module Rackbench
       # the server's code runs). +gem_pins+ is what the experiment pins
       # (name => requirement, `gems:`): every process must load each at a
       # version that satisfies it.
+      #
+      # +force_ruby_platform+ is the bundle's Bundler setting (true: every
+      # native gem is its source gem, compiled on this ruby; `gems: {
+      # force_ruby_platform: true }`), which Bundler inside every process
+      # must report, and then every native gem it loaded must be a source
+      # gem; nil when not checked (a trial without a bundle).
       Expectation = Struct.new(:label, :options, :description, :exe, :jit, :env, :server_gem, :server_version,
                                :threads, :bundle_without, :malloc, :gc_compact_before_fork, :gc_env, :build, :recipe,
-                               :gems, :gem_pins, keyword_init: true)
+                               :gems, :gem_pins, :force_ruby_platform, keyword_init: true)
 
       class Expectation
         PROBE_TIMEOUT_S = 120
@@ -112,6 +118,16 @@ module Rackbench
               gc_env: RuntimeSettings.gc_taken(env.checked, params), build: variant.install.recipe&.fetch("key", nil),
               recipe: variant.install.recipe && Rubies::Build::Recipe.stored(variant.install.recipe),
               gems: gems&.reject { |name, _| name == "bundler" }, gem_pins: gem_pins).freeze
+        end
+
+        # +expectation+ with what its trial's bundle (a BundleEnv, or any
+        # bundle that answers force_ruby_platform?) sets for its gems.
+        def self.with_bundle(expectation, bundle)
+          return expectation unless bundle.respond_to?(:force_ruby_platform?)
+
+          copy = expectation.dup
+          copy.force_ruby_platform = bundle.force_ruby_platform?
+          copy.freeze
         end
 
         # JSON-ready, for the trial's record; without the locked gems, which

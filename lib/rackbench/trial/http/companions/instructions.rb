@@ -8,13 +8,20 @@ module Rackbench
       module Companions
         # `measure: instructions` (Rackbench::Instructions): an instructions
         # trial's server runs under callgrind with instrumentation off, its
-        # readiness deadline allows for valgrind's slower boot, the window's
-        # edges switch every server process's instrumentation on and off
-        # (Instructions::Edges), and the counts are read into the record's
-        # +instructions+ document (Instructions::Collection). Its files
-        # (callgrind's dumps and logs, vgdb's FIFOs) are in the trial's
-        # directory, instructions/. A ruby variant valgrind cannot run is
-        # left out of the plan before the run (Instructions::Support).
+        # readiness deadline allows for valgrind's slower boot, and its
+        # processes load the GC agent (agent/instructions_gc.rb) on the
+        # window channel. The engine's requests, warmup and window, each
+        # wait until the server sleeps (its --quiet-pids gate). At the
+        # window's start every Ruby process runs a full GC, then every
+        # process's instrumentation goes on; at the end it goes off and the
+        # counts are written (Instructions::Window, Edges, GcEdges); they
+        # are read into the record's +instructions+ document, the GC inside
+        # the window apart (Instructions::Collection, GcFigure). Its files
+        # (callgrind's dumps and logs, vgdb's FIFOs, the gate's pids) are in
+        # the trial's directory, instructions/. A ruby variant valgrind
+        # cannot run is left out of the plan before the run, and a stripped
+        # ruby's collector is found by a probe once per ruby
+        # (Instructions::Support, GcProbe).
         class Instructions < Companion
           # First at each edge: a fixed count's engine holds the edge until
           # every process is switched, so no request is in flight and none
@@ -30,8 +37,9 @@ module Rackbench
 
           # :valgrind :: what instructions trials run under (default: Rackbench::Instructions::Valgrind.find)
           # :valgrind_support :: answers why a ruby variant cannot run under valgrind (#reason(variant,
-          #                      env:); default: an Instructions::Support keeping its answers in the
-          #                      rackbench cache)
+          #                      env:)) and which functions are a stripped ruby's collector
+          #                      (#gc_entries(variant, env:)); default: an Instructions::Support keeping
+          #                      its answers in the rackbench cache
           def initialize(setup, valgrind: nil, valgrind_support: nil)
             super(setup)
             @valgrind = valgrind
@@ -44,19 +52,35 @@ module Rackbench
             source = setup.source
             return nil unless source.respond_to?(:instructions?) && source.instructions?
 
-            @valgrind_support ||= Rackbench::Instructions::Support.new(valgrind: valgrind, cache_dir: cache_dir)
-            env = Rubies::CleanEnv.clean(setup.context.parent_env).merge(variant.env).compact
-            @valgrind_support.reason(variant, env: env)
+            valgrind_support.reason(variant, env: probe_env(variant))
           end
 
           def part(scene)
             return nil unless scene.instructions?
 
+            examining = scene.examining
             Part.new(dir: File.join(scene.work_dir, DIRECTORY), valgrind: valgrind, config: scene.config,
-                     examining: scene.examining)
+                     examining: examining, window: scene.window, trial_dir: scene.work_dir,
+                     gc_entries: examining ? nil : gc_entries(scene.variant), seed: setup.source.seed)
           end
 
           private
+
+          def valgrind_support
+            @valgrind_support ||= Rackbench::Instructions::Support.new(valgrind: valgrind, cache_dir: cache_dir)
+          end
+
+          # A stripped ruby's collector functions (Instructions::GcProbe),
+          # nil for a ruby that names them; probed once per ruby and kept in
+          # the rackbench cache.
+          def gc_entries(variant)
+            valgrind_support.gc_entries(variant, env: probe_env(variant))
+          end
+
+          # What a probe of +variant+ runs with: its own variables over a clean base.
+          def probe_env(variant)
+            Rubies::CleanEnv.clean(setup.context.parent_env).merge(variant.env).compact
+          end
 
           # The experiment's `instructions: { cache_sim: true }` turns on
           # callgrind's cache simulation (estimated cycles).
@@ -80,12 +104,29 @@ module Rackbench
             # :config :: the trial's Experiment::Config (its load)
             # :examining :: an examination (`rackbench check`) boots the server as a time trial's, under no
             #               valgrind, and shows the load its trials would run with
-            def initialize(dir:, valgrind:, config:, examining: false)
+            # :window :: the trial's WindowMarks (the GC agents wake on its start mark)
+            # :trial_dir :: the trial's directory (the agents' identity reports)
+            # :gc_entries :: a stripped ruby's collector functions (Instructions::GcProbe; default: none)
+            # :seed :: the experiment's seed: every batch sends the same requests of a request list
+            def initialize(dir:, valgrind:, config:, examining: false, window: nil, trial_dir: nil, gc_entries: nil,
+                           seed: nil)
               super()
               @dir = dir
               @valgrind = valgrind
               @load = config.load
               @examining = examining
+              @marks = window
+              @seed = seed
+              @window = Rackbench::Instructions::Window.new(
+                dir: dir, window_dir: window&.dir, identity_dir: trial_dir && Identity.directory(trial_dir),
+                valgrind: valgrind, gc_entries: gc_entries
+              )
+            end
+
+            # The window channel with the GC agent alone, FIFOs where the
+            # channel's pipes cannot reach (Instructions::Window::SERVER_ENV).
+            def env
+              @examining ? {} : { "trial" => Rackbench::Instructions::Window::SERVER_ENV }
             end
 
             def launch_prefix
@@ -107,30 +148,45 @@ module Rackbench
 
             # The calibration's server counts what its requests cost under
             # instrumentation, as the window's will: switched on before it
-            # is loaded.
+            # is loaded. It has no window: no GC at the edge, no gate.
             def calibration_load(server)
-              edges = edges(server)
+              edges = @window.edges(server, window: false)
               edges.started
               raise SetupError, "calibration: #{edges.failure}" if edges.failure
             end
 
+            # The window's edges on the trial's server; the gate's pids are
+            # written now, for the warmup (Edges#prepare).
             def after_boot(booted)
+              return if @examining
+
               @booted = booted
-              @edges = edges(booted.server)
+              @edges = @window.edges(booted.server)
             end
 
             # A think time left to auto (load.think null) is
-            # Experiment::Settings::INSTRUCTIONS_THINK_S: every request then
-            # finds the server idle and takes the same path through it,
-            # however busy the machine. A warmup of a fixed count left to
-            # auto counts as many requests as the window and at least
-            # INSTRUCTIONS_MIN_WARMUP_COUNT (a timed warmup under valgrind
-            # warms a JIT's server a tenth as far as the interpreter's).
+            # Experiment::Settings::INSTRUCTIONS_THINK_S. A warmup of a fixed
+            # count left to auto counts as many requests as the window and
+            # at least INSTRUCTIONS_MIN_WARMUP_COUNT (a timed warmup under
+            # valgrind warms a JIT's server a tenth as far as the
+            # interpreter's). Every batch sends the same requests of a
+            # request list (the experiment's seed, not the seed plus the
+            # batch): its count is then the same work in every batch. Once
+            # the trial's server has booted, every request of its warmup and
+            # window waits until the server sleeps (the engine's gate, its
+            # pids file: Instructions::Window); the calibration's server,
+            # which has no window, is not gated.
             def engine_settings(settings)
               settings = settings.merge(think_s: Experiment::Settings::INSTRUCTIONS_THINK_S) if settings[:think_s].nil?
-              return settings unless settings[:warmup_count].nil? && @load[:count]
+              if settings[:warmup_count].nil? && @load[:count]
+                settings = settings.merge(warmup_count: [@load[:count], Experiment::Settings::INSTRUCTIONS_MIN_WARMUP_COUNT].max)
+              end
+              return settings if @examining
 
-              settings.merge(warmup_count: [@load[:count], Experiment::Settings::INSTRUCTIONS_MIN_WARMUP_COUNT].max)
+              settings = settings.merge(seed: @seed) if @seed
+              return settings unless @edges
+
+              settings.merge(quiet_pids_file: Rackbench::Instructions::Window.quiet_pids_file(@dir))
             end
 
             # An instructions trial says so in its settings (Instructions.trial?).
@@ -138,10 +194,25 @@ module Rackbench
               settings.merge(Rackbench::Instructions::SETTINGS_KEY => Rackbench::Instructions::INSTRUCTIONS)
             end
 
+            # The window's start: the GC agents wake on the window's start
+            # mark and their full GC must run before the instrumentation
+            # goes on (it would count in the window otherwise), so this part
+            # marks the start itself, first of all (the window companion's
+            # mark after it finds the edge marked: WindowMarks#mark). Then
+            # Edges#started waits for every agent's GC, writes the gate's
+            # pids and switches every process on.
             def window_started
-              @edges&.started
+              return unless @edges
+
+              @marks.mark(:start)
+              @edges.started
+            rescue SystemCallError => e
+              @mark_failure = "the window's start could not be marked for the GC agents: #{e.message}"
             end
 
+            # The window's end: every process off and its counts written,
+            # before the window companion marks the end (the agents' GC
+            # counts at the end then run uncounted).
             def window_ended
               @edges&.ended
             end
@@ -150,26 +221,16 @@ module Rackbench
             # failed with why the counts could not be taken.
             def document(outcome)
               return outcome unless @edges
-              return outcome.merge(status: "failed", reason: "instructions: #{@edges.failure}") if @edges.failure
+
+              failure = @mark_failure || @edges.failure
+              return outcome.merge(status: "failed", reason: "instructions: #{failure}") if failure
               return outcome unless outcome[:status] == "ok"
 
-              document = Rackbench::Instructions::Collection.new(dir: @dir, valgrind_version: @valgrind.version)
-                                                            .document(requests: outcome[:result]["requests"],
-                                                                      identity: @booted.identity,
-                                                                      main_pid: @booted.server.pid,
-                                                                      started_pids: @edges.started_pids)
+              document = @window.document(edges: @edges, result: outcome[:result], identity: @booted.identity,
+                                          main_pid: @booted.server.pid)
               outcome.merge(instructions: document)
             rescue Rackbench::Instructions::Error => e
               outcome.merge(status: "failed", reason: "instructions: #{e.message}")
-            end
-
-            private
-
-            # The window's edges on +server+ (an Instructions::Edges).
-            def edges(server)
-              prefix = File.join(@dir, Rackbench::Instructions::Valgrind::VGDB_PREFIX)
-              control = Rackbench::Instructions::Control.new(vgdb: @valgrind.vgdb, prefix: prefix)
-              Rackbench::Instructions::Edges.new(server: server, control: control)
             end
           end
         end
