@@ -302,3 +302,38 @@ describe "the HTML report of WebSocket configurations" do
     FileUtils.rm_rf(dir)
   end
 end
+
+describe "the websocket column's migration" do
+  require "support/old_store"
+  require "sequel"
+
+  let(:dir) { Dir.mktmpdir("rackbench-ws-migration") }
+  after { FileUtils.rm_rf(dir) }
+
+  # How many migrations come before the one that adds trials.websocket
+  # (found by applying them in turn: a merge may renumber it).
+  def before_websocket
+    db = Sequel.sqlite
+    Rackbench::Store::Schema::MIGRATIONS.each_with_index do |migration, i|
+      migration.call(db)
+      return i if db.table_exists?(:trials) && db[:trials].columns.include?(:websocket)
+    end
+    flunk "no migration adds trials.websocket"
+  ensure
+    db&.disconnect
+  end
+
+  it "is the last, after publish's regressions: stored trials read back without it, new ones with it" do
+    index = before_websocket
+    assert_equal Rackbench::Store::Schema::VERSION - 1, index
+    experiment = OldStore.create(File.join(dir, "results.db"), version: index, rackbench_version: "0.3.0",
+                                 retried: false, row: {})
+    idle = { "idle" => { "pss_bytes" => 20_000_000, "rss_bytes" => 30_000_000, "processes" => 2 } }
+    Rackbench::Store.open(dir) do |store|
+      assert store.db.table_exists?(:regressions), "publish's migration ran before"
+      assert_equal [["kept", nil]], store.trials.map { |t| [t.key, t.websocket] }
+      store.save_trial(experiment, Rackbench::Trial::Record.new(key: "new", kind: "ws", status: "ok", websocket: idle))
+      assert_equal idle, store.trials.find { |t| t.key == "new" }.websocket
+    end
+  end
+end
