@@ -63,6 +63,7 @@ summary = experiments.map do |name, experiment|
   abort "#{name} failed: #{err.lines.grep(/\Arackbench: /).last}" unless status.success?
   trials = Rackbench::Store.open(results, &:trials)
   { "experiment" => name, "wall_s" => wall_s.round, "load_before" => load_before,
+    "load_after" => File.read("/proc/loadavg").split.first(3),
     "installs" => out.lines.grep(/gems ready in/).map(&:strip),
     "said" => out.lines.grep(/^  native-xml: /).map(&:strip),
     "notes" => out[/^Gems built or bundled otherwise.*?(?=^\S)/m].to_s.lines.drop(1).map(&:strip),

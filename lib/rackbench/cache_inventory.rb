@@ -19,7 +19,7 @@ module Rackbench
   class CacheInventory
     autoload :Prune, File.expand_path("cache_inventory/prune", __dir__)
 
-    # kind :: "build", "environment", "gems", "agent", "source", "ccache", "leftover"
+    # kind :: "build", "environment", "gems", "agent", "source", "ccache", "bundled", "leftover"
     # name :: what it is, for a person ("ruby '3.4' 3.4.5 e11383d5631ff0a4", "rack-hello + puma on ruby-3.4.5")
     # paths :: what removing it removes (its directory first)
     # bytes :: disk used
@@ -48,7 +48,7 @@ module Rackbench
     # Every item, builds first, then environments, gem directories,
     # sources and leftovers.
     def items
-      builds + environments + gem_dirs + passenger_agents + sources + compiler_cache + leftovers
+      builds + environments + gem_dirs + passenger_agents + sources + compiler_cache + bundled_gems + leftovers
     end
 
     private
@@ -135,6 +135,17 @@ module Rackbench
 
       [item("ccache", "ccache's objects from ruby builds (rebuilds with other patches reuse them)", [dir], lock: nil,
                                                                                                       users: nil)]
+    end
+
+    # The bundled gems fetched for sources that lack them
+    # (Rubies::Build::BundledGems), copied into every later build: pruned
+    # by age only, as ccache's objects are.
+    def bundled_gems
+      dir = File.join(@root, "rubies", "gems")
+      return [] unless File.directory?(dir)
+
+      [item("bundled", "bundled gems fetched for ruby builds (#{Dir.glob(File.join(dir, "*.gem")).size} .gem files)", [dir],
+            lock: nil, users: nil)]
     end
 
     # A build's work directory whose process is gone, and a build directory

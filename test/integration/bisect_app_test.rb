@@ -27,7 +27,7 @@ describe "rackbench bisect (integration)" do
         servers: [puma]
         apps:
           - { name: app, path: app, expect_body: "Hello, bisect!" }
-        load: { count: 100, warmup_count: 100, timeout: 10s }
+        load: { count: 100, warmup_count: 1000, timeout: 10s }
       YAML
     end
   end

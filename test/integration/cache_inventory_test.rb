@@ -154,6 +154,25 @@ describe Rackbench::CacheInventory do
                                                  .then { |d| [d.remove, d.reason] }
   end
 
+  it "lists the bundled gems fetched for builds, kept by --unused and pruned by age, never as a leftover" do
+    dir = File.join(@root, "rubies", "gems")
+    FileUtils.mkdir_p(dir)
+    %w[minitest-5.25.4 rake-13.2.1].each { |name| File.write(File.join(dir, "#{name}.gem"), name) }
+    age(dir, 40)
+
+    items = inventory.items
+    fetched = items.find { |item| item.kind == "bundled" }
+    assert_equal "bundled gems fetched for ruby builds (2 .gem files)", fetched.name
+    assert_equal [dir], fetched.paths
+    assert_empty items.select { |item| item.kind == "leftover" }
+
+    kept = Rackbench::CacheInventory::Prune.new([fetched], unused: true).decisions.first
+    assert_equal [false, "kept by --unused (prune it with --older-than)"], [kept.remove, kept.reason]
+    assert_equal [true, "unused for 40 d"],
+                 Rackbench::CacheInventory::Prune.new([fetched], older_than_s: 30 * 86_400).decisions.first
+                                                 .then { |d| [d.remove, d.reason] }
+  end
+
   it "removes what a stopped build left, and refuses a prune without a condition" do
     leftover = File.join(@root, "rubies", "work", "dddddddddddddddd-999999999")
     FileUtils.mkdir_p(leftover)

@@ -41,7 +41,7 @@ describe "where the time went (integration)" do
         threads: 1
         measure: instructions
         instructions: { cache_sim: true }
-        load: { count: 150, warmup_count: 300, timeout: 10s }
+        load: { count: 150, warmup_count: 1000, timeout: 10s }
       YAML
       results = File.join(dir, "results")
       env = { "RACKBENCH_CACHE" => File.join(dir, "cache") }

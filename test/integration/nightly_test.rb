@@ -107,7 +107,7 @@ describe "the nightly example (integration)" do
       apps: [rack-hello]
       processes: 1
       threads: 1
-      load: { count: 100, warmup_count: 50, connections: 2, timeout: 10s }
+      load: { count: 100, warmup_count: 1000, connections: 2, timeout: 10s }
     YAML
     env = { "PATH" => "#{bin}:#{ENV.fetch("PATH")}", "RACKBENCH_NIGHTLY_DIR" => state, "NIGHTLY_EXPERIMENT" => experiment,
             "NIGHTLY_UPSTREAM" => upstream, "NIGHTLY_SITE" => File.join(dir, "site"),

@@ -67,13 +67,6 @@ describe "publishing real runs of three revisions of an app (integration)" do
     git(dir, "rev-parse", "HEAD")
   end
 
-  def rackbench(*argv, env: {})
-    out, status = Open3.capture2e(env, RbConfig.ruby, File.join(ROOT, "exe/rackbench"), *argv)
-    raise "rackbench #{argv.first} exited #{status.exitstatus}:\n#{out}" unless status.success?
-
-    out
-  end
-
   def three_revisions
     dir = Dir.mktmpdir("rackbench-real-runs")
     app = File.join(dir, "app")
@@ -105,11 +98,11 @@ describe "publishing real runs of three revisions of an app (integration)" do
                File.join(ROOT, "doc/examples/nightly/announce-regression.sh")]
     published = [[0, shas[0]], [1, shas[1]], [2, shas[2]], [3, shas[2]]].map do |i, sha|
       git(app, "checkout", "-q", sha)
-      rackbench("run", experiment, "--results", results, "--label", "branch=main", *(i == 3 ? ["--label", "rerun=1"] : []))
-      JSON.parse(rackbench(*publish, env: env))
+      assert_rackbench("run", experiment, "--results", results, "--label", "branch=main", *(i == 3 ? ["--label", "rerun=1"] : []))
+      JSON.parse(assert_rackbench(*publish, env: env))
     end
     { dir: dir, site: site, shas: shas, published: published, calls: Dir[File.join(calls, "call-*")].sort.map { |f| File.read(f) },
-      regressions: JSON.parse(rackbench("regressions", "--results", results, "--all", "--json")) }
+      regressions: JSON.parse(assert_rackbench("regressions", "--results", results, "--all", "--json")) }
   end
 
   it "finds the step at the middle revision, and the third confirms it" do

@@ -75,7 +75,7 @@ module Rackbench
         when "gems"
           left = @items.select { |i| i.kind == "environment" && i.gem_dir == item.paths.first } - removed
           left.empty? ? "no environment installs into it" : nil
-        when "ccache", "agent" then nil
+        when "ccache", "bundled", "agent" then nil
         when "source"
           builds = @items.select { |i| i.kind == "build" } - removed
           builds.any? { |b| b.name.include?(File.basename(item.paths.first)) } ? nil : "no kept build was made from it"
@@ -88,7 +88,7 @@ module Rackbench
         case item.kind
         when "gems" then "environments install into it"
         when "source" then "a kept build was made from it"
-        when "ccache", "agent" then "kept by --unused (prune it with --older-than)"
+        when "ccache", "bundled", "agent" then "kept by --unused (prune it with --older-than)"
         else "used by #{item.users.first}#{" and #{item.users.size - 1} more" if item.users.size > 1}"
         end
       end

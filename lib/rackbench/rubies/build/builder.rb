@@ -133,7 +133,7 @@ module Rackbench
         end
 
         def step_bundled_gems
-          fetched = BundledGems.fetch(src, log: @log, env: @env, ruby: @recipe.name)
+          fetched = BundledGems.fetch(src, log: @log, env: @env, ruby: @recipe.name, kept_in: @cache.bundled_gems_dir)
           File.write(@log, "# #{fetched} bundled gem(s) fetched through RubyGems\n", mode: "a")
         end
 

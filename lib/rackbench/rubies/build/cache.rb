@@ -21,6 +21,8 @@ module Rackbench
       #   rubies/work/9c1e0f4b2a7d3e55-<pid>/      the source and staging while building, removed after
       #   rubies/timings.json                      the last build's step durations (Progress's estimates)
       #   rubies/ccache/                           ccache's objects (Builder::CCACHE_WRAPPERS), when installed
+      #   rubies/gems/                             the bundled gems fetched for a source without them
+      #                                            (BundledGems), copied into every later build's source
       class Cache
         RECORD = "recipe.json"
         # The copy of the recipe inside the install, where the identity
@@ -46,6 +48,7 @@ module Rackbench
         def work_dir(key) = File.join(@root, "work", "#{key}-#{Process.pid}")
         def timings = Timings.new(File.join(@root, "timings.json"))
         def ccache_dir = File.join(@root, "ccache")
+        def bundled_gems_dir = File.join(@root, "gems")
 
         def complete?(key)
           File.file?(File.join(dir(key), RECORD)) && File.executable?(ruby_path(key))
