@@ -11,9 +11,19 @@ require "cgi"
 # trial builds, what the plan leaves out and why, the record (the engine's
 # document, the server's idle memory, the verdict) and the websocket
 # companion's proof of who served the upgrade.
+#
+# The unit tier loads every file in one process: the files' describe blocks
+# share the top level, so these define no constant there but this module.
+module WsTrialsTestResults
+  # A fresh copy of the engine's document of a workload (broadcast, echo)
+  # from test/fixtures/engine_result_ws_WORKLOAD.json.
+  def ws_result(workload)
+    JSON.parse(File.read(File.expand_path("../fixtures/engine_result_ws_#{workload}.json", __dir__)))
+  end
+end
+
 describe "WebSocket trials" do
-  WS_BROADCAST = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_ws_broadcast.json", __dir__))).freeze
-  WS_ECHO = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_ws_echo.json", __dir__))).freeze
+  include WsTrialsTestResults
 
   let(:dir) { Dir.mktmpdir("rackbench-ws") }
   after { FileUtils.rm_rf(dir) }
@@ -70,7 +80,7 @@ describe "WebSocket trials" do
   end
 
   describe "a run" do
-    def run_experiment(yaml, result: WS_BROADCAST, servers: nil, **companions)
+    def run_experiment(yaml, result: ws_result("broadcast"), servers: nil, **companions)
       engine = Fakes::Engine.new(result: result)
       launcher = Fakes::Launcher.new
       out = StringIO.new
@@ -151,7 +161,7 @@ describe "WebSocket trials" do
     end
 
     it "fails a trial whose clients failed or were lost beyond the budget, naming why" do
-      result = JSON.parse(JSON.generate(WS_ECHO))
+      result = ws_result("echo")
       result["lost"]["total"] = 2
       result["lost"]["by_kind"]["malformed"] = 2
       result["lost"]["reasons"]["malformed"] = "a frame with a reserved bit set"
@@ -205,14 +215,16 @@ describe "WebSocket trials" do
 end
 
 describe "a broadcast's capacity" do
+  include WsTrialsTestResults
+
   def parse(text)
     Rackbench::Experiment.parse(text, source: "cap.yml", base_dir: Dir.pwd)
   end
 
-  BASE = "name: bc\nservers: [puma]\napps: [ws-rack]\n"
+  def base = "name: bc\nservers: [puma]\napps: [ws-rack]\n"
 
   it "searches the clients a broadcast reaches, each step an experiment with its clients" do
-    experiment = parse("#{BASE}load: { workload: broadcast, interval: 100ms }\n" \
+    experiment = parse("#{base}load: { workload: broadcast, interval: 100ms }\n" \
                        "capacity: { p95: 200ms, min_delivery: 99%, start_clients: 100, max_clients: 800 }\n")
     settings = experiment.capacity
     assert settings.broadcast?
@@ -235,14 +247,14 @@ describe "a broadcast's capacity" do
       "load: { workload: broadcast }\ncapacity: { p95: 1s, start_clients: 900, max_clients: 10 }" =>
         "cap.yml: capacity.start_clients: 900 is above capacity.max_clients 10"
     }.each do |yaml, expected|
-      message = assert_raises(Rackbench::ConfigError) { parse("#{BASE}#{yaml}\n") }.message
+      message = assert_raises(Rackbench::ConfigError) { parse("#{base}#{yaml}\n") }.message
       assert message.start_with?(expected), "#{yaml}: #{message}"
     end
   end
 
   describe "the judge of a step" do
     let(:settings) do
-      parse("#{BASE}load: { workload: broadcast }\ncapacity: { p95: 50ms, min_delivery: 99% }\n").capacity
+      parse("#{base}load: { workload: broadcast }\ncapacity: { p95: 50ms, min_delivery: 99% }\n").capacity
     end
 
     def judge(result, clients: 4, ok: true)
@@ -250,7 +262,7 @@ describe "a broadcast's capacity" do
     end
 
     def result(delivered: 40, rtt_ms: 10, saturated: false)
-      data = JSON.parse(JSON.generate(WS_BROADCAST))
+      data = ws_result("broadcast")
       broadcast = data["broadcast"]
       broadcast["delivered"] = delivered
       broadcast["missing"] = broadcast["expected"] - delivered
@@ -277,6 +289,7 @@ describe "a broadcast's capacity" do
 end
 
 describe "the HTML report of WebSocket configurations" do
+  include WsTrialsTestResults
   require "support/report_store"
 
   it "draws the round trips against the clients, one line per configuration, when the clients vary" do
@@ -286,7 +299,7 @@ describe "the HTML report of WebSocket configurations" do
         [ReportStore.dims(ruby: "r34", server: server).merge("app" => "cable-rails", "load.clients" => clients), [clients, clients]]
       end
       ReportStore.fill(store, configs, fields: lambda { |dims, _, _|
-        result = JSON.parse(JSON.generate(WS_BROADCAST))
+        result = ws_result("broadcast")
         result["connect"]["connected"] = dims["load.clients"]
         { kind: "ws", result: result, websocket: { "idle" => { "pss_bytes" => 20_000_000 } } }
       })
