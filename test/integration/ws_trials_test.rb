@@ -129,15 +129,21 @@ describe "WebSocket trials (integration)" do
     assert_match(/reserved bit|RSV/i, lost["reasons"]["malformed"])
     assert_equal({ "malformed" => 1 }, record.reading.connection_failures(record))
 
+    # How many broadcasts the window holds is the machine's to say (the
+    # HTTP broadcaster waits for each POST's answer): the first is always
+    # dropped, and exactly the dropped ones are missing.
     record = by_fault.fetch("drop10")
     sent = record.result.dig("broadcast", "per_broadcast")
-    tenth = sent.select { |b| (b["seq"] % 10).zero? }
-    refute_empty tenth
-    assert(tenth.all? { |b| b["received"].zero? })
-    assert(sent.reject { |b| (b["seq"] % 10).zero? }.all? { |b| b["received"] == 200 })
+    dropped, delivered = sent.partition { |b| b["seq"] % 10 == 1 }
+    assert_equal 1, sent.first["seq"]
+    assert(dropped.all? { |b| b["received"].zero? })
+    assert(delivered.all? { |b| b["received"] == 200 })
+    counts = record.result["broadcast"]
+    assert_equal [sent.size * 200, delivered.size * 200], counts.values_at("expected", "delivered")
+    # The document writes the ratio with 6 decimals: 14 of 15 is 0.933333.
     ratio = record.reading.delivery_ratio(record)
-    assert_in_delta 1.0 - tenth.size.fdiv(sent.size), ratio, 1e-9
-    assert_in_delta 0.9, ratio, 0.05
+    assert_in_delta delivered.size.fdiv(sent.size), ratio, 5e-7
+    assert_operator ratio, :<, 1.0
 
     # Fifty clients of two hundred never got a broadcast: each is missing from every one.
     figures = by_fault.fetch("deaf4").result["broadcast"]
