@@ -61,8 +61,10 @@ describe "rackbench bisect (integration)" do
     commits = Rackbench::Test::BisectRepos.app_history(repo, commits: 4, iterations: 2000, steps: { 3 => 48 })
     pid = spawn_rackbench(*bisect_args(commits.first, "main"))
     begin
-      # Killed once the two ends are stored, in the middle of what follows.
-      wait_until(timeout_s: 600, interval_s: 0.5, message: "the two ends measured") do
+      # Killed once the two ends are stored, in the middle of what follows;
+      # waits as long as the bisection runs (its deadline guards against a
+      # hang only, scaled by how busy the machine is now).
+      wait_while_running(pid, timeout_s: 600 * busy_factor, interval_s: 0.5, message: "the two ends measured") do
         File.exist?(File.join(results, "results.db")) && stored_trials.size >= 4
       end
       Process.kill(:KILL, pid)

@@ -32,9 +32,10 @@ describe "ruby variants (integration)" do
       apps: [rack-hello]
       processes: 2
       threads: 1
-      # Long enough for a first answer on a busy machine (YJIT compiles
-      # as the first requests come): this test is about identity, not speed.
-      load: { connections: 2, duration: 0.5s, warmup: 0.5s, timeout: 5s }
+      # A count of requests, not a time: a busy machine delays the window
+      # but never empties it (0.5 s gave a YJIT Unicorn no answer at load
+      # 9, while YJIT compiled). This test is about identity, not speed.
+      load: { connections: 2, count: 200, warmup_count: 20, timeout: 5s }
     YAML
   end
 
@@ -116,7 +117,7 @@ describe "rubies named by path in an experiment (integration)" do
       servers: [puma]
       apps: [rack-hello]
       processes: 2
-      load: { connections: 2, duration: 0.3s, warmup: 0.1s, timeout: 5s }
+      load: { connections: 2, count: 200, warmup_count: 20, timeout: 5s } # a count: a busy machine delays it, never empties it
     YAML
     results = File.join(dir, "results")
     out, err, status = rackbench("run", file, "--results", results)
