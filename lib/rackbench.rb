@@ -7,6 +7,7 @@ require_relative "rackbench/errors"
 module Rackbench
   autoload :App, File.expand_path("rackbench/apps", __dir__)
   autoload :Apps, File.expand_path("rackbench/apps", __dir__)
+  autoload :AppWebSocket, File.expand_path("rackbench/app_websocket", __dir__)
   autoload :CLI, File.expand_path("rackbench/cli", __dir__)
   autoload :Detect, File.expand_path("rackbench/detect", __dir__)
   autoload :Duration, File.expand_path("rackbench/duration", __dir__)
@@ -57,6 +58,7 @@ module Rackbench
   autoload :Instructions, File.expand_path("rackbench/instructions", __dir__)
   autoload :Services, File.expand_path("rackbench/services", __dir__)
   autoload :Sidecar, File.expand_path("rackbench/process/sidecar", __dir__)
+  autoload :WsProbe, File.expand_path("rackbench/process/ws_probe", __dir__)
   autoload :Registry, File.expand_path("rackbench/registry", __dir__)
   autoload :AgentFiles, File.expand_path("rackbench/agent_files", __dir__)
 end

@@ -28,9 +28,11 @@ module Rackbench
   #                             environment and before each trial (Trial::Http::AppHooks), or nil
   # :bundle_without :: the experiment's Gemfile groups to leave out, or nil (BundleEnv::Groups decides)
   # :services :: the services rackbench starts for it (Array of Services::Spec; [] for none)
+  # :websocket :: where and how it serves WebSockets (an AppWebSocket), or nil when it does not
   App = Struct.new(:name, :dir, :description, :health, :load_path, :expect_status, :expect_content_type,
                    :expect_body, :builtin, :engines, :setup, :max_error_rate, :requests, :base, :env,
-                   :setup_hook, :reset_hook, :expect_session_body, :bundle_without, :services, keyword_init: true)
+                   :setup_hook, :reset_hook, :expect_session_body, :bundle_without, :services, :websocket,
+                   keyword_init: true)
 
   # Reopened so that its methods live in the struct.
   class App
@@ -47,7 +49,14 @@ module Rackbench
       overrides[:setup_hook] = spec.setup
       overrides[:reset_hook] = spec.reset
       overrides[:services] = spec.services || base[:services] || []
+      overrides[:websocket] = spec.websocket || base[:websocket] || (spec.builtin ? nil : user_websocket)
       new(health: "/", load_path: "/", expect_status: 200, **base.merge(overrides))
+    end
+
+    # A user's app whose entry says nothing of WebSockets: Action Cable
+    # at /cable, as a Rails app mounts it.
+    def self.user_websocket
+      AppWebSocket.parse(AppWebSocket::USER_DEFAULT, "websocket", fail: ->(_k, m) { raise ConfigError, m })
     end
 
     # nil when the app runs on ruby_engine (a RUBY_ENGINE such as "jruby"),
@@ -67,7 +76,7 @@ module Rackbench
     ROOT = File.expand_path("../../apps", __dir__)
     # Keys of an app.yml, and what each must be.
     MANIFEST_KEYS = %w[description health load_path expect_status expect_content_type expect_body engines setup
-                       max_error_rate requests env expect_session_body services variants].freeze
+                       max_error_rate requests env expect_session_body services websocket variants].freeze
     # Keys a variant may change.
     VARIANT_KEYS = (MANIFEST_KEYS - %w[variants setup engines]).freeze
     ENGINES = %w[ruby jruby truffleruby].freeze
@@ -146,6 +155,10 @@ module Rackbench
       fields[:env] = app_env(fields[:env], where) if fields.key?(:env)
       if fields.key?(:services)
         fields[:services] = Services::Spec.list(fields[:services], "services",
+                                                fail: ->(key, message) { raise ConfigError, "#{where}: #{key}: #{message}" })
+      end
+      if fields.key?(:websocket)
+        fields[:websocket] = AppWebSocket.parse(fields[:websocket], "websocket",
                                                 fail: ->(key, message) { raise ConfigError, "#{where}: #{key}: #{message}" })
       end
       if fields.key?(:expect_session_body)

@@ -4,6 +4,7 @@ require_relative "../rackbench"
 require_relative "experiment"
 require_relative "capacity/settings"
 require_relative "capacity/judge"
+require_relative "capacity/broadcast_judge"
 require_relative "capacity/search"
 require_relative "capacity/driver"
 require_relative "capacity/summary"
@@ -18,6 +19,7 @@ module Rackbench
   #
   # Settings :: the capacity: section
   # Judge :: one step's verdict (pass, fail, invalid) from its stored trial
+  # BroadcastJudge :: the same for a broadcast's clients (a WebSocket workload)
   # Search :: the search itself (ramp, bisect, confirm), no I/O
   # Driver :: runs the searches, each step a derived experiment (Runner::Steps)
   # Summary :: the answer per configuration, and the JSON document

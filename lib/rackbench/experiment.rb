@@ -13,6 +13,7 @@ require_relative "experiment/yaml_source"
 require_relative "experiment/canonical"
 require_relative "experiment/entries"
 require_relative "experiment/settings"
+require_relative "experiment/websocket_load"
 require_relative "experiment/gems"
 require_relative "experiment/config"
 require_relative "experiment/matrix"
@@ -142,6 +143,7 @@ module Rackbench
         parts = parts(data, checker, entries, settings)
         matrix = Matrix.new(checker, settings, parts, data.fetch("exclude", Matrix::NO_EXCLUDE))
         check_measure(parts[:measure], matrix.configurations, checker)
+        check_websocket(parts, checker)
         new(**parts, exclude: matrix.exclude, dimensions: matrix.dimensions, configurations: matrix.configurations,
                      source: source, source_text: text, base_dir: File.expand_path(base_dir))
       end
@@ -238,16 +240,49 @@ module Rackbench
         checker.fail!(*problem) if problem
       end
 
+      # A WebSocket workload runs against the server itself, under no
+      # valgrind: the proxies' configurations and the instructions' fixed
+      # count are HTTP's.
+      def check_websocket(parts, checker)
+        return unless parts[:load]["workload"].any? { |w| WebSocketLoad::WEBSOCKET.include?(w) }
+
+        if parts[:measure].include?(Instructions::INSTRUCTIONS)
+          checker.fail!("measure", "instructions counts HTTP requests (load.count): not a WebSocket workload")
+        end
+        return if parts[:proxy] == [Proxy::NONE]
+
+        checker.fail!("proxy", "a WebSocket workload goes to the server itself: a proxy in front is not supported yet")
+      end
+
       # The capacity: section, or nil. Its steps set load.rate, so the file
       # may not (it would be silently replaced).
       def capacity(data, checker)
         return nil unless data.key?("capacity")
 
-        if data["load"].is_a?(Hash) && !data["load"]["rate"].nil?
+        load = data["load"].is_a?(Hash) ? data["load"] : {}
+        workloads = Array(load.fetch("workload", "http"))
+        return broadcast_capacity(data, load, workloads, checker) if workloads.any? { |w| WebSocketLoad::WEBSOCKET.include?(w) }
+
+        unless load["rate"].nil?
           checker.fail!("load.rate", "cannot be set with capacity: (the search sets each step's rate; " \
                                      "use capacity.start_rate and capacity.max_rate)")
         end
         Capacity::Settings.parse(data["capacity"], checker)
+      end
+
+      # A WebSocket experiment's capacity is a broadcast's: the most
+      # clients that hold its round trip's target; the search sets each
+      # step's clients.
+      def broadcast_capacity(data, load, workloads, checker)
+        unless workloads == ["broadcast"]
+          checker.fail!("capacity", "of a WebSocket workload searches the clients a broadcast reaches: it needs " \
+                                    "load.workload broadcast, not #{workloads.join(", ")}")
+        end
+        if load.key?("clients")
+          checker.fail!("load.clients", "cannot be set with capacity: (the search sets each step's clients; " \
+                                        "use capacity.start_clients and capacity.max_clients)")
+        end
+        Capacity::Settings.parse(data["capacity"], checker, broadcast: true)
       end
 
       # YAML reads an unquoted off (and on) as a boolean.
@@ -319,9 +354,15 @@ module Rackbench
       measure.include?(Instructions::INSTRUCTIONS)
     end
 
-    # The kind of trial an experiment runs (Trial::Http).
+    # The kind of trial an experiment runs: Trial::Http, or Trial::Ws for
+    # a WebSocket workload (load.workload connect, echo or broadcast).
     def trial_kind
-      "http"
+      websocket? ? "ws" : "http"
+    end
+
+    # Whether its load is a WebSocket workload (WebSocketLoad).
+    def websocket?
+      load["workload"].any? { |workload| WebSocketLoad::WEBSOCKET.include?(workload) }
     end
 
     # How a trial's time is estimated, for the plan's listing.
@@ -346,7 +387,7 @@ module Rackbench
     end
 
     # App keys added after the first release: in the fingerprint only when given.
-    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without services].freeze
+    LATER_APP_KEYS = %w[setup reset expect_session_body bundle_without services websocket].freeze
 
     # malloc and build (added later) only when given: older experiments keep
     # their fingerprint. A build is its recipe's key, which digests the

@@ -142,10 +142,11 @@ module Rackbench
     end
 
     # The rate unit the records of +trials+ (TrialEntry) share, "req/s"
-    # when they have none in common.
+    # when there are none; units that differ (WebSocket workloads: msg/s
+    # and conn/s) are named together.
     def self.rate_unit(trials)
       units = trials.map { |t| t.record.rate_unit }.uniq
-      units.size == 1 ? units.first : "req/s"
+      units.empty? ? "req/s" : units.join(" or ")
     end
 
     # The config whose id (or label) is +text+, or nil.

@@ -35,7 +35,7 @@ module Rackbench
   #   those options, else a one-line reason, so a plan can skip the
   #   combination up front (an option that only means something in a mode
   #   the combination does not use is refused, not ignored).
-  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production", tls: nil) ::
+  # command(app_dir:, config_ru:, port:, processes:, threads:, work_dir:, options: {}, environment: "production", tls: nil, websocket: false) ::
   #   The argv (an Array of Strings, never a shell string) that boots the
   #   app bound to 127.0.0.1:port (with +tls+, a Tls::Certificate: bound
   #   with TLS, serving that certificate), to be prefixed with the bundle's exec
@@ -44,7 +44,10 @@ module Rackbench
   #   is the Hash (String keys) of the trial's server options, every one of
   #   which is applied (ConfigError for one the schema refuses);
   #   +environment+ is the RACK_ENV the trial runs in, which servers with
-  #   an environment flag (Puma, Unicorn, Pitchfork, Thin) are given.
+  #   an environment flag (Puma, Unicorn, Pitchfork, Thin) are given;
+  #   +websocket+ says the trial holds WebSocket connections open (a
+  #   server that counts a taken-over socket as a request in flight, as
+  #   Passenger does, must be told not to).
   # env ::
   #   Environment variables the server needs (RACK_ENV=production).
   # worker_processes(processes) ::
@@ -82,6 +85,14 @@ module Rackbench
   # tls_protocols ::
   #   The load protocols its TLS endpoint answers: "http1", and "h2" for a
   #   server that chooses HTTP/2 by ALPN (default: ["http1"]).
+  # websocket ::
+  #   How the server hands a WebSocket upgrade to the app, for the
+  #   identity record ("rack.hijack", "rack.upgrade", "async-websocket"),
+  #   or nil when rackbench does not run WebSocket trials on it.
+  # websocket_reason ::
+  #   nil for a server that runs them (load.workload connect, echo,
+  #   broadcast), else the one-line reason the plan gives for leaving the
+  #   trial out.
   # tls_env(tls, work_dir) ::
   #   Variables the server needs to find the certificate (Falcon's
   #   loader looks in $XDG_STATE_HOME); files it needs go into work_dir
@@ -230,6 +241,16 @@ module Rackbench
         %w[http1].freeze
       end
 
+      # No WebSockets unless the adapter says how the app gets them.
+      def websocket = nil
+
+      def websocket_reason
+        return nil if websocket
+
+        "#{name}: rackbench does not run WebSocket workloads on it (#{websocket_refusal}); servers that do: " \
+          "#{Servers.all.select(&:websocket).map(&:name).join(", ")}"
+      end
+
       def tls_env(_tls, _work_dir)
         {}
       end
@@ -239,6 +260,9 @@ module Rackbench
       end
 
       private
+
+      # Why the server runs no WebSocket trial (websocket_reason).
+      def websocket_refusal = "no WebSocket support known"
 
       # Subclasses override: nil or a one-line reason.
       def own_limits(processes:, threads:, ruby_engine:, options:); end

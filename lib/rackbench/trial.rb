@@ -11,6 +11,7 @@ module Rackbench
   # Shipped kinds:
   # http :: boot an app server, prove what it runs, drive HTTP load with the engine (Trial::Http)
   # script :: run a benchmark script under each ruby and read its JSON (Trial::Script; rackbench micro)
+  # ws :: an HTTP trial whose measurement is the engine's WebSocket run (Trial::Ws; load.workload connect, echo, broadcast)
   #
   # == The kind interface
   #
@@ -40,6 +41,7 @@ module Rackbench
     autoload :Context, File.expand_path("trial/context", __dir__)
     autoload :Http, File.expand_path("trial/http", __dir__)
     autoload :Script, File.expand_path("trial/script", __dir__)
+    autoload :Ws, File.expand_path("trial/ws", __dir__)
     autoload :Kind, File.expand_path("trial/kind", __dir__)
     autoload :Reading, File.expand_path("trial/reading", __dir__)
     autoload :Record, File.expand_path("trial/record", __dir__)

@@ -9,8 +9,8 @@ describe Rackbench::Apps do
   let(:apps) { Rackbench::Apps.all }
 
   it "lists every app directory and every variant" do
-    assert_equal %w[cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts rails-posts-pg],
-                 Rackbench::Apps.names
+    assert_equal %w[cable-rails cpu download errors io-wait long-list mix mix-users rack-hello rails-hello rails-posts
+                    rails-posts-pg ws-rack], Rackbench::Apps.names
     assert_equal Rackbench::Apps.names, Rackbench::Experiment.builtin_apps
   end
 
@@ -87,7 +87,7 @@ describe Rackbench::Apps do
 
   it "declares the apps that need CRuby and says why a JRuby trial cannot run them" do
     ruby_only = apps.select(&:engines).map(&:name)
-    assert_equal %w[io-wait long-list mix mix-users rails-hello rails-posts rails-posts-pg], ruby_only
+    assert_equal %w[cable-rails io-wait long-list mix mix-users rails-hello rails-posts rails-posts-pg ws-rack], ruby_only
     assert_nil Rackbench::Apps.builtin("rails-posts").unsupported_reason("ruby")
     assert_equal "app rails-posts runs on ruby only (not jruby)",
                  Rackbench::Apps.builtin("rails-posts").unsupported_reason("jruby")
@@ -96,7 +96,7 @@ describe Rackbench::Apps do
 
   it "names an unknown app and the known ones" do
     error = assert_raises(Rackbench::ConfigError) { Rackbench::Apps.builtin("rails-hallo") }
-    assert_match(/unknown app 'rails-hallo'; built-in apps: cpu, download/, error.message)
+    assert_match(/unknown app 'rails-hallo'; built-in apps: cable-rails, cpu, download/, error.message)
   end
 
   it "keeps the mix's request list well formed: a form login first, then weighted reads and replies" do

@@ -59,7 +59,9 @@ describe Rackbench::Experiment::Matrix do
       assert_equal({ connections: 32, threads: 1, duration_s: 5.0, warmup_s: 2.0, rate: nil, keepalive: true,
                      requests_file: nil, timeout_s: nil, cookies: nil, headers: [], cookie_presets: [],
                      protocol: "http1", streams: 1, host: nil,
-                     tls: false, tls_resume: true, count: nil, think_s: nil, warmup_count: nil }, config.load)
+                     tls: false, tls_resume: true, count: nil, think_s: nil, warmup_count: nil,
+                     workload: "http", clients: nil, ramp_s: 0.0, interval_s: nil, broadcaster: nil,
+                     message_bytes: nil }, config.load)
       assert_equal({ "B" => "2", "A" => "x" }, config.env)
       assert_equal %w[ruby webrick rack-hello], [config.ruby.label, config.server.name, config.app.name]
       assert_equal 4, config.server_threads

@@ -26,7 +26,8 @@ describe Rackbench::Experiment do
                      "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"],
                      "streams" => [1], "host" => [nil],
                      "tls" => [false], "tls_resume" => [true], "count" => [nil], "think" => [nil],
-                     "warmup_count" => [nil] }, experiment.load)
+                     "warmup_count" => [nil], "workload" => ["http"], "clients" => [nil], "ramp" => [0.0],
+                     "interval" => [nil], "broadcaster" => [nil], "message_bytes" => [nil] }, experiment.load)
       assert_equal({}, experiment.env)
       assert_equal [], experiment.exclude
     end

@@ -19,7 +19,10 @@ describe Rackbench::Report::Columns do
 
   # Two configurations on which every condition holds: open loop (the
   # engine fixture's), latency measured, large responses (8 MiB each),
-  # the second behind a caching proxy, over TLS and with a service.
+  # the second behind a caching proxy, over TLS and with a service; a
+  # third is a WebSocket broadcast (Trial::Ws).
+  WS_DOCUMENT = JSON.parse(File.read(File.expand_path("../fixtures/engine_result_ws_broadcast.json", __dir__))).freeze
+
   let(:report) do
     proxy = { "name" => "nginx-cache", "program" => "nginx", "version" => "1.22.1",
               "sample" => { "cpu_user_s" => 0.2, "cpu_system_s" => 0.3, "duration_s" => 2.0, "pss_peak_bytes" => 7_000_000 },
@@ -28,8 +31,10 @@ describe Rackbench::Report::Columns do
                   "sample" => { "cpu_user_s" => 0.3, "cpu_system_s" => 0.1, "duration_s" => 2.0, "pss_peak_bytes" => 40_000_000 } }]
     Rackbench::Store.open(dir) do |store|
       ReportStore.fill(store, { ReportStore.dims(ruby: "a").merge("app" => "download") => [50, 51, 49, 50, 50],
-                                ReportStore.dims(ruby: "b").merge("app" => "download") => [60, 61, 59, 60, 60, nil] },
+                                ReportStore.dims(ruby: "b").merge("app" => "download") => [60, 61, 59, 60, 60, nil],
+                                ReportStore.dims(ruby: "c").merge("app" => "ws-rack") => [70, 71, 69, 70, 70] },
                        fields: lambda { |dims, _, engine|
+                         next { kind: "ws", result: WS_DOCUMENT, websocket: { "idle" => { "pss_bytes" => 20_000_000 } } } if dims["ruby"] == "c"
                          next {} unless dims["ruby"] == "b"
 
                          { proxy: proxy, services: services, result: engine.merge("tls" => ReportStore.tls_document) }

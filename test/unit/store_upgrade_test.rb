@@ -59,8 +59,10 @@ describe "a results database of rackbench 0.1" do
     services = Rackbench::Services.names.product(%w[cpu_cores cpu_us_per_request memory_peak_bytes]).map { |s, f| "#{s}_#{f}" }
     cycles = %w[cycles_per_request_median cycles_per_request_ci95_low cycles_per_request_ci95_high cycles_ratio
                 cycles_ratio_ci95_low cycles_ratio_ci95_high cycles_verdict]
+    websocket = %w[ws_clients ws_clients_requested ws_time_to_all_s ws_connection_failures rtt_p95_us delivery_ratio
+                   memory_per_connection_bytes cpu_us_per_broadcast] # a WebSocket workload's, empty for HTTP
     assert_equal inside + proxy + %w[mb_per_s mb_per_s_ci95_low mb_per_s_ci95_high] + tls + %w[differing_gems] + instructions +
-                 services + cycles, now[0].drop(golden[0].size)
+                 services + cycles + websocket, now[0].drop(golden[0].size)
   end
 
   it "prints the same table, bars and flags, and says what it cannot know" do

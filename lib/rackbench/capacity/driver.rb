@@ -72,7 +72,10 @@ module Rackbench
       # The experiment the next step of +job+ runs (its name says which
       # configuration, batch, step and rate).
       def step_experiment(job, ask = job.search.next_ask)
-        name = format("%s.capacity.c%d.b%d.s%02d.r%d", experiment.name, job.config_number, job.batch, ask.index, ask.rate)
+        # A broadcast search's steps are numbers of clients (n), a rate's
+        # are req/s (r).
+        name = format("%s.capacity.c%d.b%d.s%02d.%s%d", experiment.name, job.config_number, job.batch, ask.index,
+                      settings.broadcast? ? "n" : "r", ask.rate)
         experiment.derive(name: name, only: job.config, changes: changes(job, ask), **@parse_options)
       end
 
@@ -87,18 +90,25 @@ module Rackbench
         ask = job.search.next_ask
         outcome = @steps.run(step_experiment(job, ask))
         record = outcome.records.last
-        verdict = Judge.call(settings: settings, rate: ask.rate, ok: record&.ok?, reason: record&.reason,
-                             result: record&.result, connections: job.config.load[:connections])
+        verdict = if settings.broadcast?
+                    BroadcastJudge.call(settings: settings, clients: ask.rate, ok: record&.ok?, reason: record&.reason,
+                                        result: record&.result)
+                  else
+                    Judge.call(settings: settings, rate: ask.rate, ok: record&.ok?, reason: record&.reason,
+                               result: record&.result, connections: job.config.load[:connections])
+                  end
         job.search.record(verdict)
         @on_step&.call(job, job.search.steps.last)
       end
 
       def changes(job, ask)
         load = job.config.load
-        changes = { "capacity" => nil, "batches" => 1, "seed" => job.seed, "load.rate" => ask.rate }
+        changes = { "capacity" => nil, "batches" => 1, "seed" => job.seed,
+                    (settings.broadcast? ? "load.clients" : "load.rate") => ask.rate }
         changes["load.duration"] = settings.duration_s if settings.duration_s
         changes["load.warmup"] = settings.warmup_s if settings.warmup_s
-        changes["load.timeout"] = timeout_s if load[:timeout_s].nil?
+        # (A WebSocket run's timeout is no calibration's: Trial::Ws.)
+        changes["load.timeout"] = timeout_s if load[:timeout_s].nil? && !settings.broadcast?
         changes
       end
 

@@ -43,16 +43,24 @@ module Rackbench
 
       def summary_line
         s = @doc["settings"]
-        resolution = s["resolution_ratio"] ? Units.percent_trimmed(s["resolution_ratio"]) : "#{s["resolution_rps"]} req/s"
-        "The highest open-loop rate at which #{s["percentile"]} stays at or under #{Units.latency_us(s["target_us"])} " \
-          "and errors at or under #{Units.percent_trimmed(s["max_error_ratio"], digits: 2)}; resolution #{resolution}, " \
+        unit = s["unit"] || "req/s"
+        resolution = s["resolution_ratio"] ? Units.percent_trimmed(s["resolution_ratio"]) : "#{s["resolution_rps"]} #{unit}"
+        what = if unit == "clients"
+                 "The most subscribed clients at which a broadcast's #{s["percentile"]} round trip stays at or under " \
+                   "#{Units.latency_us(s["target_us"])}, its delivery at or above " \
+                   "#{Units.percent_trimmed(s["min_delivery_ratio"], digits: 3)}"
+               else
+                 "The highest open-loop rate at which #{s["percentile"]} stays at or under #{Units.latency_us(s["target_us"])}"
+               end
+        "#{what} and errors at or under #{Units.percent_trimmed(s["max_error_ratio"], digits: 2)}; resolution #{resolution}, " \
           "#{s["confirmations"]} confirmation runs, #{@doc["experiment"]["batches"]} batch(es), median over batches " \
           "with a #{Units.percent_trimmed(s["confidence"], digits: 0)} bootstrap interval."
       end
 
       def table
-        rows = @doc["configs"].map { |c| Table.row(c) }
-        head = Table::HEADINGS.map { |h| "<th>#{esc(h)}</th>" }.join
+        broadcast = @doc["settings"]["unit"] == "clients"
+        rows = @doc["configs"].map { |c| Table.row(c, broadcast) }
+        head = (broadcast ? Table::BROADCAST_HEADINGS : Table::HEADINGS).map { |h| "<th>#{esc(h)}</th>" }.join
         body = rows.map { |r| "<tr>#{r.map { |cell| "<td>#{esc(cell)}</td>" }.join}</tr>" }.join("\n")
         notes = Table.notes(@doc).map { |line| "<li>#{esc(line.strip)}</li>" }.join
         %(<div class="table-wrap"><table><thead><tr>#{head}</tr></thead><tbody>\n#{body}\n</tbody></table></div>) +
@@ -64,8 +72,8 @@ module Rackbench
           spec = HtmlReport::Charts.capacity_curve(config, @doc["settings"])
           chart = spec ? HtmlReport::Charts.embed("capacity-#{i + 1}", spec) : "<p>No step measured a latency.</p>"
           <<~HTML
-            <section><h2>Latency against offered rate: #{esc(config["label"])}</h2>
-            <p class="how">p50, p95 and p99 of each step against the rate asked (open loop); lines join the median
+            <section><h2>Latency against #{@doc["settings"]["unit"] == "clients" ? "clients" : "offered rate"}: #{esc(config["label"])}</h2>
+            <p class="how">p50, p95 and p99 of each step against what it asked (#{esc(axis_text)}); lines join the median
             of the steps at each rate. Circles passed, triangles failed, grey crosses (at their p99) were invalid: the
             engine's sends could not be trusted, and nothing was concluded from them (the notes above say why). The
             dashed line is the target, the green line the answer.</p>
@@ -73,6 +81,10 @@ module Rackbench
             </section>
           HTML
         end.join("\n")
+      end
+
+      def axis_text
+        @doc["settings"]["unit"] == "clients" ? "a broadcast's round trip against its subscribed clients" : "the rate, open loop"
       end
 
       def esc(value)

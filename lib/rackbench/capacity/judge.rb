@@ -38,8 +38,9 @@ module Rackbench
       # (Hash "p50", "p95", "p99", "p999" and the target's key => µs, from
       # the window's histogram); error_ratio; sent_rps (requests that went
       # out per second of the window); offered_rps; late_fraction; unsent.
+      # delivery_ratio: a broadcast step's receipts over those due (BroadcastJudge).
       Verdict = Struct.new(:status, :reason, :latency_us, :error_ratio, :sent_rps, :offered_rps, :late_fraction,
-                           :unsent, keyword_init: true) do
+                           :unsent, :delivery_ratio, keyword_init: true) do
         def pass? = status == :pass
         def fail? = status == :fail
         def invalid? = status == :invalid

@@ -130,7 +130,7 @@ module Rackbench
           return start_bisecting if @pass
 
           lower = (@rate / @settings.ramp).floor
-          return finish(:none, "#{@settings.target_text} fails even at #{@rate} req/s") if lower < MIN_RATE
+          return finish(:none, "#{@settings.target_text} fails even at #{@rate} #{unit}") if lower < MIN_RATE
 
           @rate = lower
         end
@@ -168,7 +168,7 @@ module Rackbench
         lower = @rate - 1 if lower >= @rate
         if @step_downs > MAX_STEP_DOWNS || lower < MIN_RATE
           @pass = nil if @pass && @pass >= @fail
-          return finish(:unresolved, "confirmation failed #{@step_downs} times, last at #{@fail} req/s")
+          return finish(:unresolved, "confirmation failed #{@step_downs} times, last at #{@fail} #{unit}")
         end
         @pass = lower
         @rate = lower
@@ -179,8 +179,8 @@ module Rackbench
         @invalid_tries += 1
         return self if @invalid_tries < MAX_INVALID_TRIES
 
-        finish(:unresolved, "the step at #{@rate} req/s was invalid #{@invalid_tries} times " \
-                            "(#{verdict.reason}): no conclusion beyond #{@pass ? "#{@pass} req/s" : "the start"}")
+        finish(:unresolved, "the step at #{@rate} #{unit} was invalid #{@invalid_tries} times " \
+                            "(#{verdict.reason}): no conclusion beyond #{@pass ? "#{@pass} #{unit}" : "the start"}")
         self
       end
 
@@ -193,6 +193,11 @@ module Rackbench
       def finish(status, note, rate: nil)
         @result = Result.new(status: status, rate: rate, lower_bound: @pass, first_fail: @fail,
                              resolution_rps: rate && @fail ? @fail - rate : nil, note: note, steps: @steps.dup.freeze)
+      end
+
+      # What a step is counted in: req/s, or a broadcast's clients.
+      def unit
+        @settings.respond_to?(:unit) ? @settings.unit : "req/s"
       end
 
       # Resolved when the gap is within the resolution, or nothing lies

@@ -117,7 +117,7 @@ module Rackbench
         { "index" => step.ask.index, "phase" => step.phase.to_s, "rate" => step.rate, "status" => v.status.to_s,
           "reason" => v.reason, "latency_us" => v.latency_us, "error_ratio" => v.error_ratio,
           "sent_rps" => v.sent_rps, "offered_rps" => v.offered_rps, "late_fraction" => v.late_fraction,
-          "unsent" => v.unsent }
+          "unsent" => v.unsent }.merge(v.delivery_ratio ? { "delivery_ratio" => v.delivery_ratio } : {})
       end
     end
   end

@@ -101,8 +101,9 @@ module Rackbench
         v = step.verdict
         measured = v.latency_us && v.latency_us[settings.percentile_key]
         figures = [("#{settings.percentile_key} #{Units.latency_us(measured)}" if measured),
-                   ("errors #{Units.percent(v.error_ratio)}" if v.error_ratio)].compact.join(", ")
-        line = "  [c#{job.config_number} b#{job.batch}] step #{step.ask.index} #{step.phase} #{step.rate} req/s: " \
+                   ("errors #{Units.percent(v.error_ratio)}" if v.error_ratio),
+                   ("delivery #{Units.percent(v.delivery_ratio, digits: 3)}" if v.delivery_ratio)].compact.join(", ")
+        line = "  [c#{job.config_number} b#{job.batch}] step #{step.ask.index} #{step.phase} #{step.rate} #{settings.unit}: " \
                "#{step.status == :invalid ? "INVALID" : step.status}"
         line += " (#{figures})" unless figures.empty?
         line += ": #{v.reason}" if v.reason && step.status != :pass
@@ -114,8 +115,8 @@ module Rackbench
         driver = Capacity::Driver.new(experiment, steps: steps)
         settings = experiment.capacity
         @out.puts "Capacity #{experiment.name}: #{settings.target_text}, resolution #{settings.resolution_text}, " \
-                  "start #{Units.rate_rounded(settings.start_rate)} req/s, ramp x#{settings.ramp}, max " \
-                  "#{Units.rate_rounded(settings.max_rate)} req/s, #{settings.confirmations} confirmations"
+                  "start #{Units.rate_rounded(settings.start_rate)} #{settings.unit}, ramp x#{settings.ramp}, max " \
+                  "#{Units.rate_rounded(settings.max_rate)} #{settings.unit}, #{settings.confirmations} confirmations"
         @out.puts "Searches in order (each step's rate follows from the last steps' verdicts):"
         driver.jobs.each do |job|
           @out.puts "  batch #{job.batch} (seed #{job.seed}) c#{job.config_number}: #{job.config} " \

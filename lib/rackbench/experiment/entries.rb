@@ -47,10 +47,11 @@ module Rackbench
     # the file does not say (see BundleEnv::Groups for what applies then).
     # +services+ is what rackbench starts for the app (a frozen Array of
     # Services::Spec, replacing a built-in app's own), or nil when the
-    # file does not say.
+    # file does not say. +websocket+ is where it serves WebSockets (an
+    # AppWebSocket, replacing a built-in app's own), or nil when not given.
     AppSpec = Struct.new(:name, :builtin, :path, :health, :load_path, :expect_status, :expect_content_type,
                          :expect_body, :env, :setup, :reset, :expect_session_body, :bundle_without, :services,
-                         keyword_init: true)
+                         :websocket, keyword_init: true)
 
     # A command of the user's app (+setup+ or +reset+): the +command+ line
     # (String) and the deadline it must finish within, +timeout_s+.
@@ -63,7 +64,7 @@ module Rackbench
       BUILD_KEYS = %w[source ref patches configure env].freeze
       SERVER_KEYS = %w[name label options].freeze
       APP_KEYS = %w[name path health load_path expect_status expect_content_type expect_body env setup reset
-                    expect_session_body bundle_without services].freeze
+                    expect_session_body bundle_without services websocket].freeze
       HOOK_KEYS = %w[command timeout].freeze
       # How long a hook may run when the file does not say: a setup may
       # create and migrate a database, a reset only restores one.
@@ -281,7 +282,7 @@ module Rackbench
         end
         AppSpec.new(name: name, builtin: true, path: nil, env: app_env(item, key),
                     bundle_without: bundle_without(item, key), services: services(item, key),
-                    **expectations(item, key, {}))
+                    websocket: websocket(item, key), **expectations(item, key, {}))
       end
 
       def user_app(name, item, key)
@@ -295,7 +296,7 @@ module Rackbench
                     setup: hook(item["setup"], "setup", "#{key}.setup"),
                     reset: hook(item["reset"], "reset", "#{key}.reset"),
                     bundle_without: bundle_without(item, key), services: services(item, key),
-                    **expectations(item, key, APP_DEFAULTS))
+                    websocket: websocket(item, key), **expectations(item, key, APP_DEFAULTS))
       end
 
       # The services rackbench starts for the app (Services::Spec.list),
@@ -304,6 +305,13 @@ module Rackbench
         return nil unless item.key?("services")
 
         Services::Spec.list(item["services"], "#{key}.services", fail: ->(path, message) { @checker.fail!(path, message) })
+      end
+
+      # Where the app serves WebSockets (AppWebSocket), or nil when not given.
+      def websocket(item, key)
+        return nil unless item.key?("websocket")
+
+        AppWebSocket.parse(item["websocket"], "#{key}.websocket", fail: ->(path, message) { @checker.fail!(path, message) })
       end
 
       # A list of group names ([] allowed: every group), or nil when not

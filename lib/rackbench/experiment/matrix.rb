@@ -200,6 +200,10 @@ module Rackbench
 
       # Checks across keys that only make sense per configuration.
       def check_config(config)
+        if WebSocketLoad.websocket?(config.load)
+          WebSocketLoad.new(@checker).check_config!(config.load)
+          return config
+        end
         if config.load[:cookies] == false && !config.load[:cookie_presets].to_a.empty?
           @checker.fail!("load.preset_cookies", "needs the cookie jar, but load.cookies is false")
         end

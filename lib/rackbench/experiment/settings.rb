@@ -30,7 +30,16 @@ module Rackbench
         # ssh://USER@HOST[:PORT][/PATH/TO/rackbench-engine] (RemoteHost).
         "host" => :host,
         "tls" => :tls,
-        "tls_resume" => :tls_resume
+        "tls_resume" => :tls_resume,
+        # WebSockets (doc/websockets.md, WebSocketLoad): the workload, its
+        # clients, their connects' ramp, the broadcasts' interval and
+        # sender, the size of each message.
+        "workload" => :workload,
+        "clients" => :clients,
+        "ramp" => :ramp_s,
+        "interval" => :interval_s,
+        "broadcaster" => :broadcaster,
+        "message_bytes" => :message_bytes
       }.freeze
 
       LOAD_DEFAULTS = {
@@ -38,7 +47,9 @@ module Rackbench
         "keepalive" => true, "requests" => nil, "timeout" => nil, "cookies" => nil,
         "headers" => [].freeze, "preset_cookies" => [].freeze, "protocol" => "http1", "streams" => 1, "host" => nil,
         "tls" => false, "tls_resume" => true,
-        "count" => nil, "think" => nil, "warmup_count" => nil
+        "count" => nil, "think" => nil, "warmup_count" => nil,
+        "workload" => "http", "clients" => nil, "ramp" => 0.0, "interval" => nil, "broadcaster" => nil,
+        "message_bytes" => nil
       }.freeze
 
       # load.host: the engine beside the server, spelt out.
@@ -55,7 +66,9 @@ module Rackbench
         "cookies" => [nil], "headers" => [[]], "preset_cookies" => [[]], "protocol" => ["http1"], "streams" => [1],
         "host" => [nil],
         "tls" => [false], "tls_resume" => [true],
-        "count" => [nil], "think" => [nil], "warmup_count" => [nil]
+        "count" => [nil], "think" => [nil], "warmup_count" => [nil],
+        "workload" => ["http"], "clients" => [nil], "ramp" => [0.0], "interval" => [nil], "broadcaster" => [nil],
+        "message_bytes" => [nil]
       }.freeze
 
       # Request headers load.headers may not set: the engine writes them
@@ -112,11 +125,14 @@ module Rackbench
         if value.key?("warmup") && ![nil, AUTO].include?(value["warmup_count"])
           @checker.fail!("load.warmup_count", "cannot be given with load.warmup: both end the warmup")
         end
+        websocket = WebSocketLoad.new(@checker).check_keys!(value)
         LOAD_KEYS.keys.to_h do |name|
           values = if value.key?(name)
                      load_values(name, value[name])
                    elsif name == "connections"
                      [instructions ? instructions_connections(processes) : default_connections(processes, threads)]
+                   elsif websocket && WebSocketLoad::DEFAULTS.key?(name)
+                     [WebSocketLoad::DEFAULTS.fetch(name)]
                    else
                      [LOAD_DEFAULTS.fetch(name)]
                    end
@@ -146,6 +162,12 @@ module Rackbench
         when "warmup_count" then value.nil? || value == AUTO ? nil : @checker.integer!(value, key, min: 0, max: 1_000_000_000_000)
         when "host" then load_host(value, key)
         when "tls", "tls_resume" then @checker.boolean!(value, key)
+        when "workload" then @checker.one_of!(value, key, WebSocketLoad::WORKLOADS, "workload")
+        when "clients" then @checker.integer!(value, key, min: 1, max: WebSocketLoad::MAX_CLIENTS)
+        when "ramp" then @checker.duration!(value, key)
+        when "interval" then @checker.duration!(value, key, min_s: 0.001)
+        when "broadcaster" then @checker.one_of!(value, key, WebSocketLoad::BROADCASTERS, "broadcaster")
+        when "message_bytes" then @checker.integer!(value, key, min: 1, max: WsLoadSettings::MAX_MESSAGE_BYTES)
         end
       end
 

@@ -44,7 +44,13 @@ module Rackbench
         served: ->(entries) { entries.any? { |e| e["services"]&.any? } },
         # A configuration ran over TLS (load.tls): its handshakes' cost and
         # the share of responses that paid one go beside the others.
-        tls: ->(entries) { entries.any? { |e| e["tls_handshake_share"] || e["tls_handshake_us"] } }
+        tls: ->(entries) { entries.any? { |e| e["tls_handshake_share"] || e["tls_handshake_us"] } },
+        # A WebSocket workload (load.workload connect, echo, broadcast):
+        # its clients, failures, round trips, delivery, memory per
+        # connection and CPU per broadcast go beside the others.
+        websocket: ->(entries) { entries.any? { |e| e["ws_clients"] } },
+        # A broadcast workload: its delivery and CPU per broadcast.
+        broadcast: ->(entries) { entries.any? { |e| e["delivery_ratio"] } }
       }.freeze
 
       RATE_UNIT = ->(layout) { layout.rate_unit }
@@ -113,6 +119,13 @@ module Rackbench
         Services.names.product(ServiceFigures::CSV_FIGURES).map do |service, figure|
           cell("#{service}_#{figure}", pick: ->(list) { list&.find { |e| e["name"] == service }&.fetch(figure) })
         end
+      end
+      # "980/1000": connected of asked.
+      def self.ws_clients(connected, entry)
+        return Units::NONE if connected.nil?
+
+        asked = entry["ws_clients_requested"]
+        asked && asked != connected ? "#{connected.round}/#{asked}" : connected.round.to_s
       end
       private_class_method :cell, :interval_cells, :latency_cells, :inside_cells, :instructions_cells, :service_cells,
                            :cycles_cells
@@ -280,7 +293,36 @@ module Rackbench
         # Estimated cycles per request (`instructions: { cache_sim: true }`,
         # CyclesSummary#to_h): shown in the instructions' sections; CSV
         # after every column written before it.
-        Column.new("cycles", value: :cycles_h, csv: cycles_cells)
+        Column.new("cycles", value: :cycles_h, csv: cycles_cells),
+        # WebSocket workloads (WebsocketFigures): clients connected (and
+        # asked), the seconds until all were, failures and losses by
+        # reason, the round trip's p95, the broadcasts' delivery, the
+        # server's memory per connection (PSS over idle) and CPU per
+        # broadcast; CSV after every column written before them.
+        Column.new("ws_clients", unit: :count, value: :ws_connected, csv: cell("ws_clients"),
+                   terminal: cell("clients", format: ->(n, e, _) { ws_clients(n, e) }, only: :websocket),
+                   html: cell("clients connected", format: ->(n, e, _) { ws_clients(n, e) }, only: :websocket)),
+        Column.new("ws_clients_requested", unit: :count, value: :ws_requested, csv: cell("ws_clients_requested")),
+        Column.new("ws_time_to_all_s", value: :ws_time_to_all_s, csv: cell("ws_time_to_all_s"),
+                   terminal: cell("all in", format: ->(s, _, _) { s ? Units.seconds(s) : Units::NONE }, only: :websocket),
+                   html: cell("time to all connected", format: ->(s, _, _) { s ? Units.seconds(s) : Units::NONE },
+                              only: :websocket)),
+        Column.new("ws_connection_failures", unit: :count, value: :ws_connection_failures,
+                   csv: cell("ws_connection_failures", format: ->(f, _, _) { f&.map { |k, n| "#{k}=#{n}" }&.join(";") }),
+                   terminal: cell("failed", format: ->(f, _, _) { WebsocketFigures.failures_text(f) }, only: :websocket),
+                   html: cell("failed or lost", align: :left, only: :websocket,
+                              format: ->(f, _, _) { WebsocketFigures.failures_text(f) })),
+        Column.new("rtt_p95_us", unit: :us, value: :rtt_p95_us, csv: cell("rtt_p95_us"),
+                   terminal: cell("p95", only: :websocket), html: cell("p95", only: :websocket)),
+        Column.new("delivery_ratio", unit: :fraction, value: :delivery_ratio, csv: cell("delivery_ratio"),
+                   terminal: cell("delivery", format: [:percent, { digits: 2 }], only: :broadcast),
+                   html: cell("delivery", format: [:percent, { digits: 3 }], only: :broadcast)),
+        Column.new("memory_per_connection_bytes", unit: :bytes, value: :memory_per_connection_bytes,
+                   csv: cell("memory_per_connection_bytes"),
+                   terminal: cell("mem/conn", format: :bytes, only: :websocket),
+                   html: cell("memory per connection", format: :bytes, only: :websocket)),
+        Column.new("cpu_us_per_broadcast", unit: :us, value: :cpu_us_per_broadcast, csv: cell("cpu_us_per_broadcast"),
+                   terminal: cell("CPU/bcast", only: :broadcast), html: cell("server CPU per broadcast", only: :broadcast))
       ].freeze
 
       module_function

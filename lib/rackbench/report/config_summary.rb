@@ -10,6 +10,7 @@ require_relative "gem_differences"
 require_relative "instructions_summary"
 require_relative "instructions_flags"
 require_relative "cycles_summary"
+require_relative "websocket_figures"
 
 module Rackbench
   class Report
@@ -211,6 +212,24 @@ module Rackbench
         return @services if defined?(@services)
 
         @services = ServiceFigures.of(ok_records)
+      end
+
+      # A WebSocket workload's figures (WebsocketFigures): clients
+      # connected and asked, seconds until all were, failures by reason
+      # over every trial, the round trip's p95, delivery, memory per
+      # connection and CPU per broadcast; nil for an HTTP configuration.
+      def ws_connected = websocket? ? WebsocketFigures.connected(ok_records) : nil
+      def ws_requested = websocket? ? WebsocketFigures.requested(ok_records) : nil
+      def ws_time_to_all_s = websocket? ? WebsocketFigures.time_to_all_s(ok_records) : nil
+      def ws_connection_failures = WebsocketFigures.connection_failures(@trials.map(&:record))
+      def rtt_p95_us = websocket? ? WebsocketFigures.rtt_p95_us(histogram) : nil
+      def delivery_ratio = websocket? ? WebsocketFigures.delivery_ratio(ok_records) : nil
+      def memory_per_connection_bytes = websocket? ? WebsocketFigures.memory_per_connection_bytes(ok_records) : nil
+      def cpu_us_per_broadcast = websocket? ? WebsocketFigures.cpu_us_per_broadcast(ok_records) : nil
+
+      def websocket?
+        @websocket = WebsocketFigures.websocket?(@trials.map(&:record)) unless defined?(@websocket)
+        @websocket
       end
 
       # The inside figures over the ok batches (InsideSummary), or nil when

@@ -39,6 +39,9 @@ module Rackbench
       def option_schema = OPTIONS
 
       # The boot script parses config.ru with Rack::Builder.
+      # Its native WebSocket (the Rack upgrade spec: env["rack.upgrade?"]).
+      def websocket = "rack.upgrade"
+
       def gem_lines(_ruby_engine)
         ['gem "agoo"', 'gem "rack"']
       end

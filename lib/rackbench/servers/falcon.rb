@@ -89,6 +89,9 @@ module Rackbench
 
       def tls? = true
 
+      # async-websocket's Rack adapter, on Falcon's own fibers.
+      def websocket = "async-websocket"
+
       # Its https:// endpoint chooses h2 by ALPN when offered (Falcon::Endpoint).
       def tls_protocols
         %w[http1 h2].freeze

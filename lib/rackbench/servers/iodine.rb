@@ -42,6 +42,9 @@ module Rackbench
 
       def option_schema = OPTIONS
 
+      # Its native WebSocket (the Rack upgrade spec: env["rack.upgrade?"]).
+      def websocket = "rack.upgrade"
+
       def gem_lines(_ruby_engine)
         ['gem "iodine"']
       end

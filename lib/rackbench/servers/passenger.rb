@@ -80,6 +80,9 @@ module Rackbench
       # and no app process starts. The gem is named for every ruby (on
       # older ones it is the default gem's own version), so every ruby's
       # bundle has the same line.
+      # Its full hijack (rack.hijack), as Action Cable uses it.
+      def websocket = "rack.hijack"
+
       def gem_lines(_ruby_engine)
         ['gem "passenger"', 'gem "base64"']
       end
@@ -92,14 +95,14 @@ module Rackbench
       # Writes WORK_DIR/passenger.json (the trial's settings, read by
       # boot.rb) and returns the argv that runs boot.rb through the launcher.
       def command(app_dir:, config_ru:, port:, processes:, work_dir:, options: {}, environment: DEFAULT_ENVIRONMENT,
-                  host: HOST, **)
+                  host: HOST, websocket: false, **)
         values = option_values(options)
         settings = {
           "host" => host, "port" => Integer(port), "processes" => Integer(processes),
           "app_root" => File.expand_path(app_dir), "startup_file" => File.basename(config_ru.to_s),
           "environment" => environment_name(environment),
           "spawn_method" => SPAWN_METHOD,
-          "core_flags" => core_flags(values)
+          "core_flags" => core_flags(values, websocket)
         }
         config = write_work_file(work_dir, SETTINGS_FILE, "#{JSON.pretty_generate(settings)}\n")
         [BOOT_SCRIPT, config]
@@ -135,8 +138,12 @@ module Rackbench
 
       private
 
-      def core_flags(values)
-        flags = []
+      # A WebSocket trial: a socket the app took over (rack.hijack) stays
+      # counted as a request in flight, and with one request per process
+      # the second client would wait for the first to close. Passenger's
+      # own advice for Action Cable: no limit per process.
+      def core_flags(values, websocket)
+        flags = websocket ? ["--force-max-concurrent-requests-per-process", "0"] : []
         if values.key?("max_request_queue_size")
           flags += ["--max-request-queue-size", Integer(values["max_request_queue_size"]).to_s]
         end

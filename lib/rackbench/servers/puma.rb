@@ -103,6 +103,9 @@ module Rackbench
       # Puma terminates TLS itself (ssl_bind); HTTP/1.1 only.
       def tls? = true
 
+      # Its full hijack (rack.hijack): the app takes the socket over.
+      def websocket = "rack.hijack"
+
       # Single mode logs "Use Ctrl-C to stop" once it serves; a cluster logs
       # one line per booted worker.
       def ready_log(processes)

@@ -69,6 +69,8 @@ module Rackbench
 
       private
 
+      def websocket_refusal = "its EventMachine handler hands an app no socket to take over, no rack.hijack"
+
       def own_limits(processes:, ruby_engine:, **)
         return no_jruby(ruby_engine) if jruby?(ruby_engine)
 

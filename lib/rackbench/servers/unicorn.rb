@@ -77,6 +77,8 @@ module Rackbench
 
       private
 
+      def websocket_refusal = "a worker serves one connection at a time: a WebSocket held open takes a worker process for good"
+
       def own_limits(threads:, ruby_engine:, **)
         no_jruby(ruby_engine) || ("#{name} workers are single-threaded: threads must be 1" if threads > 1)
       end

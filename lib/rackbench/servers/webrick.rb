@@ -46,6 +46,8 @@ module Rackbench
 
       private
 
+      def websocket_refusal = "its Rack handler gives an app no full hijack of the socket"
+
       def own_limits(processes:, **)
         "webrick runs a single process: processes must be 1" if processes > 1
       end

@@ -384,6 +384,13 @@ module Rackbench
             String :note, text: true
             index :regression_id
           end
+        end,
+        # 14: a WebSocket trial's server idle before the engine started
+        # (Trial::Record#websocket, the websocket companion: its PSS, the
+        # base of the memory per connection). Stored trials had none: NULL.
+        lambda do |db|
+          db.alter_table(:trials) { add_column :websocket, String, text: true }        # JSON
+          db.alter_table(:trial_history) { add_column :websocket, String, text: true } # JSON
         end
       ].freeze
 

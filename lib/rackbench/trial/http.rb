@@ -119,7 +119,7 @@ module Rackbench
         variant = @context.variants.fetch(config.ruby.label)
         scene = scene(trial, variant)
         parts = @companions.parts(scene)
-        load_settings = parts.record_settings(config.load.transform_keys(&:to_s))
+        load_settings = parts.record_settings(record_load(config.load).transform_keys(&:to_s))
         record(trial, ruby_description: variant.description, env: config.env, log_path: log_path(trial),
                       load_settings: load_settings, layout: @context.layout.to_h) do |facts|
           measure(scene, parts, facts)
@@ -127,6 +127,12 @@ module Rackbench
       end
 
       private
+
+      # The load a record says it ran with before its engine said more: an
+      # HTTP trial's keeps no WebSocket key (Trial::Ws keeps them all).
+      def record_load(load)
+        load.except(*Experiment::WebSocketLoad::OPTIONS)
+      end
 
       # A window of a fixed count has quiet edges, where a request list's
       # session probes would be requests of no window (the engine refuses
@@ -179,14 +185,7 @@ module Rackbench
         Array(booted.identity["warnings"]).each { |warning| @context.out.puts "warning: #{slug(scene.trial)}: #{warning}" }
         begin
           parts.call(:after_boot, booted)
-          app = scene.app
-          engine = @load_hosts.engine(config, booted.server, app.health || app.load_path, local: @engine)
-          measured = LoadRun.new(trial: scene.trial, app: app, server: booted.server, engine: engine,
-                                 layout: @context.layout, seed: @context.source.seed,
-                                 max_error_rate: app.max_error_rate || @max_error_rate,
-                                 marker_env: @context.marker_env, calibrations: @calibrations, parts: parts,
-                                 work_dir: scene.work_dir, tls: scene.tls).run(facts)
-          parts.document(measured)
+          parts.document(load_run(scene, parts, booted.server).run(facts))
         ensure
           begin
             parts.stop(facts) # before the server they stand beside
@@ -196,6 +195,19 @@ module Rackbench
           window.close
           booted.app_logs&.copy(scene.work_dir) # the app's own logs of the trial, into its directory
         end
+      end
+
+      # What measures the trial of scene against its booted server: the
+      # load engine's warmup and window (LoadRun), run with the record's
+      # facts (a kind of its own measures otherwise: Trial::Ws).
+      def load_run(scene, parts, server)
+        config = scene.config
+        app = scene.app
+        engine = @load_hosts.engine(config, server, app.health || app.load_path, local: @engine)
+        LoadRun.new(trial: scene.trial, app: app, server: server, engine: engine, layout: @context.layout,
+                    seed: @context.source.seed, max_error_rate: app.max_error_rate || @max_error_rate,
+                    marker_env: @context.marker_env, calibrations: @calibrations, parts: parts,
+                    work_dir: scene.work_dir, tls: scene.tls)
       end
 
       # A configuration whose timeout is left to calibration, and not yet
@@ -353,6 +365,7 @@ require_relative "http/app_logs"
 require_relative "http/server_launch"
 require_relative "http/calibration"
 require_relative "http/window_marks"
+require_relative "http/window_edges"
 require_relative "http/inside"
 require_relative "http/load_run"
 require_relative "http/load_hosts"

@@ -11,7 +11,9 @@ module Rackbench
       # The defaults, for a kind that reads nothing of its own (Kind.reading).
       extend self
 
-      def rate_unit = "req/s"
+      # The unit of #rate; a kind whose unit depends on what a record
+      # measured (a WebSocket workload's) reads it from +record+.
+      def rate_unit(_record = nil) = "req/s"
       def rate(_record) = nil
       def requests(_record) = nil
       def failed_requests(_record) = nil

@@ -43,6 +43,9 @@ module Rackbench
     # pressure :: the kernel's pressure stall information over the window (the share of it some task
     #             waited for a CPU, memory or I/O: Trial::Http::Companions::Pressure; nil where the
     #             kernel has none and for trials stored before schema 12)
+    # websocket :: a WebSocket trial's server idle before the engine started (its process tree's PSS,
+    #              RSS and processes after boot: the websocket companion), against which the window's
+    #              memory per connection is read; nil for an HTTP trial and trials stored before schema 14
     # log_path :: the trial's log
     # attempt :: which attempt at its key this is: 1, or more for a failure
     #            run again with `--resume --retry-failed` (default: 1)
@@ -51,11 +54,11 @@ module Rackbench
       FIELDS = %i[key batch position kind dims ruby server app processes threads status reason ruby_description
                   started_at finished_at wall_s boot_s stop_s result sample machine identity gem_versions env
                   load_settings layout log_path attempt inside proxy host network instructions services
-                  pressure].freeze
+                  pressure websocket].freeze
       # Fields holding documents (JSON in the store): normalized to String
       # keys and frozen, so a fresh record and one read back are equal.
       DOCUMENTS = %i[dims result sample machine identity gem_versions env load_settings layout inside proxy
-                     network instructions services pressure].freeze
+                     network instructions services pressure websocket].freeze
       STATUSES = %w[ok failed].freeze
 
       attr_reader(*FIELDS)
@@ -94,7 +97,7 @@ module Rackbench
 
       # Throughput in rate_unit ("req/s", or "msg/s" for a micro-benchmark).
       def rate = reading.rate(self)
-      def rate_unit = reading.rate_unit
+      def rate_unit = reading.rate_unit(self)
       # Responses (messages) in the measured window.
       def requests = reading.requests(self)
       # Failed requests in the window: transport errors and statuses other

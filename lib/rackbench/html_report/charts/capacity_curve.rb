@@ -25,8 +25,9 @@ module Rackbench
         return nil if points.empty?
 
         valid = points.reject { |p| p["status"] == "invalid" }
-        layers = [median_lines(valid), step_marks(valid), invalid_marks(points), target_rule(settings)]
-        layers << answer_rule(config) if config["capacity_rps"]
+        unit = settings["unit"] || "req/s" # a broadcast's search steps clients
+        layers = [median_lines(valid, unit), step_marks(valid, unit), invalid_marks(points, unit), target_rule(settings)]
+        layers << answer_rule(config, unit) if config["capacity_rps"]
         { width: 640, height: 300, layer: layers.compact,
           resolve: { scale: { color: "independent", shape: "independent" } } }
       end
@@ -43,36 +44,36 @@ module Rackbench
         end
       end
 
-      def median_lines(valid)
+      def median_lines(valid, unit)
         rows = valid.group_by { |p| [p["percentile"], p["rate"]] }.map do |(key, rate), group|
           { "rate" => rate, "percentile" => key, "ms" => Stats.median(group.map { |p| p["ms"] }) }
         end
         return nil if rows.empty?
 
         { data: { values: rows }, mark: { type: "line" },
-          encoding: { x: rate_axis, y: latency_axis, color: percentile_color,
+          encoding: { x: rate_axis(unit), y: latency_axis, color: percentile_color,
                       order: { field: "rate", type: "quantitative" } } }
       end
 
-      def step_marks(valid)
+      def step_marks(valid, unit)
         return nil if valid.empty?
 
         { data: { values: valid }, mark: { type: "point", filled: true, size: 60 },
-          encoding: { x: rate_axis, y: latency_axis, color: percentile_color.merge(legend: nil),
+          encoding: { x: rate_axis(unit), y: latency_axis, color: percentile_color.merge(legend: nil),
                       shape: { field: "status", type: "nominal", title: "step",
                                scale: { domain: %w[pass fail], range: CAPACITY_STATUS_SHAPES.values_at("pass", "fail") } },
-                      tooltip: step_tooltip } }
+                      tooltip: step_tooltip(unit) } }
       end
 
-      def invalid_marks(points)
+      def invalid_marks(points, unit)
         invalid = points.select { |p| p["status"] == "invalid" && p["percentile"] == "p99" }
         return nil if invalid.empty?
 
         { data: { values: invalid }, mark: { type: "point", size: 120, color: "#8c8c8c", strokeWidth: 2 },
-          encoding: { x: rate_axis, y: latency_axis,
+          encoding: { x: rate_axis(unit), y: latency_axis,
                       shape: { field: "status", type: "nominal", title: "not concluded from",
                                scale: { domain: ["invalid"], range: [CAPACITY_STATUS_SHAPES["invalid"]] } },
-                      tooltip: step_tooltip + [{ field: "reason", title: "invalid" }] } }
+                      tooltip: step_tooltip(unit) + [{ field: "reason", title: "invalid" }] } }
       end
 
       def target_rule(settings)
@@ -84,8 +85,8 @@ module Rackbench
                     encoding: { y: { field: "ms", type: "quantitative" }, x: { value: 0 }, text: { field: "label" } } }] }
       end
 
-      def answer_rule(config)
-        label = "capacity #{Units.rate_rounded(config["capacity_rps"])} req/s"
+      def answer_rule(config, unit)
+        label = "capacity #{Units.rate_rounded(config["capacity_rps"])} #{unit}"
         { data: { values: [{ "rate" => config["capacity_rps"], "label" => label }] },
           layer: [{ mark: { type: "rule", color: "#2e9e44", strokeWidth: 2 },
                     encoding: { x: { field: "rate", type: "quantitative" } } },
@@ -93,8 +94,9 @@ module Rackbench
                     encoding: { x: { field: "rate", type: "quantitative" }, y: { value: 4 }, text: { field: "label" } } }] }
       end
 
-      def rate_axis
-        { field: "rate", type: "quantitative", title: "offered rate (req/s, open loop)", scale: { zero: false, padding: 12 } }
+      def rate_axis(unit)
+        title = unit == "clients" ? "subscribed clients" : "offered rate (req/s, open loop)"
+        { field: "rate", type: "quantitative", title: title, scale: { zero: false, padding: 12 } }
       end
 
       def latency_axis
@@ -106,8 +108,8 @@ module Rackbench
           scale: { domain: CAPACITY_PERCENTILE_COLORS.keys, range: CAPACITY_PERCENTILE_COLORS.values } }
       end
 
-      def step_tooltip
-        [{ field: "rate", title: "req/s" }, { field: "percentile" }, { field: "latency" }, { field: "status" },
+      def step_tooltip(unit)
+        [{ field: "rate", title: unit }, { field: "percentile" }, { field: "latency" }, { field: "status" },
          { field: "phase" }, { field: "batch" }, { field: "step" }]
       end
     end

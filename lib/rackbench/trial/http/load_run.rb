@@ -35,10 +35,7 @@ module Rackbench
           @parts = parts
           @work_dir = work_dir
           @tls = tls
-          # The engine's phases arrive on a thread of its own; an interrupt
-          # may end the window from this one.
-          @window_lock = Mutex.new
-          @window = nil # :started, then :ended
+          @edges = WindowEdges.new(parts)
         end
 
         # The engine's settings for trial (an Experiment::Plan::Trial) of
@@ -70,7 +67,8 @@ module Rackbench
           open = parts.engine_settings(think_s: config.load[:think_s], warmup_count: config.load[:warmup_count],
                                        seed: seed + trial.batch)
           LoadSettings.build(url: "#{tls ? "https" : "http"}://#{host}:#{port}#{app.load_path}",
-                             **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count), **list,
+                             **config.load.except(:cookies, :host, :tls, :think_s, :warmup_count,
+                                                 *Experiment::WebSocketLoad::OPTIONS), **list,
                              ca_file: tls&.ca_path, cpus: layout.engine_cpus, **open, think_s: open[:think_s] || 0.0)
         end
 
@@ -111,9 +109,9 @@ module Rackbench
                                                                   .merge("calibration" => calibration&.to_h))
           kept = {}
           result = begin
-            @engine.run(settings, env: @marker_env, on_phase: method(:on_phase))
+            @engine.run(settings, env: @marker_env, on_phase: @edges.method(:on_phase))
           ensure
-            window_edge(:end) # a run that ended inside its window (an error, an interrupt) ends it here
+            @edges.end! # a run that ended inside its window (an error, an interrupt) ends it here
             @parts.call(:keep, kept)
             facts.merge!(kept)
           end
@@ -139,40 +137,6 @@ module Rackbench
         def settings
           self.class.settings(trial: @trial, app: @app, port: @parts.target_port || @server.port, layout: @layout,
                               seed: @seed, work_dir: @work_dir, host: @server.host, tls: @tls, parts: @parts)
-        end
-
-        # The engine's phases: the window starts, the window ends.
-        def on_phase(phase)
-          case phase
-          when :measure then window_edge(:start)
-          when :end then window_edge(:end)
-          end
-        end
-
-        # Each edge once, and the end only after the start: every part in
-        # its order (the switches, the marks, the samplers). A part that
-        # raises loses its own figure, never the others' nor the
-        # measurement.
-        def window_edge(edge)
-          @window_lock.synchronize do
-            if edge == :start
-              next if @window
-
-              @window = :started
-              each_part(:window_started)
-            elsif @window == :started
-              @window = :ended
-              each_part(:window_ended)
-            end
-          end
-        end
-
-        def each_part(hook)
-          @parts.each do |part|
-            part.public_send(hook)
-          rescue Error, SystemCallError
-            nil
-          end
         end
 
         # ok, or failed with the reason.

@@ -166,7 +166,8 @@ module Rackbench
 
           @adapter.command(app_dir: @app.dir, config_ru: File.join(@app.dir, "config.ru"), port: port,
                            processes: config.processes, threads: config.threads, work_dir: @work_dir,
-                           options: config.server.options, environment: @env["RACK_ENV"], host: @bind_host, tls: @tls)
+                           options: config.server.options, environment: @env["RACK_ENV"], host: @bind_host, tls: @tls,
+                           websocket: Experiment::WebSocketLoad.websocket?(config.load))
         end
 
         # Runs the app's setup script (e.g. creating and seeding its database

@@ -15,7 +15,7 @@ module Rackbench
 
         module_function
 
-        def rate_unit = "msg/s"
+        def rate_unit(_record = nil) = "msg/s"
         # A failed run has no rate: its round did not complete as asked, or
         # its processes ran something other than the variant.
         def rate(record) = record.ok? ? record.result&.fetch("messages_per_s", nil) : nil
