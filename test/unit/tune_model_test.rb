@@ -6,17 +6,17 @@ require "rackbench/tune"
 # The pieces of a tuning that are pure functions: the memory model, the
 # scorer and the knee.
 describe "Rackbench::Tune model, scorer and knee" do
-  MB = 1_000_000
+  MODEL_MB = 1_000_000
   Point = Rackbench::Tune::MemoryModel::Point
   Score = Rackbench::Tune::Scorer::Score
 
   def record(threads:, processes:, batch: 1, status: "ok", inside: nil, result: nil)
     Rackbench::Trial::Record.new(key: "k#{threads}-#{batch}", batch: batch, kind: "http", status: status, threads: threads,
-                                 processes: processes, inside: inside, result: result, sample: { "pss_peak_bytes" => 200 * MB })
+                                 processes: processes, inside: inside, result: result, sample: { "pss_peak_bytes" => 200 * MODEL_MB })
   end
 
   def pss(role, mb)
-    { "pid" => 1, "role" => role, "duration_s" => 1.0, "memory" => { "window_end" => { "pss_bytes" => mb * MB } } }
+    { "pid" => 1, "role" => role, "duration_s" => 1.0, "memory" => { "window_end" => { "pss_bytes" => mb * MODEL_MB } } }
   end
 
   def score(median, ci: nil)
@@ -30,15 +30,15 @@ describe "Rackbench::Tune model, scorer and knee" do
          record(threads: 9, processes: 2, inside: { "processes" => [pss("master", 61), pss("worker", 49), pss("worker", 49)] }),
          record(threads: 4, processes: 2, status: "failed")]
       )
-      assert_equal 61 * MB, model.master_bytes
-      assert_equal [41 * MB, 45 * MB, 49 * MB, 41 * MB, 49 * MB], [1, 5, 9, 0, 32].map { |t| model.worker_bytes(t) }
-      assert_equal 61 * MB + 3 * 45 * MB, model.tree_bytes(3, 5)
-      assert_equal 200 * MB, model.to_h["points"].first["tree_pss_peak_bytes"]
+      assert_equal 61 * MODEL_MB, model.master_bytes
+      assert_equal [41 * MODEL_MB, 45 * MODEL_MB, 49 * MODEL_MB, 41 * MODEL_MB, 49 * MODEL_MB], [1, 5, 9, 0, 32].map { |t| model.worker_bytes(t) }
+      assert_equal 61 * MODEL_MB + 3 * 45 * MODEL_MB, model.tree_bytes(3, 5)
+      assert_equal 200 * MODEL_MB, model.to_h["points"].first["tree_pss_peak_bytes"]
     end
 
     it "counts a server that forks none as workers only, and has no model without the agent's PSS" do
       model = Rackbench::Tune::MemoryModel.from_records([record(threads: 4, processes: 1, inside: { "processes" => [pss("single", 70)] })])
-      assert_equal [0, 70 * MB], [model.master_bytes, model.worker_bytes(4)]
+      assert_equal [0, 70 * MODEL_MB], [model.master_bytes, model.worker_bytes(4)]
       assert_nil Rackbench::Tune::MemoryModel.from_records([record(threads: 4, processes: 1)])
       partial = { "processes" => [pss("master", 60), { "pid" => 2, "role" => "worker" }] }
       assert_nil Rackbench::Tune::MemoryModel.from_records([record(threads: 4, processes: 2, inside: partial)])

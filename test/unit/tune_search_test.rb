@@ -11,7 +11,7 @@ require "rackbench/tune"
 # measured by pilot, filtered by the budget, scored within p99 ≤ 50 ms;
 # every step an ordinary stored experiment, replayed on resume.
 describe Rackbench::Tune::Search do
-  MB = 1_000_000
+  SEARCH_MB = 1_000_000
 
   let(:dir) { Dir.mktmpdir("rackbench-tune") }
   let(:out) { StringIO.new }
@@ -56,11 +56,11 @@ describe Rackbench::Tune::Search do
   it "measures master and workers in a pilot, then runs only the candidates whose predicted PSS fits" do
     doc = tune
     puma = doc["servers"].first
-    assert_equal 60 * MB, puma["model"]["master_pss_bytes"]
-    assert_equal [[1, 41 * MB], [16, 56 * MB]], puma["model"]["points"].map { |p| [p["threads"], p["worker_pss_bytes"]] }
+    assert_equal 60 * SEARCH_MB, puma["model"]["master_pss_bytes"]
+    assert_equal [[1, 41 * SEARCH_MB], [16, 56 * SEARCH_MB]], puma["model"]["points"].map { |p| [p["threads"], p["worker_pss_bytes"]] }
     # master + P × worker(T), worker linear between the pilot's 1 and 16 threads
-    assert_equal 60 * MB + 2 * 44 * MB, candidate(doc, 2, 4)["predicted_pss_bytes"]
-    assert_equal [[2, 16, 172 * MB], [3, 1, 183 * MB], [3, 4, 192 * MB], [3, 8, 204 * MB], [3, 16, 228 * MB]],
+    assert_equal 60 * SEARCH_MB + 2 * 44 * SEARCH_MB, candidate(doc, 2, 4)["predicted_pss_bytes"]
+    assert_equal [[2, 16, 172 * SEARCH_MB], [3, 1, 183 * SEARCH_MB], [3, 4, 192 * SEARCH_MB], [3, 8, 204 * SEARCH_MB], [3, 16, 228 * SEARCH_MB]],
                  puma["excluded"].map { |c| c.values_at("processes", "threads", "predicted_pss_bytes") }
     ran = Rackbench::Store.open(dir, &:experiments).map { |e| e[:name] }
     assert_equal %w[tune-test.tune.puma.pilot.p2t1 tune-test.tune.puma.pilot.p2t16], ran.first(2)
@@ -79,7 +79,7 @@ describe Rackbench::Tune::Search do
     assert_equal [400.0, 0.0, false], [sixteen["rps_median"], sixteen["score"]["median"], sixteen["score"]["qualified"]]
     assert_in_delta 80_000, sixteen["score"]["per_batch"].first["latency_us"], 1
     over = candidate(doc, 2, 8)
-    assert_equal [true, 176 * MB], over.values_at("over_budget", "measured_pss_bytes")
+    assert_equal [true, 176 * SEARCH_MB], over.values_at("over_budget", "measured_pss_bytes")
     refute candidate(doc, 2, 4)["over_budget"]
     best = doc["best"]
     assert_equal ["puma", 2, 4, 800.0], best.values_at("server", "processes", "threads") + [best["score"]["median"]]
@@ -133,7 +133,7 @@ describe Rackbench::Tune::Search do
     exp = experiment(servers: "[puma, unicorn]")
     doc = tune(exp)
     unicorn = doc["servers"].find { |s| s["server"] == "unicorn" }
-    assert_equal 60 * MB, unicorn["model"]["master_pss_bytes"]
+    assert_equal 60 * SEARCH_MB, unicorn["model"]["master_pss_bytes"]
     assert_equal [1], unicorn["model"]["points"].map { |p| p["threads"] }, "unicorn's pilot: 1 thread, all it runs"
     assert_equal "unsupported", candidate(doc, 1, 4, server: "unicorn")["status"]
     assert_equal [2, 1, 200.0], doc["servers"].find { |s| s["server"] == "unicorn" }["best"].values_at("processes", "threads").push(
