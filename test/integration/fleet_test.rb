@@ -105,7 +105,8 @@ describe "a fleet of two workers, one killed" do
             net.pids(hosts.first).empty?
           end
 
-          follow, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("run", file, "--fleet", url, "--testbed", "lab", "--resume",
+          # --wide: the Hosts section's heading, whole on one line, is what is matched below.
+          follow, status = Open3.capture2e(Rackbench::Test::Cli.env(env), *cli_argv("run", file, "--fleet", url, "--testbed", "lab", "--resume", "--wide",
                                                                 "--results", File.join(dir, "follow")))
           assert status.success?, "#{follow}\n--- bench-b:\n#{log_tail(logs["bench-b"])}"
 
