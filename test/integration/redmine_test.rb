@@ -31,6 +31,10 @@ describe "Redmine on services (integration)" do
   it "logs four users in, starts every batch from the same rows, and reports PostgreSQL's CPU per request" do
     app = RedmineApp.dir
     file = File.join(dir, "redmine.yml")
+    # The engine's fixed-count window cannot drive session probes yet: a
+    # timed window as long as this machine is slow just now (at load 14 a
+    # 3-s window got no answer from Redmine's four logins).
+    slow = busy_factor.ceil
     File.write(file, <<~YAML)
       name: redmine-services
       batches: 2
@@ -46,7 +50,7 @@ describe "Redmine on services (integration)" do
           load_path: /projects/bench/issues
           expect_body: Benchmark issue
           expect_session_body: Logged in as
-      load: { requests: #{RedmineApp::REQUESTS}, connections: 4, duration: 3s, warmup: 6s, timeout: 30s }
+      load: { requests: #{RedmineApp::REQUESTS}, connections: 4, duration: #{3 * slow}s, warmup: #{6 * slow}s, timeout: 30s }
     YAML
     out, err, status = rackbench("run", file, "--results", results)
     assert status.success?, "#{out}\n#{err}"
