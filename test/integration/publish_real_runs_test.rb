@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "support/bisect_repos"
 require "json"
-require "open3"
 require "rbconfig"
 require "rss"
 require "shellwords"
@@ -51,20 +51,13 @@ describe "publishing real runs of three revisions of an app (integration)" do
 
   let(:outcome) { self.class.outcome }
 
-  def git(dir, *args)
-    env = { "GIT_AUTHOR_NAME" => "dev", "GIT_AUTHOR_EMAIL" => "dev@example.org", "GIT_COMMITTER_NAME" => "dev",
-            "GIT_COMMITTER_EMAIL" => "dev@example.org" }
-    out, status = Open3.capture2e(env, "git", "-C", dir, *args)
-    raise "git #{args.join(" ")}: #{out}" unless status.success?
+  # The app's history, written through the suite's git helper for made
+  # repositories (fixed authors and dates, commit by commit).
+  def git(dir, *args) = Rackbench::Test::BisectRepos.git(dir, *args)
 
-    out.strip
-  end
-
-  def commit(dir, message, files)
+  def commit(dir, message, files, number)
     files.each { |name, text| File.write(File.join(dir, name), text) }
-    git(dir, "add", "-A")
-    git(dir, "commit", "-q", "-m", message)
-    git(dir, "rev-parse", "HEAD")
+    Rackbench::Test::BisectRepos.commit(dir, message, number)
   end
 
   def three_revisions
@@ -75,10 +68,10 @@ describe "publishing real runs of three revisions of an app (integration)" do
     [app, bin, calls].each { |d| FileUtils.mkdir_p(d) }
     File.write(File.join(bin, "gh"), "#!/bin/sh\nn=$(ls #{calls.shellescape} | wc -l)\necho \"$@\" > #{calls.shellescape}/call-$n\n")
     FileUtils.chmod(0o755, File.join(bin, "gh"))
-    git(app, "init", "-q", "-b", "main")
-    shas = [commit(app, "Two pages", "config.ru" => APP, "burn_us" => "0\n", "Gemfile" => File.read(File.join(ROOT, "apps/rack-hello/Gemfile")))]
-    shas << commit(app, "Render the posts the slow way", "burn_us" => "#{BURN_US}\n")
-    shas << commit(app, "Say hello louder", "config.ru" => APP.sub("Hello from home", "HELLO from home"))
+    git(app, "init", "--quiet", "--initial-branch=main")
+    shas = [commit(app, "Two pages", { "config.ru" => APP, "burn_us" => "0\n", "Gemfile" => File.read(File.join(ROOT, "apps/rack-hello/Gemfile")) }, 0)]
+    shas << commit(app, "Render the posts the slow way", { "burn_us" => "#{BURN_US}\n" }, 1)
+    shas << commit(app, "Say hello louder", { "config.ru" => APP.sub("Hello from home", "HELLO from home") }, 2)
     File.write(File.join(dir, "pages.txt"), "--- name=home\nGET /\n\n--- name=posts\nGET /posts\n")
     experiment = File.join(dir, "bench.yml")
     File.write(experiment, <<~YAML)
