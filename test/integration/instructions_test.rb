@@ -5,7 +5,8 @@ require "json"
 require "open3"
 
 # `measure: [time, instructions]` end to end with real valgrind: one run
-# of rack-hello on a Puma cluster (a master and 2 forked workers, every one
+# of the counted app (test/fixtures/apps/counted: a minor GC every
+# MINOR_GC_EVERY requests of a process) on a Puma cluster (a master and 2 forked workers, every one
 # under callgrind), shared by the assertions. Its instructions trial's
 # counts are consistent (the processes sum to the total, the total over the
 # window's responses is the figure, the window is exactly load.count
@@ -21,6 +22,8 @@ describe "instructions per request (integration)" do
   before { require_engine! }
 
   COUNT = 200
+  MINOR_GC_EVERY = 10
+  APP = File.expand_path("../fixtures/apps/counted", __dir__)
   REFUSED = File.expand_path("../fixtures/valgrind/refuse_under_valgrind.rb", __dir__)
 
   def self.outcome
@@ -35,20 +38,22 @@ describe "instructions per request (integration)" do
           - ruby
           - { name: ruby-refused, ruby: ruby, options: ["-r#{REFUSED}"] }
         servers: [puma]
-        apps: [rack-hello]
+        apps: [{ name: counted, path: #{APP}, expect_body: counted }]
         processes: 2
         threads: 1
         measure: [time, instructions]
-        # A malloc limit this low starts a minor GC every few requests: the
-        # window's GC to count apart. (16 KB gave none in a run whose 200
-        # requests split evenly over the two workers: about 100 requests'
-        # mallocs each fell short of it.)
-        env: { RUBY_GC_MALLOC_LIMIT: 2048, RUBY_GC_MALLOC_LIMIT_MAX: 2048 }
+        # The app's own minor GCs, a known number per process's requests:
+        # the window's GC to count apart. (A low RUBY_GC_MALLOC_LIMIT was
+        # tried first and failed under load: Ruby starts its malloc limit at
+        # 16 MB and lowers it by only 2% per GC until one GC sees more
+        # malloc than the current limit, so whether the window's requests
+        # met the named limit depended on how many GCs the warmup ran.)
+        env: { MINOR_GC_EVERY_REQUESTS: #{MINOR_GC_EVERY} }
         load: { count: #{COUNT}, warmup: 0.5s, timeout: 10s } # a timeout given: no calibration boot
       YAML
       results = File.join(dir, "results")
       # The probe's answers go to a cache of the test's own; its Bundler
-      # environments are the suite's (rack-hello and Puma, which other tests
+      # environments are the suite's (the counted app and Puma, which other tests
       # installed already: installing them again here would compile Puma).
       cache = File.join(dir, "cache")
       FileUtils.mkdir_p([cache, Rackbench::BundleEnv.default_root])
@@ -109,7 +114,11 @@ describe "instructions per request (integration)" do
     assert_equal doc["processes"].map { |p| p["pid"] }.sort, gc["processes"].map { |p| p["pid"] }.sort,
                  "the master and both workers ran their GC at the edge"
     assert(gc["processes"].none? { |p| p["missing"] })
-    assert_operator gc["cycles"]["minor"], :>, 0, "the low malloc limit's minor GCs"
+    # Each process ran a minor GC on every MINOR_GC_EVERY-th of its own
+    # requests: at least COUNT / MINOR_GC_EVERY less one per worker (a
+    # worker's window need not start at a multiple).
+    assert_operator gc["cycles"]["minor"], :>=, (COUNT / MINOR_GC_EVERY) - 2,
+                    "the app's minor GCs: #{gc["processes"]}"
     assert_equal "probe", gc["source"], "Debian's libruby is stripped: the probe found its collector"
     refute_nil gc["instructions"]
     assert_operator gc["instructions"], :<, doc["instructions"]
