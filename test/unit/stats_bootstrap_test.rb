@@ -58,6 +58,34 @@ describe "Rackbench::Stats.bootstrap_ci" do
     assert_equal [7.0, 7.0], stats.bootstrap_ci([7, 7, 7], statistic: :mean)
   end
 
+  # The definition, drawn the slow way: each resample's indexes drawn,
+  # its values sorted, its median taken.
+  def definition_medians(values, resamples, rng)
+    Array.new(resamples) do
+      resample = Array.new(values.size) { values[rng.rand(values.size)] }
+      stats.median(resample)
+    end
+  end
+
+  it "draws what drawing indexes and sorting each resample would, ranks kept across values of one size" do
+    sorted = batches.sort
+    other = batches.map { |v| (v * 1.7) + 3.0 }.sort
+    assert_equal definition_medians(sorted, 500, Random.new(11)),
+                 stats::Bootstrap.medians(sorted, 500, Random.new(11))
+    # The kept ranks of a first bootstrap serve a second of the same size
+    # and seed: the same interval as the definition's draws on its values.
+    stats.bootstrap_ci(batches, resamples: 700, seed: 11)
+    expected = stats::Bootstrap.percentile_interval(definition_medians(other, 700, Random.new(11)), 0.95)
+    assert_equal expected, stats.bootstrap_ci(other, resamples: 700, seed: 11)
+    # compare: one generator, the baseline's resamples then the candidate's.
+    rng = Random.new(5)
+    base = definition_medians(sorted, 600, rng)
+    cand = definition_medians(other.first(7), 600, rng)
+    ratios = cand.each_with_index.map { |c, i| c / base[i] }
+    assert_equal stats::Bootstrap.percentile_interval(ratios, 0.9),
+                 stats::Comparing.ratio_ci(batches, other.first(7).shuffle(random: Random.new(1)), 0.9, 600, 5)
+  end
+
   it "rejects bad options, naming them" do
     assert_match(/statistic/, assert_raises(ArgumentError) { stats.bootstrap_ci(batches, statistic: :mode) }.message)
     assert_match(/confidence/, assert_raises(ArgumentError) { stats.bootstrap_ci(batches, confidence: 95) }.message)

@@ -84,9 +84,12 @@ module Rackbench
       # with the i-th candidate median is as random as any other.
       def ratio_ci(base, cand, confidence, resamples, seed)
         BOOTSTRAPS.fetch([:ratio_ci, base, cand, confidence, resamples, seed]) do
-          rng = Random.new(seed)
-          base_medians = Bootstrap.distribution(base, :median, resamples, rng)
-          cand_medians = Bootstrap.distribution(cand, :median, resamples, rng)
+          base_ranks, cand_ranks = MEDIAN_RANKS.fetch([base.size, cand.size, resamples, seed]) do
+            rng = Random.new(seed)
+            [Bootstrap.median_ranks(base.size, resamples, rng), Bootstrap.median_ranks(cand.size, resamples, rng)]
+          end
+          base_medians = Bootstrap.medians_at(base.sort, base_ranks)
+          cand_medians = Bootstrap.medians_at(cand.sort, cand_ranks)
           ratios = cand_medians.each_with_index.map { |c, i| c / base_medians[i] }
           Bootstrap.percentile_interval(ratios, confidence)
         end

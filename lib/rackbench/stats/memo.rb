@@ -36,5 +36,9 @@ module Rackbench
     end
 
     BOOTSTRAPS = Memo.new
+    # The middle ranks each resample draws (Bootstrap.median_ranks), kept
+    # by batch counts, resamples and seed: few keys (a report's batch
+    # counts), each two Arrays of `resamples` Integers per side.
+    MEDIAN_RANKS = Memo.new(64)
   end
 end
