@@ -244,7 +244,10 @@ module Rackbench
 
     # An earlier runner of this directory that died (kill -9) may have left
     # processes behind that its own watchdog could not stop: stop them
-    # before measuring next to them. Then watch this run the same way.
+    # before measuring next to them. Then watch this run the same way, and
+    # say what its watchdog had to stop at the end: every trial stops its
+    # own server and every run its own services, so a process still marked
+    # then is one a stop missed (and the trials after it ran beside it).
     def with_watchdog
       left = @watchdog.sweep(results_dir: @results_dir, grace_s: @stop_grace_s)
       stopped = left[:termed] + left[:killed]
@@ -253,8 +256,21 @@ module Rackbench
       begin
         yield
       ensure
-        watchdog.stop
+        warn_left_running(watchdog.stop)
       end
+    end
+
+    # One line when the run's watchdog stopped processes at its end
+    # (+counts+: Watchdog#stop's).
+    def warn_left_running(counts)
+      return unless counts
+
+      stopped = counts[:termed] + counts[:killed]
+      return unless stopped.positive? || counts[:survivors].positive?
+
+      @err.puts "rackbench: warning: #{stopped} process(es) of the run were still running after its last stop, " \
+                "stopped by its watchdog (#{counts[:killed]} with KILL)" \
+                "#{"; #{counts[:survivors]} survived KILL" if counts[:survivors].positive?}"
     end
 
     # The store is opened here, unless the runner was given an open one (a

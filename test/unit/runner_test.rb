@@ -16,6 +16,7 @@ describe Rackbench::Runner do
   let(:launcher) { Fakes::Launcher.new }
   let(:samplers) { [] }
   let(:watchdog) { Fakes::Watchdog.new }
+  let(:err) { StringIO.new }
 
   after { FileUtils.rm_rf(dir) }
 
@@ -44,7 +45,7 @@ describe Rackbench::Runner do
     defaults = { engine: engine, launcher: launcher, bundles: Fakes::Bundles.new, companions: companions }
     Rackbench::Runner.new(source: exp, results_dir: dir, resume: resume, retry_failed: retry_failed,
                           fail_fast: fail_fast, out: out,
-                          err: StringIO.new, installs: [install],
+                          err: err, installs: [install],
                           layout: Rackbench::Runner::CpuLayout.new(server_cpus: nil, engine_cpus: nil),
                           environment: { "test" => true }, stop_grace_s: 0, parent_env: parent_env,
                           collaborators: defaults.merge(collaborators), watchdog: watchdog)
@@ -65,6 +66,21 @@ describe Rackbench::Runner do
     assert_equal 6, launcher.servers.sum(&:stops), "every server stopped"
     assert_equal [dir, 0], watchdog.swept, "what an earlier run left is swept first"
     assert_equal [dir, 0], watchdog.started
+  end
+
+  it "says nothing of its watchdog's last sweep when every stop left nothing" do
+    runner.run
+    refute_match(/still running/, err.string)
+  end
+
+  describe "when its watchdog stops processes at the run's end" do
+    let(:watchdog) { Fakes::Watchdog.new(left: { termed: 2, killed: 1, survivors: 0 }) }
+
+    it "says how many a stop missed, in one line" do
+      runner.run
+      assert_equal ["rackbench: warning: 3 process(es) of the run were still running after its last stop, stopped " \
+                    "by its watchdog (1 with KILL)\n"], err.string.lines.grep(/still running/)
+    end
   end
 
   it "keeps every figure in the document that measured it, and reads it back the same" do
