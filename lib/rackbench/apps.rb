@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "yaml"
+require_relative "deep_freeze"
 
 module Rackbench
   # An app a trial can load: a directory with a config.ru and its own
@@ -112,8 +113,31 @@ module Rackbench
       Dir.children(ROOT).select { |name| File.file?(File.join(ROOT, name, "config.ru")) }.sort
     end
 
-    # The parsed, checked app.yml of directory name (a Hash).
+    # The parsed, checked app.yml of directory name (a Hash, frozen).
+    #
+    # Kept per file, by its modification time and size: an experiment's
+    # parse, the plan and every report ask for the built-in apps' names and
+    # manifests many times (the unit tier spent 7% of its CPU parsing the
+    # same YAML again); an app.yml edited while a process runs is read again.
     def manifest(name)
+      path = File.join(ROOT, name, "app.yml")
+      stat = File.stat(path)
+      key = [path, stat.mtime.to_r, stat.size]
+      MANIFESTS_LOCK.synchronize { MANIFESTS[path] = nil unless MANIFESTS[path]&.first == key }
+      kept = MANIFESTS[path]
+      return kept.last if kept
+
+      parsed = DeepFreeze.call(parse_manifest(name))
+      MANIFESTS_LOCK.synchronize { MANIFESTS[path] = [key, parsed] }
+      parsed
+    rescue Errno::ENOENT
+      raise ConfigError, "apps/#{name}/app.yml is missing"
+    end
+
+    MANIFESTS = {} # path => [[path, mtime, size], manifest]
+    MANIFESTS_LOCK = Mutex.new
+
+    def parse_manifest(name)
       file = "apps/#{name}/app.yml"
       data = YAML.safe_load(File.read(File.join(ROOT, name, "app.yml")))
       raise ConfigError, "#{file}: must be a mapping" unless data.is_a?(Hash)
@@ -200,6 +224,6 @@ module Rackbench
       path
     end
 
-    private_class_method :check_keys, :build, :normalize, :engines, :app_env, :app_file
+    private_class_method :parse_manifest, :check_keys, :build, :normalize, :engines, :app_env, :app_file
   end
 end
