@@ -103,26 +103,40 @@ static int ws_setup_done(const worker *w) {
 
 /* --- echo ------------------------------------------------------------------ */
 
-/* Sends client c's next message, its round trip counted from origin_ns. */
+/* The origin of a closed loop's round trip: the moment the message is
+ * handed to the socket (echo_send). */
+#define ORIGIN_AT_SEND UINT64_MAX
+
+/* Sends client c's next message, its round trip counted from origin_ns:
+ * the open loop's schedule (a late send counts its lateness), or
+ * ORIGIN_AT_SEND in a closed loop: the clock read just before the send.
+ * Why not the loop's time of the pass (now_ns): it was read when the wait
+ * returned, before this client's turn (the echo before this message
+ * parsed and counted, other clients of the thread served), and that is
+ * the engine's time, not the server's. What a round trip still holds
+ * beyond the wire's is the engine's wake-up when the echo arrives, which
+ * every client that waits for its echo pays (bench/ws_wire_rtt.rb,
+ * doc/performance.md). */
 static void echo_send(ws_client *c, uint64_t origin_ns, uint64_t now_ns) {
     worker *w = c->conn.w;
     ws_worker *ws = ws_of(w);
     const ws_conn_config *cfg = &ws->cfg;
     c->seq++;
-    c->origin_ns = origin_ns;
-    c->phase = worker_phase_of(w, origin_ns);
     c->echo_deadline_ns = now_ns + cfg->timeout_ns;
     c->awaiting = 1;
     w->in_flight++;
-    ws->echo_sent[c->phase]++;
     size_t n = ws_payload_write(cfg->body, cfg->body_cap, c->seq, now_ns, w->cfg->ws_message_bytes);
+    const void *message = cfg->body;
     ws_opcode op = w->cfg->ws_binary ? WS_OP_BINARY : WS_OP_TEXT;
     if (cfg->cable) {
         n = cable_perform(cfg->command, cfg->command_cap, cfg->identifier, w->cfg->ws_echo_action, cfg->body, n);
-        ws_conn_send(&c->conn, WS_OP_TEXT, cfg->command, n, now_ns);
-    } else {
-        ws_conn_send(&c->conn, op, cfg->body, n, now_ns);
+        message = cfg->command;
+        op = WS_OP_TEXT;
     }
+    c->origin_ns = origin_ns == ORIGIN_AT_SEND ? clock_now_ns() : origin_ns;
+    c->phase = worker_phase_of(w, c->origin_ns);
+    ws->echo_sent[c->phase]++;
+    ws_conn_send(&c->conn, op, message, n, now_ns);
 }
 
 /* Client c is free again: closed loop, its next message now; open loop,
@@ -136,7 +150,7 @@ static void echo_next(ws_client *c, uint64_t now_ns) {
         ws->free_stack = c;
         worker_dispatch_due(w, now_ns);
     } else if (worker_may_start(w, now_ns)) {
-        echo_send(c, now_ns, now_ns);
+        echo_send(c, ORIGIN_AT_SEND, now_ns);
     }
 }
 
@@ -240,7 +254,7 @@ static void ws_start(worker *w, uint64_t now_ns) {
         }
         for (int i = 0; i < ws->count && !worker_open_loop(w); i++) {
             ws_client *c = &ws->clients[i];
-            if (c->conn.state == WS_CONN_OPEN && worker_may_start(w, now_ns)) echo_send(c, now_ns, now_ns);
+            if (c->conn.state == WS_CONN_OPEN && worker_may_start(w, now_ns)) echo_send(c, ORIGIN_AT_SEND, now_ns);
         }
     }
 }
