@@ -114,11 +114,15 @@ describe "instructions per request (integration)" do
     assert_equal doc["processes"].map { |p| p["pid"] }.sort, gc["processes"].map { |p| p["pid"] }.sort,
                  "the master and both workers ran their GC at the edge"
     assert(gc["processes"].none? { |p| p["missing"] })
-    # Each process ran a minor GC on every MINOR_GC_EVERY-th of its own
+    # Each process started a GC on every MINOR_GC_EVERY-th of its own
     # requests: at least COUNT / MINOR_GC_EVERY less one per worker (a
-    # worker's window need not start at a multiple).
-    assert_operator gc["cycles"]["minor"], :>=, (COUNT / MINOR_GC_EVERY) - 2,
-                    "the app's minor GCs: #{gc["processes"]}"
+    # worker's window need not start at a multiple). A minor, unless Ruby
+    # had a major pending (GC.start(full_mark: false) then runs a major:
+    # a CI run counted 17 minors and 3 majors, `major_by: nofree`).
+    cycles = gc["cycles"]
+    assert_operator cycles["minor"] + cycles["major"], :>=, (COUNT / MINOR_GC_EVERY) - 2,
+                    "the app's GCs: #{gc["processes"]}"
+    assert_operator cycles["minor"], :>, 0, "the app's minor GCs: #{gc["processes"]}"
     assert_equal "probe", gc["source"], "Debian's libruby is stripped: the probe found its collector"
     refute_nil gc["instructions"]
     assert_operator gc["instructions"], :<, doc["instructions"]
