@@ -21,6 +21,7 @@ require "optparse"
 require "rbconfig"
 require "tmpdir"
 require_relative "../test/file_times"
+require_relative "../test/unit_gc_env"
 
 ROOT = File.expand_path("..", __dir__)
 options = { tests: 20, files: 10, lanes: 2, stackprof: nil }
@@ -44,7 +45,7 @@ puts "load average #{loadavg.call} at the start"
 rows = Dir.mktmpdir("rackbench-unit-cpu") do |dir|
   groups.each_with_index.flat_map do |group, index|
     path = File.join(dir, "group-#{index + 1}.jsonl")
-    env = { "RACKBENCH_TEST_CPU" => path, "RACKBENCH_TEST_TIER" => "unit" }
+    env = { "RACKBENCH_TEST_CPU" => path, "RACKBENCH_TEST_TIER" => "unit" }.merge(UNIT_GC_ENV)
     profile = []
     if options[:stackprof]
       Dir.mkdir(options[:stackprof]) unless Dir.exist?(options[:stackprof])
