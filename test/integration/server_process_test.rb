@@ -92,6 +92,33 @@ describe Rackbench::ServerProcess do
     assert_match(/boom/, error.message)
   end
 
+  it "takes no other program's answer on its port for its server's" do
+    # Another program binds the port once the server has started (start
+    # refuses a port already taken), while its boot has not listened yet.
+    server = tiny("--never-listen").start
+    squatter = TCPServer.new("127.0.0.1", server.port)
+    answers = Thread.new do
+      loop do
+        client = squatter.accept
+        client.readpartial(4096)
+        client.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        client.close
+      rescue IOError, SystemCallError
+        break
+      end
+    end
+    # Never ready whatever the machine's speed: the timeout only bounds the test.
+    error = assert_raises(Rackbench::SetupError) { server.wait_ready(timeout_s: 1) }
+    assert_match(/not ready after .*HTTP 200 from a process that is not the server's/, error.message)
+    # The other side: the server's own listener is taken as its own.
+    squatter.close
+    answers.join
+    own = tiny.start
+    assert_kind_of Float, own.wait_ready(timeout_s: 60 * busy_factor)
+  ensure
+    squatter&.close unless squatter&.closed?
+  end
+
   it "names the error of a server that failed to boot, not the last line of its backtrace" do
     server = tiny("--raise", "database 'development' is not configured").start
     error = assert_raises(Rackbench::SetupError) { server.wait_ready(timeout_s: 30) }

@@ -50,6 +50,44 @@ module Rackbench
 
     private_class_method :listening_ports
 
+    # The inodes of the sockets listening on port in this network
+    # namespace (Linux: /proc/net/tcp and tcp6, column 10), on any address;
+    # nil where no table can be read (not Linux: nothing to tell).
+    #
+    # :proc_dir :: where /proc is (default: "/proc")
+    def listener_inodes(port, proc_dir: "/proc")
+      tables = %w[tcp tcp6].map { |name| File.join(proc_dir, "net", name) }.select { |path| File.readable?(path) }
+      return nil if tables.empty?
+
+      tables.flat_map do |path|
+        File.read(path).each_line.drop(1).filter_map do |line|
+          fields = line.split
+          next unless fields[3] == LISTEN_STATE && fields[1].split(":").last.to_i(16) == Integer(port)
+
+          Integer(fields[9])
+        end
+      end
+    rescue SystemCallError
+      nil
+    end
+
+    # Whether one of +pids+ holds a socket of +inodes+ (their
+    # /proc/PID/fd links read "socket:[INODE]").
+    #
+    # :proc_dir :: where /proc is (default: "/proc")
+    def held_by?(inodes, pids, proc_dir: "/proc")
+      links = inodes.to_h { |inode| ["socket:[#{inode}]", true] }
+      pids.any? do |pid|
+        Dir.children(File.join(proc_dir, pid.to_s, "fd")).any? do |fd|
+          links.key?(File.readlink(File.join(proc_dir, pid.to_s, "fd", fd)))
+        rescue SystemCallError
+          false
+        end
+      rescue SystemCallError
+        false
+      end
+    end
+
     def bind_fails?(port, host)
       socket = Socket.new(:INET, :STREAM)
       socket.setsockopt(:SOCKET, :REUSEADDR, true)

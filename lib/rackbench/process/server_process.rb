@@ -236,10 +236,26 @@ module Rackbench
       # probe racing the boot would only measure a half-initialised server.
       log_ready = !ready_log || logged >= ready_log[1]
       status = log_ready ? probe_status(health_path) : "waiting for the boot log"
+      status = "HTTP #{status} from a process that is not the server's" if status == 200 && !own_listener?
       ready = status == 200 && count >= expected_processes && log_ready
       text = "#{status.is_a?(Integer) ? "HTTP #{status}" : status}, #{count} of #{expected_processes} processes"
       text += ", #{logged} of #{ready_log[1]} workers booted" if ready_log
       { ready: ready, text: text }
+    end
+
+    # Whether the socket listening on the port is one of the server's own
+    # processes'. Why ask: the port was free when it was chosen, not
+    # reserved; another program may have bound it while this server booted
+    # (or failed to boot), and that program's 200 would pass for this
+    # server's (a CI run saw a server that exited before listening be taken
+    # for ready). True where it cannot be told: no /proc tables, or no
+    # listener in this network namespace (a server in a namespace of its
+    # own).
+    def own_listener?
+      inodes = Ports.listener_inodes(port)
+      return true if inodes.nil? || inodes.empty?
+
+      Ports.held_by?(inodes, processes)
     end
 
     # The status of GET path, or a short text saying why there is none.
