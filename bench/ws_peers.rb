@@ -22,12 +22,13 @@
 # install tsung) and the engine built (rake compile).
 require "json"
 require "tmpdir"
+require_relative "support/tsung_echo"
 
 ROOT = File.expand_path("..", __dir__)
 ENGINE = File.join(ROOT, "lib/rackbench-engine")
 ROUNDS = Integer(ARGV.fetch(0, "3"))
 CLIENTS = Integer(ARGV.fetch(1, "4"))
-BODY = '{"rb_seq":1,"rb_t":1,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}' # 64 bytes, as the engine's default
+BODY = TsungEcho::BODY
 
 abort "tsung not found: apt-get install tsung" unless system("command -v tsung >/dev/null")
 abort "engine not built: rake compile" unless File.executable?(ENGINE)
@@ -55,30 +56,11 @@ def engine_run(port, clients, duration_s)
   [doc["cpu"]["us_per_message"], doc["echo"]["latency_us"]["mean"], doc["echo"]["messages_per_s"]]
 end
 
-def tsung_config(port, clients, messages)
-  <<~XML
-    <?xml version="1.0"?>
-    <!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd" []>
-    <tsung loglevel="notice" version="1.0">
-      <clients><client host="localhost" use_controller_vm="true" maxusers="1000"/></clients>
-      <servers><server host="127.0.0.1" port="#{port}" type="tcp"/></servers>
-      <load><arrivalphase phase="1" duration="1" unit="second">
-        <users maxnumber="#{clients}" arrivalrate="1000" unit="second"/></arrivalphase></load>
-      <sessions><session name="websocket" probability="100" type="ts_websocket">
-        <request><websocket type="connect" path="/echo"></websocket></request>
-        <for from="1" to="#{messages}" incr="1" var="i">
-          <transaction name="rt"><request><websocket type="message">#{BODY}</websocket></request></transaction>
-        </for>
-      </session></sessions>
-    </tsung>
-  XML
-end
-
 # Tsung: [round trips, CPU s, mean round trip us, messages/s].
 def tsung_run(port, clients, messages)
   Dir.mktmpdir("ws-peers-tsung") do |dir|
     file = File.join(dir, "echo.xml")
-    File.write(file, tsung_config(port, clients, messages))
+    File.write(file, TsungEcho.config(port: port, users: clients, messages: messages))
     _out, cpu, = measured(["tsung", "-f", file, "-l", dir, "start"])
     log = Dir[File.join(dir, "*/tsung.log")].first or raise "tsung wrote no log"
     # "stats: tr_rt COUNT MEAN_MS STDDEV MAX MIN ..." per dump: counts add, means weigh by count.

@@ -43,6 +43,7 @@
 require "json"
 require "open3"
 require "tmpdir"
+require_relative "support/tsung_echo"
 
 ROOT = File.expand_path("..", __dir__)
 ENGINE = File.join(ROOT, "lib/rackbench-engine")
@@ -50,7 +51,7 @@ args = ARGV.dup
 ARTILLERY_DIR = (i = args.index("--artillery")) && File.expand_path(args.slice!(i, 2)[1])
 ROUNDS = Integer(args.fetch(0, "5"))
 MESSAGES = 2000
-BODY = '{"rb_seq":1,"rb_t":1,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}' # 64 bytes, as the engine's default
+BODY = TsungEcho::BODY
 
 abort "tcpdump not found: apt-get install -y tcpdump" unless system("command -v tcpdump >/dev/null")
 abort "tsung not found: apt-get install tsung" unless system("command -v tsung >/dev/null")
@@ -233,30 +234,11 @@ def engine_run(port)
     window: [doc["edges"]["measure_start_unix"], doc["edges"]["measure_end_unix"]] }
 end
 
-def tsung_config(port)
-  <<~XML
-    <?xml version="1.0"?>
-    <!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd" []>
-    <tsung loglevel="notice" version="1.0">
-      <clients><client host="localhost" use_controller_vm="true" maxusers="10"/></clients>
-      <servers><server host="127.0.0.1" port="#{port}" type="tcp"/></servers>
-      <load><arrivalphase phase="1" duration="1" unit="second">
-        <users maxnumber="1" arrivalrate="10" unit="second"/></arrivalphase></load>
-      <sessions><session name="websocket" probability="100" type="ts_websocket">
-        <request><websocket type="connect" path="/echo"></websocket></request>
-        <for from="1" to="#{MESSAGES}" incr="1" var="i">
-          <transaction name="rt"><request><websocket type="message">#{BODY}</websocket></request></transaction>
-        </for>
-      </session></sessions>
-    </tsung>
-  XML
-end
-
 # Tsung: its "rt" transaction's mean (us) and count, over its dumps.
 def tsung_run(port)
   Dir.mktmpdir("ws-wire-tsung") do |dir|
     file = File.join(dir, "echo.xml")
-    File.write(file, tsung_config(port))
+    File.write(file, TsungEcho.config(port: port, users: 1, messages: MESSAGES))
     pinned("tsung", "-f", file, "-l", dir, "start")
     log = Dir[File.join(dir, "*/tsung.log")].first or raise "tsung wrote no log"
     # "stats: tr_rt COUNT MEAN_MS STDDEV MAX MIN ..." per dump: counts add, means weigh by count.
