@@ -38,7 +38,8 @@ module Rackbench
     BOOTSTRAPS = Memo.new
     # The middle ranks each resample draws (Bootstrap.median_ranks), kept
     # by batch counts, resamples and seed: few keys (a report's batch
-    # counts), each two Arrays of `resamples` Integers per side.
-    MEDIAN_RANKS = Memo.new(64)
+    # counts), each two Arrays of `resamples` Integers per side (about
+    # 320 KB at 10,000 resamples: at most 32 of them, 10 MB).
+    MEDIAN_RANKS = Memo.new(32)
   end
 end
