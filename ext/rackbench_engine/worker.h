@@ -134,10 +134,10 @@ typedef struct {
     /* Optional (NULL: the protocol takes no probe entries): a fixed
      * count's run reached the point's probes (count_window.h: the start
      * probes once the warmup is over and nothing of it is in flight, the
-     * end probes once the window closed). Every idle slot whose `first`
-     * entries are done and that has the point's probes still to send
-     * starts them; a slot goes on through the point's entries as each
-     * completes. */
+     * end probes once the window closed). Every idle slot with the
+     * point's probes still to send starts them (at the start, after the
+     * `first` entries the warmup left unfinished, so that the window
+     * holds no login); a slot goes on through them as each completes. */
     void (*probe)(worker *w, probe_point point, uint64_t now_ns);
     /* Optional (NULL): the loop is over; every slot's wait ends and what
      * is still open closes. */
