@@ -1,6 +1,8 @@
 /* count_window.c - see count_window.h. */
 #include "count_window.h"
 
+#include <stddef.h>
+
 void count_window_init(count_window *cw, uint64_t count, uint64_t warmup_count, int threads) {
     cw->count = count;
     cw->warmup_count = warmup_count;
@@ -10,6 +12,8 @@ void count_window_init(count_window *cw, uint64_t count, uint64_t warmup_count, 
     atomic_init(&cw->quiet_threads, 0);
     atomic_init(&cw->open, 0);
     atomic_init(&cw->start_ns, 0);
+    atomic_init(&cw->drained_threads, 0);
+    atomic_init(&cw->closed, 0);
 }
 
 /* Takes one of limit tickets from counter. A compare-and-swap loop rather
@@ -56,3 +60,43 @@ int count_window_is_open(count_window *cw, uint64_t *start_ns) {
 }
 
 uint64_t count_window_claimed(count_window *cw) { return atomic_load_explicit(&cw->claimed, memory_order_relaxed); }
+
+void count_window_drained(count_window *cw) {
+    atomic_fetch_add_explicit(&cw->drained_threads, 1, memory_order_release);
+}
+
+int count_window_all_drained(count_window *cw) {
+    return atomic_load_explicit(&cw->drained_threads, memory_order_acquire) >= cw->threads;
+}
+
+void count_window_close(count_window *cw) { atomic_store_explicit(&cw->closed, 1, memory_order_release); }
+
+int count_window_closed(count_window *cw) { return atomic_load_explicit(&cw->closed, memory_order_acquire); }
+
+count_stage count_window_next_stage(count_window *cw, count_stage stage, int warmup_over, int busy, int stopping) {
+    switch (stage) {
+    case COUNT_STAGE_WARMUP:
+        /* Nothing of the warmup in flight: the start probes may go, and
+         * none of them meets a warmup request at the server. */
+        return warmup_over && busy == 0 ? COUNT_STAGE_START_PROBES : stage;
+    case COUNT_STAGE_START_PROBES:
+        /* Quiet only once the start probes completed: they are served
+         * before the window opens. */
+        if (busy > 0) return stage;
+        count_window_quiet(cw);
+        return COUNT_STAGE_QUIET;
+    case COUNT_STAGE_QUIET:
+        return count_window_is_open(cw, NULL) ? COUNT_STAGE_WINDOW : stage;
+    case COUNT_STAGE_WINDOW:
+        if (!stopping || busy > 0) return stage;
+        count_window_drained(cw);
+        return COUNT_STAGE_DRAINED;
+    case COUNT_STAGE_DRAINED:
+        return count_window_closed(cw) ? COUNT_STAGE_END_PROBES : stage;
+    case COUNT_STAGE_END_PROBES:
+        return busy == 0 ? COUNT_STAGE_DONE : stage;
+    case COUNT_STAGE_DONE:
+        break;
+    }
+    return stage;
+}

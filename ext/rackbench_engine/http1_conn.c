@@ -125,7 +125,18 @@ static void record_raw(conn *c, uint64_t latency_ns, int status, const char *err
 /* A session probe's request ended (probes.h): its outcome is the probe's,
  * never the window's. */
 static void probe_ended(conn *c, int ok, const char *why) {
+    int was_active = probe_active(&c->probe);
     probe_outcome(&c->probe, c->w->probes, c->w->requests, c->slot, ok, why);
+    if (was_active && !probe_active(&c->probe)) c->w->probing--;
+}
+
+/* The next entry of slot c's probes at point (probe_next), keeping
+ * w->probing: the slots in the middle of a point. */
+static const request_template *next_probe(conn *c, probe_point point) {
+    int was_active = probe_active(&c->probe);
+    const request_template *req = probe_next(&c->probe, c->w->requests, point);
+    if (!was_active && probe_active(&c->probe)) c->w->probing++;
+    return req;
 }
 
 /* Counts a failed request once, under one kind (status: a response's, if
@@ -351,27 +362,61 @@ static void send_or_connect(conn *c, uint64_t now_ns) {
  * point begun goes on; once the slot's first entries are done, its first
  * request in the window is the start probe (closed loop only: in open
  * loop it would take a scheduled request's place), and its first after
- * the window's end the end probe. */
+ * the window's end the end probe. A fixed count's probes go at its own
+ * stages instead (count_window.h): between the warmup and the window,
+ * and after the window closed, never in it. */
 static const request_template *due_probe(conn *c, uint64_t start_ns) {
     worker *w = c->w;
     const request_set *set = w->requests;
     if (!set->probe_count) return NULL;
-    if (probe_active(&c->probe)) return probe_next(&c->probe, set, (probe_point)(c->probe.point - 1));
+    if (probe_active(&c->probe)) return next_probe(c, (probe_point)(c->probe.point - 1));
     if (c->first_done < set->first_count) return NULL;
+    if (worker_counted(w)) {
+        if (w->count_stage == COUNT_STAGE_START_PROBES) return next_probe(c, PROBE_START);
+        if (w->count_stage == COUNT_STAGE_END_PROBES) return next_probe(c, PROBE_END);
+        return NULL;
+    }
     /* By the request's own time, not the clock: a request the open loop
      * scheduled inside the window but sends a little after its end is
      * that request, not the end probe. */
-    if (w->stopping || start_ns >= w->clock->measure_end_ns) return probe_next(&c->probe, set, PROBE_END);
-    if (!worker_open_loop(w) && start_ns >= w->clock->measure_start_ns) return probe_next(&c->probe, set, PROBE_START);
+    if (w->stopping || start_ns >= w->clock->measure_end_ns) return next_probe(c, PROBE_END);
+    if (!worker_open_loop(w) && start_ns >= w->clock->measure_start_ns) return next_probe(c, PROBE_START);
     return NULL;
+}
+
+/* 1 when slot c still has point's probes to send (or the rest of a
+ * point begun). */
+static int probe_due(const conn *c, probe_point point) {
+    const request_set *set = c->w->requests;
+    if (!set->probe_count || engine_interrupted) return 0;
+    return probe_active(&c->probe) || (!c->probe.done[point] && c->first_done >= set->first_count);
 }
 
 /* 1 when slot c, free after the window's end, still has its end probe to
  * send (or the rest of a point begun). */
-static int end_probe_due(const conn *c) {
-    const request_set *set = c->w->requests;
+static int end_probe_due(const conn *c) { return probe_due(c, PROBE_END); }
+
+/* Whether a slot freed now sends its end probe: after a timed window's
+ * end (or the thread's stop), after a fixed count's close. */
+static int end_probes_begun(const worker *w, uint64_t now_ns) {
+    if (worker_counted(w)) return w->count_stage == COUNT_STAGE_END_PROBES;
+    return w->stopping || now_ns >= w->clock->measure_end_ns;
+}
+
+/* A fixed count with probes (count_window.h): 1 when slot c has work of
+ * its thread's probe stage to do: the rest of a probe point begun; at
+ * the start, its login (the `first` entries the warmup did not finish),
+ * then its start probe, so that the window holds neither; at the end,
+ * its end probe. */
+static int count_probe_work(const conn *c) {
+    const worker *w = c->w;
+    const request_set *set = w->requests;
     if (!set->probe_count || engine_interrupted) return 0;
-    return probe_active(&c->probe) || (!c->probe.done[PROBE_END] && c->first_done >= set->first_count);
+    if (probe_active(&c->probe)) return 1;
+    if (w->count_stage == COUNT_STAGE_START_PROBES)
+        return c->first_done < set->first_count || probe_due(c, PROBE_START);
+    if (w->count_stage == COUNT_STAGE_END_PROBES) return probe_due(c, PROBE_END);
+    return 0;
 }
 
 /* Begins the next request on slot c. start_ns is its latency origin. */
@@ -436,7 +481,13 @@ static void slot_free(conn *c, uint64_t now_ns) {
         start_hop(c, now_ns);
         return;
     }
-    if ((w->stopping || now_ns >= w->clock->measure_end_ns) && end_probe_due(c)) {
+    /* A fixed count's probe stage goes on at once: the stage waits for
+     * its slots, and no ticket or think pause applies to them. */
+    if (worker_counted(w) && count_probe_work(c)) {
+        start_request(c, now_ns, now_ns);
+        return;
+    }
+    if (end_probes_begun(w, now_ns) && end_probe_due(c)) {
         start_request(c, now_ns, now_ns);
         return;
     }
@@ -830,7 +881,7 @@ static void http1_start(worker *w, uint64_t now_ns) {
         if (worker_open_loop(w)) {
             c->next_free = st->free_stack;
             st->free_stack = c;
-        } else if (c->state == CONN_IDLE && !c->deferred && quiet_enabled(&w->quiet) && w->count_opened) {
+        } else if (c->state == CONN_IDLE && !c->deferred && quiet_enabled(&w->quiet) && worker_count_opened(w)) {
             /* The window's first requests pass the gate too, one at a time,
              * with the pids written at its start edge (workers a server
              * started during the warmup among them). */
@@ -869,6 +920,24 @@ static void http1_stop(worker *w, uint64_t until_ns) {
     }
 }
 
+/* A fixed count's probes of point (worker_protocol.probe): every idle
+ * slot starts its work of the stage (count_probe_work: at the start its
+ * login first, if the warmup left it unfinished); slot_free carries each
+ * on as its requests complete. A request that could not be rendered
+ * (a variable no capture set) leaves the slot idle: it goes on to the
+ * next at once. A slot waiting out a failed connect is unchecked there. */
+static void http1_probe(worker *w, probe_point point, uint64_t now_ns) {
+    http1_state *st = state_of(w);
+    (void)point; /* the thread's stage says it (due_probe) */
+    for (int i = 0; i < w->conn_count; i++) {
+        conn *c = &st->conns[i];
+        while (c->state == CONN_IDLE && count_probe_work(c)) {
+            c->deferred = 0;
+            start_request(c, now_ns, now_ns);
+        }
+    }
+}
+
 static int http1_has_free_slot(const worker *w) { return state_of(w)->free_stack != NULL; }
 
 static void http1_start_scheduled(worker *w, uint64_t due_ns, uint64_t now_ns) {
@@ -888,5 +957,6 @@ const worker_protocol http1_protocol = {
     .has_free_slot = http1_has_free_slot,
     .start_scheduled = http1_start_scheduled,
     .stop = http1_stop,
+    .probe = http1_probe,
     .finish = http1_finish,
 };

@@ -109,10 +109,12 @@ static void run_timed_window(const engine_config *cfg, const run_clock *clock, r
 }
 
 /* The window's edges as it is a fixed count (count_window.h): once the
- * warmup's time is up and every thread is quiet, 'm', the caller's hold,
- * then the window opens; it ends when every thread has completed its last
- * request of the N, then 'e' and the caller's hold, the connections still
- * open. Sets the warmup's and the window's real bounds. */
+ * warmup's time is up and every thread is quiet (its start probes
+ * completed), 'm', the caller's hold, then the window opens; it ends when
+ * every thread has completed its last request of the N, then 'e' and the
+ * caller's hold, the connections still open; only then is it closed for
+ * the threads, which send their end probes and end. Sets the warmup's and
+ * the window's real bounds. */
 static void run_count_window(const engine_config *cfg, const run_clock *clock, run_result *result,
                              uint64_t *cpu_start_ns, uint64_t *end_ns) {
     struct timespec poll = {0, (long)NS_PER_MS};
@@ -124,11 +126,13 @@ static void run_count_window(const engine_config *cfg, const run_clock *clock, r
     *cpu_start_ns = clock_now_ns();
     getrusage(RUSAGE_SELF, &result->cpu_start);
     if (!engine_interrupted) count_window_open(clock->count, *cpu_start_ns);
-    for (int i = 0; i < cfg->threads; i++) pthread_join(result->workers[i].thread, NULL);
+    while (!engine_interrupted && !count_window_all_drained(clock->count)) nanosleep(&poll, NULL);
     *end_ns = clock_now_ns();
     signal_phase(cfg, 'e');
     hold_for_caller(cfg);
     if (cfg->phase_fd >= 0) close(cfg->phase_fd);
+    count_window_close(clock->count);
+    for (int i = 0; i < cfg->threads; i++) pthread_join(result->workers[i].thread, NULL);
 }
 
 static int pin_process(const engine_config *cfg) {
@@ -191,13 +195,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rackbench-engine: --protocol %s does not support request lists with "
                         "captures, variables, @users, @expect, probes or @follow yet\n",
                 cfg.protocol == PROTOCOL_H2 ? "h2" : "h2c");
-        requests_free(&requests);
-        return 2;
-    }
-    /* A fixed count's edges are quiet (count_window.h): a probe sent at
-     * them would be a request of no window. */
-    if (cfg.count && requests.probe_count) {
-        fprintf(stderr, "rackbench-engine: --count does not support request lists with probe entries yet\n");
         requests_free(&requests);
         return 2;
     }

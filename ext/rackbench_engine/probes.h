@@ -16,6 +16,9 @@
  * probe is not part of the mix being measured. The start probe does take
  * one request's time of each slot inside the window. In open loop only the
  * end probe is sent: a start probe would take a scheduled request's place.
+ * A fixed count's window sends its probes outside the window and off its
+ * edges (count_window.h): the start probes before it opens, the end
+ * probes after it closed.
  */
 #ifndef RB_PROBES_H
 #define RB_PROBES_H

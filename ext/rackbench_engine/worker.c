@@ -192,7 +192,8 @@ static void dispatch_events(worker *w, uint64_t now_ns, uint64_t until_ns) {
 int worker_may_start(worker *w, uint64_t now_ns) {
     count_window *cw = w->clock->count;
     if (!worker_counted(w)) return now_ns < w->clock->measure_end_ns;
-    if (!w->count_opened) {
+    if (!worker_count_opened(w)) {
+        if (w->count_stage != COUNT_STAGE_WARMUP) return 0; /* its start probes, or quiet */
         if (cw->warmup_count) return count_window_claim_warmup(cw);
         return now_ns < w->clock->measure_start_ns;
     }
@@ -202,24 +203,42 @@ int worker_may_start(worker *w, uint64_t now_ns) {
     return 0;
 }
 
-/* A fixed-count run, once per turn after the warmup: the thread says it is
- * quiet once nothing of the warmup is in flight; when the window has
- * opened, the measured phase's seconds count from its start, and the
- * protocol starts every idle slot on a ticket (its start). */
+/* A fixed-count run, once per turn: the thread moves through its stages
+ * (count_window.h) as far as it can now, and acts on entering each: the
+ * start probes once nothing of the warmup is in flight; once the window
+ * has opened, the measured phase's seconds count from its start, and the
+ * protocol starts every idle slot on a ticket (its start); once the
+ * window has closed, the end probes. */
 static void count_window_step(worker *w, uint64_t now_ns) {
     count_window *cw = w->clock->count;
-    if (w->count_opened || !count_window_warmup_over(cw, now_ns, w->clock->measure_start_ns)) return;
-    if (!w->count_quiet) {
-        if (w->in_flight > 0) return;
-        w->count_quiet = 1;
-        count_window_quiet(cw);
+    const worker_protocol *proto = w->protocol;
+    int probes = w->requests->probe_count && proto->probe;
+    for (;;) {
+        int warmup_over = count_window_warmup_over(cw, now_ns, w->clock->measure_start_ns);
+        count_stage next = count_window_next_stage(cw, w->count_stage, warmup_over, w->in_flight + w->probing,
+                                                     w->stopping);
+        if (next == w->count_stage) return;
+        w->count_stage = next;
+        if (next == COUNT_STAGE_START_PROBES && probes) {
+            proto->probe(w, PROBE_START, now_ns);
+        } else if (next == COUNT_STAGE_WINDOW) {
+            uint64_t start_ns = 0;
+            count_window_is_open(cw, &start_ns);
+            /* Nothing was counted in the phase yet: its timeline starts here. */
+            w->phases[PHASE_MEASURE].start_ns = start_ns;
+            proto->start(w, now_ns);
+        } else if (next == COUNT_STAGE_END_PROBES && probes) {
+            proto->probe(w, PROBE_END, now_ns);
+        }
     }
-    uint64_t start_ns;
-    if (!count_window_is_open(cw, &start_ns)) return;
-    w->count_opened = 1;
-    /* Nothing was counted in the phase yet: its timeline starts here. */
-    w->phases[PHASE_MEASURE].start_ns = start_ns;
-    w->protocol->start(w, now_ns);
+}
+
+/* Whether the thread's loop is over (the interrupt aside): a timed run's
+ * once its window ended and nothing is in flight; a fixed count's once its
+ * end probes completed, after the window closed (count_window.h). */
+static int run_over(const worker *w) {
+    if (worker_counted(w)) return w->count_stage == COUNT_STAGE_DONE;
+    return w->stopping && w->in_flight == 0;
 }
 
 /* The loop: from the run's first instant until the window is over and
@@ -249,7 +268,7 @@ static void run_loop(worker *w) {
         if (proto->end_turn) proto->end_turn(w, now_ns);
         /* After the window, in-flight requests drain until their own
          * deadline (at most the timeout), then the thread is done. */
-        if (w->stopping && w->in_flight == 0) break;
+        if (run_over(w)) break;
         uint64_t until_ns = next_housekeeping_ns;
         if (!w->stopping && clock->measure_end_ns < until_ns) until_ns = clock->measure_end_ns;
         if (w->think_due_ns < until_ns) until_ns = w->think_due_ns;

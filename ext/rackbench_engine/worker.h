@@ -131,6 +131,14 @@ typedef struct {
      * last word on its idle slots (HTTP/1.1: open-loop slots idle at the
      * end send their end probes, probes.h). */
     void (*stop)(worker *w, uint64_t until_ns);
+    /* Optional (NULL: the protocol takes no probe entries): a fixed
+     * count's run reached the point's probes (count_window.h: the start
+     * probes once the warmup is over and nothing of it is in flight, the
+     * end probes once the window closed). Every idle slot with the
+     * point's probes still to send starts them (at the start, after the
+     * `first` entries the warmup left unfinished, so that the window
+     * holds no login); a slot goes on through them as each completes. */
+    void (*probe)(worker *w, probe_point point, uint64_t now_ns);
     /* Optional (NULL): the loop is over; every slot's wait ends and what
      * is still open closes. */
     void (*finish)(worker *w);
@@ -169,10 +177,12 @@ struct worker {
     int in_flight;              /* requests started and not finished */
     int stopping;
     uint64_t stop_ns;
-    /* --count: this thread had nothing in flight after the warmup, and it
-     * has seen the window open (count_window.h). */
-    int count_quiet;
-    int count_opened;
+    /* --count: this thread's stage of the fixed-count run (count_window.h) */
+    count_stage count_stage;
+    /* Slots in the middle of a session probe point (probes.h), sent or
+     * not yet (a failed connect's backoff): a fixed count's stage waits
+     * for them as for a request in flight. */
+    int probing;
     /* --think: the earliest end of a slot's pause (UINT64_MAX: none); the
      * protocol keeps it, the loop wakes for it. */
     uint64_t think_due_ns;
@@ -227,12 +237,16 @@ static inline int worker_open_loop(const worker *w) { return w->interval_ns > 0;
 /* Whether the run's window is a fixed count of requests (count_window.h). */
 static inline int worker_counted(const worker *w) { return w->clock->count && count_window_enabled(w->clock->count); }
 
+/* Whether this thread of a fixed-count run has seen its window open
+ * (whether or not it has closed since). */
+static inline int worker_count_opened(const worker *w) { return w->count_stage >= COUNT_STAGE_WINDOW; }
+
 /* The phase a request belongs to: the one its latency origin falls in. A
  * fixed count's by the window, whose requests are all started after this
  * thread saw it open (its warmup may be a count of requests, whose end no
  * clock knows in advance). */
 static inline phase_id worker_phase_of(const worker *w, uint64_t start_ns) {
-    if (worker_counted(w)) return w->count_opened ? PHASE_MEASURE : PHASE_WARMUP;
+    if (worker_counted(w)) return worker_count_opened(w) ? PHASE_MEASURE : PHASE_WARMUP;
     return start_ns < w->clock->measure_start_ns ? PHASE_WARMUP : PHASE_MEASURE;
 }
 

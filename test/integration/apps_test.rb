@@ -58,33 +58,20 @@ describe "the built-in apps (integration)" do
     Net::HTTP.start("127.0.0.1", server.port, nil) { |connection| connection.request(request) }
   end
 
-  # The apps whose request lists prove sessions (logins): the engine's
-  # fixed-count window cannot drive their probes yet, so they get a timed
-  # window, as long as this machine is slow just now (busy_factor).
-  let(:session_apps) { %w[mix mix-users] }
-
   it "boots every app under Puma and WEBrick, passes its check and measures without failures" do
     # An explicit timeout: these trials check every app, not the
     # calibration (test/integration/calibration_test.rb), which would add a
-    # run per configuration. A count of requests where the app allows it,
-    # not a second: at load 14, WEBrick's rails-hello, download and the mix
-    # answered nothing in a 1-s window.
+    # run per configuration. A count of requests, not a second: at load
+    # 14, WEBrick's rails-hello, download and the mix answered nothing in
+    # a 1-s window. The session apps (mix, mix-users) too: each slot's
+    # login and session probes go outside the window's count.
     trials = run_experiment(<<~YAML)
       name: apps-matrix
       rubies: [ruby]
       servers: [puma, webrick]
-      apps: [#{(Rackbench::Apps.names - session_apps).join(", ")}]
+      apps: [#{Rackbench::Apps.names.join(", ")}]
       threads: 2
       load: { connections: 2, count: 60, warmup_count: 10, timeout: 10s }
-    YAML
-    window_s = busy_factor.ceil
-    trials += run_experiment(<<~YAML, "results-sessions")
-      name: apps-sessions
-      rubies: [ruby]
-      servers: [puma, webrick]
-      apps: [#{session_apps.join(", ")}]
-      threads: 2
-      load: { connections: 2, duration: #{window_s}s, warmup: #{(window_s * 0.3).round(1)}s, timeout: 10s }
     YAML
     assert_equal Rackbench::Apps.names.size * 2, trials.size
     failed = trials.reject { |t| t.status == "ok" }.map { |t| "#{t.app} on #{t.server}: #{t.reason}" }
@@ -116,11 +103,10 @@ describe "the built-in apps (integration)" do
       assert_kind_of Numeric, rack, "rack-hello on #{server}: allocations counted"
       assert_operator rails, :>, rack, "rails-hello allocates more per request than rack-hello on #{server}"
     end
-    # The mix's logins (one per connection, in the warmup or the window)
-    # and its replies are answered 303, each of them; and every reply the
-    # engine got its 303 for is a row of the database. Counted from what
-    # was sent, not from a number a window of fixed seconds reaches: a busy
-    # machine sends fewer in it.
+    # The mix's logins (one per connection, before the window) and its
+    # replies are answered 303, each of them; every reply the engine got
+    # its 303 for is a row of the database; and every slot proved its
+    # session at both edges of the window.
     trials.select { |t| t.app == "mix" }.each do |trial|
       entries = trial.result["entries"].select { |e| e["name"].to_s.start_with?("login", "reply") }
       sent = ->(e, kind) { (kind == :window ? e : e["warmup"]).fetch("status").fetch("303", 0) }
@@ -130,10 +116,16 @@ describe "the built-in apps (integration)" do
         assert_equal e["requests"] - e["hops"].to_i, sent.call(e, :window), "#{e["name"]} on #{trial.server}: 303 each"
       end
       replied = entries.select { |e| e["name"].start_with?("reply") }.sum { |e| sent.call(e, :window) + sent.call(e, :warmup) }
-      database = Dir.glob(File.join(dir, "results-sessions", "work", "*mix-#{trial.server}*", PostsDb::FILE_NAME)).first
+      database = Dir.glob(File.join(dir, "results", "work", "*mix-#{trial.server}*", PostsDb::FILE_NAME)).first
       replies = sql_value(database, "SELECT count(*) FROM replies")
       # At least: a reply whose 303 was lost to the timeout is a row too.
       assert_operator replies, :>=, PostsDb::REPLIES + replied, "every answered reply of the mix recorded (#{trial.server})"
+    end
+    trials.select { |t| %w[mix mix-users].include?(t.app) }.each do |trial|
+      probes = trial.result["probes"]
+      %w[start end].each do |point|
+        assert_equal [2, 0], probes[point].values_at("passed", "failed"), "#{trial.app} on #{trial.server}: #{point}"
+      end
     end
   end
 

@@ -10,14 +10,24 @@ require_relative "../fixtures/session_server"
 describe "load engine sessions" do
   before { require_engine! }
 
-  def run_list(server, text, connections: 3, duration_s: 0.5, **options)
+  def run_list(server, text, connections: 3, duration_s: 0.5, on_phase: nil, **options)
     Dir.mktmpdir do |dir|
       file = File.join(dir, "requests.txt")
       File.write(file, text)
       settings = Rackbench::LoadSettings.build(url: server.url, connections: connections, duration_s: duration_s,
                                                requests_file: file, cookies: true, **options)
-      Rackbench::LoadEngine.new.run(settings)
+      Rackbench::LoadEngine.new.run(settings, on_phase: on_phase)
     end
+  end
+
+  # A fixed count's run of text, and what the server had answered in all
+  # at each of the window's edges (the engine holds there until the
+  # callback returned, --hold-fd): { measure: n, end: n }.
+  def run_count(server, text, count:, warmup_count:, **options)
+    answered = {}
+    on_phase = ->(phase) { answered[phase] = server.requests_by_path.values.sum }
+    result = run_list(server, text, count: count, warmup_count: warmup_count, on_phase: on_phase, **options)
+    [result, answered]
   end
 
   def entry(result, name) = result.entries.find { |e| e["name"] == name }
@@ -174,6 +184,59 @@ describe "load engine sessions" do
       assert_operator entry(result, "echo")["status"].fetch("200", 0), :>, 0, "an entry without @expect: any 2xx"
       assert_entries_add_up(result)
       assert_match(/\A3 of 3 connection slots lost their session/, Rackbench::RequestList.lost_sessions(result.probes))
+    end
+  end
+
+  # A fixed count's probes (count_window.h): each slot's start probe once
+  # the warmup is over, its end probe once the window closed; the window
+  # itself exactly N requests of the mix, both edges quiet.
+  it "sends a fixed count's probes outside its window: exactly N requests between the edges" do
+    Rackbench::Test::SessionServer.open do |server|
+      result, answered = run_count(server, "#{login}\n#{probe}", count: 150, warmup_count: 20)
+      %w[start end].each do |point|
+        assert_equal [3, 0, 0, [], nil], result.probes[point].values_at("passed", "failed", "unchecked", "failed_slots",
+                                                                         "reason"), point
+      end
+      # Each of the N tickets ended once: a response, or an echo held back
+      # (never sent) before its slot's first home page gave it the user.
+      assert_equal 150, result.requests + result.error_count
+      assert_equal result.error_count, result.errors["capture"]
+      assert_operator result.error_count, :<=, 3
+      assert_equal result.requests, result.entries.sum { |e| e["requests"] }
+      assert_equal 0, result.entries.sum { |e| e["hops"].to_i }, "every login done before the window"
+      warmup = result.entries.sum { |e| e["warmup"]["requests"] }
+      # At the window's start the server had answered the warmup (the
+      # logins it left unfinished among them) and the three start probes,
+      # nothing more; at its end the window's requests, no end probe yet;
+      # the three end probes came after.
+      assert_equal warmup + 3, answered[:measure]
+      assert_equal result.requests, answered[:end] - answered[:measure]
+      assert_equal 3, server.requests_by_path.values.sum - answered[:end]
+      home = entry(result, "home")
+      assert_equal 6, server.requests_by_path["GET /home"] - home["requests"] - home["warmup"]["requests"] - 3,
+                   "the probes (and the logins' hops to /home) counted in no entry"
+      assert_equal 0, result.probes["start"]["unchecked"]
+      assert_entries_add_up(result)
+    end
+  end
+
+  it "reports a slot whose session the server dropped in a fixed count's window as lost" do
+    # The server's 60th answer: past the warmup's 20 requests, 3 login
+    # hops and 3 start probes, well before the window's 150 are done.
+    Rackbench::Test::SessionServer.open(drop_session_at: 60) do |server|
+      result, answered = run_count(server, "#{login}\n#{probe}", count: 150, warmup_count: 20)
+      assert_operator answered[:measure], :<, 60, "dropped inside the window"
+      assert_operator answered[:end], :>=, 60
+      assert_equal [3, 0], result.probes["start"].values_at("passed", "failed")
+      passed, failed, slots, reason = result.probes["end"].values_at("passed", "failed", "failed_slots", "reason")
+      assert_equal [2, 1, 1], [passed, failed, slots.size]
+      assert_equal "slot #{slots.first}: whoami: status 200: the body does not contain 'Signed in as'", reason
+      # Each of the N tickets ended once, as a response or an error: the
+      # logged-out slot's pages fail their capture of the user.
+      assert_equal 150, result.requests + result.error_count
+      assert_operator result.errors["capture"], :>, 0
+      assert_match(/\A1 of 3 connection slots lost their session \(failed probes: 0 at the window's start, 1 after its end; slots #{slots.first}\)/,
+                   Rackbench::RequestList.lost_sessions(result.probes))
     end
   end
 

@@ -5,8 +5,8 @@ require "stringio"
 require_relative "../fixtures/fakes"
 
 # Instructions trials through the runner and the HTTP kind, against fakes:
-# a ruby valgrind cannot run, and a fixed count with a request list's
-# session probes, are left out of the plan with the reason; an
+# a ruby valgrind cannot run is left out of the plan with the reason, and
+# a fixed count with a request list's session probes is planned; an
 # instructions trial's server is started under valgrind with a longer
 # readiness deadline and no counting agent, its engine counts a window of
 # N requests with a 10 ms pause over one connection, its record says what
@@ -62,10 +62,10 @@ describe "instructions trials in a run" do
     assert_equal [%w[ruby instructions], %w[ruby time]], plan.trials.map { |t| [t.config.dims["ruby"], t.measure] }.sort
   end
 
-  it "leaves out a fixed count with a request list's session probes (its quiet edges carry none yet)" do
+  it "plans a fixed count with a request list's session probes (the engine sends them outside the window)" do
     plan = runner(experiment("name: probes\nservers: [puma]\napps: [mix]\nload: { count: 100, timeout: 2s }\n")).plan
-    assert_equal ["load.count cannot be combined with the session probes of mix's request list yet"],
-                 plan.skipped.map(&:reason)
+    assert_empty plan.skipped.map(&:reason)
+    assert_equal ["mix"], plan.trials.map { |t| t.config.app.name }
   end
 
   it "starts the server under valgrind, counts a fixed window with a pause, and fails naming a server valgrind does not run" do

@@ -61,9 +61,9 @@ module Rackbench
       end
 
       # A server adapter's limits (the load protocol among them), a built-in
-      # app's engines, a fixed count that cannot run, or what a companion
-      # cannot do (a proxy whose program is not installed, load.tls on a
-      # server without it, a ruby variant valgrind cannot run).
+      # app's engines, or what a companion cannot do (a proxy whose program
+      # is not installed, load.tls on a server without it, a ruby variant
+      # valgrind cannot run).
       def unsupported_reason(config, variant)
         engine = variant.install.engine
         server = Servers.fetch(config.server.name)
@@ -71,8 +71,7 @@ module Rackbench
                                   ruby_engine: engine, options: config.server.options) ||
           @companions.unsupported_reason(config, variant) ||
           server.protocol_reason(config.load.fetch(:protocol, "http1"), tls: config.load[:tls] == true) ||
-          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil) ||
-          count_reason(config)
+          (config.app.builtin ? Apps.builtin(config.app.name).unsupported_reason(engine) : nil)
       end
 
       # What the companions check (a profiler every ruby can run, the
@@ -132,19 +131,6 @@ module Rackbench
       # HTTP trial's keeps no WebSocket key (Trial::Ws keeps them all).
       def record_load(load)
         load.except(*Experiment::WebSocketLoad::OPTIONS)
-      end
-
-      # A window of a fixed count has quiet edges, where a request list's
-      # session probes would be requests of no window (the engine refuses
-      # both together): nil, or why this configuration cannot run.
-      def count_reason(config)
-        return nil unless config.load[:count]
-
-        app = App.resolve(config.app)
-        file = config.load[:requests_file] || app.requests
-        return nil unless file && (app.expect_session_body || RequestList.probes?(File.read(file)))
-
-        "load.count cannot be combined with the session probes of #{config.app.name}'s request list yet"
       end
 
       # What a part of a companion knows about trial (Companion::Scene).
