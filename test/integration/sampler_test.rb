@@ -10,11 +10,11 @@ require "rackbench/observe/sampler"
 # files and /proc/uptime, so tree walking and sampling arithmetic can be
 # checked exactly.
 module FakeProc
-  def fake_proc(pid, ppid:, pgrp:, state: "S", utime: 0, stime: 0, start: 100, rss_pages: 256,
+  def fake_proc(pid, ppid:, pgrp:, state: "S", utime: 0, stime: 0, cutime: 0, cstime: 0, start: 100, rss_pages: 256,
                 comm: "ruby", rss_kib: nil, pss_kib: nil)
     dir = File.join(@proc, pid.to_s)
     FileUtils.mkdir_p(dir)
-    fields = [state, ppid, pgrp, pgrp, 0, -1, 4_194_560, 100, 0, 0, 0, utime, stime, 0, 0, 20, 0, 1, 0, start,
+    fields = [state, ppid, pgrp, pgrp, 0, -1, 4_194_560, 100, 0, 0, 0, utime, stime, cutime, cstime, 20, 0, 1, 0, start,
               100_000_000, rss_pages, 18_446_744_073_709_551_615, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17, 0]
     write_atomically(File.join(dir, "stat"), "#{pid} (#{comm}) #{fields.join(" ")}\n")
     rollup = File.join(dir, "smaps_rollup")
@@ -148,6 +148,37 @@ describe Rackbench::Sampler do
 
     assert_in_delta 60.0 / ticks_per_s, summary[:cpu_user_s], 1e-9
     assert_equal 1, summary[:processes_mean].floor
+  end
+
+  it "counts a child born in the window whole when its parent waited for it, not what was last read from it" do
+    t0 = 1000 * ticks_per_s
+    fake_uptime(1000)
+    fake_proc(100, ppid: 1, pgrp: 100, utime: 5, cutime: 7, start: t0 - 5, rss_kib: 100, pss_kib: 100)
+    sampler = Rackbench::Sampler.new(100, interval_s: 0.01, proc_dir: @proc).start
+    fake_proc(101, ppid: 100, pgrp: 100, utime: 20, stime: 2, start: t0 + 10, rss_kib: 100, pss_kib: 100)
+    wait_until(message: "a sample of the child") { sampler.sample_count >= 3 }
+    # It worked on after its last read (50 and 5 in all), exited, and the
+    # root waited for it: the root's cutime and cstime took its whole times.
+    FileUtils.rm_r(File.join(@proc, "101"))
+    fake_proc(100, ppid: 1, pgrp: 100, utime: 9, cutime: 7 + 50, cstime: 5, start: t0 - 5, rss_kib: 100, pss_kib: 100)
+    summary = sampler.stop
+    assert_in_delta (4 + 50).to_f / ticks_per_s, summary[:cpu_user_s], 1e-9
+    assert_in_delta 5.0 / ticks_per_s, summary[:cpu_system_s], 1e-9
+  end
+
+  it "counts children too short-lived to be read from their parent's cutime, and a zombie's final times" do
+    t0 = 1000 * ticks_per_s
+    fake_uptime(1000)
+    fake_proc(100, ppid: 1, pgrp: 100, start: t0 - 5, rss_kib: 100, pss_kib: 100)
+    fake_proc(200, ppid: 1, pgrp: 200, start: t0 - 5, rss_kib: 100, pss_kib: 100)
+    sampler = two_sample_sampler(100).start
+    # Between the two samples: children of the root came and went (30
+    # ticks, waited for), and one exited and is not yet waited for.
+    fake_proc(100, ppid: 1, pgrp: 100, cutime: 30, start: t0 - 5, rss_kib: 100, pss_kib: 100)
+    fake_proc(102, ppid: 100, pgrp: 100, state: "Z", utime: 12, start: t0 + 10)
+    summary = sampler.stop
+    assert_in_delta 42.0 / ticks_per_s, summary[:cpu_user_s], 1e-9
+    assert_equal 1, summary[:processes_peak], "a zombie holds no memory and is no process of the server"
   end
 
   it "counts a process that joined the tree late only from its first sample" do

@@ -12,9 +12,11 @@ module Rackbench
     PROC_DIR = "/proc"
 
     # One process, from /proc/PID/stat. Times are in clock ticks
-    # (Etc.sysconf(Etc::SC_CLK_TCK) per second), start_ticks counts from
-    # boot, rss_pages is the kernel's resident page count.
-    Entry = Struct.new(:pid, :ppid, :pgrp, :state, :utime_ticks, :stime_ticks,
+    # (Etc.sysconf(Etc::SC_CLK_TCK) per second); cutime and cstime are the
+    # times of the children it has waited for (each child's own and its
+    # waited-for children's, added when it is reaped); start_ticks counts
+    # from boot, rss_pages is the kernel's resident page count.
+    Entry = Struct.new(:pid, :ppid, :pgrp, :state, :utime_ticks, :stime_ticks, :cutime_ticks, :cstime_ticks,
                        :threads, :start_ticks, :rss_pages, keyword_init: true) do
       # A zombie has exited and holds no memory; only its exit status waits
       # to be collected by its parent.
@@ -88,7 +90,8 @@ module Rackbench
       return nil if fields.size < 22
 
       Entry.new(pid: line[0...open].to_i, state: fields[0], ppid: fields[1].to_i, pgrp: fields[2].to_i,
-                utime_ticks: fields[11].to_i, stime_ticks: fields[12].to_i, threads: fields[17].to_i,
+                utime_ticks: fields[11].to_i, stime_ticks: fields[12].to_i, cutime_ticks: fields[13].to_i,
+                cstime_ticks: fields[14].to_i, threads: fields[17].to_i,
                 start_ticks: fields[19].to_i, rss_pages: fields[21].to_i)
     end
 

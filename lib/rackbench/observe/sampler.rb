@@ -2,6 +2,7 @@
 
 require_relative "../monotonic_clock"
 require "etc"
+require "set"
 
 module Rackbench
   # Samples a server's whole process tree (see ProcessTree) from /proc on a
@@ -23,10 +24,18 @@ module Rackbench
   #
   # CPU: the user and system time the tree spent inside the window, summed
   # over its processes. A process present at start counts from its first
-  # sample; one born later counts from zero; one that exits keeps what was
-  # last read from it (the few milliseconds between that read and its exit
-  # are lost). The first sample is taken synchronously by #start and the
-  # last by #stop, so the window is exactly start..stop.
+  # sample; one born later counts from zero. One that exits is counted
+  # whole where it can be: a process of the tree that waited for its
+  # children took their whole times into its own cutime and cstime, so
+  # when the children that left under it were all born in the window, and
+  # what it took covers at least what was read from them, its children's
+  # times are the window's, exactly (children too short-lived to be
+  # sampled included). Otherwise (a child older than the window, a parent
+  # that never waited) an exited process keeps what was last read from it,
+  # and the time between that read and its exit is lost: on a busy machine
+  # the sampling thread can run late, and a child that burned 0.25 s of
+  # CPU was read at 0.17 s. The first sample is taken synchronously by
+  # #start and the last by #stop, so the window is exactly start..stop.
   class Sampler
     include MonotonicClock
 
@@ -50,7 +59,8 @@ module Rackbench
       @mutex = Mutex.new
       @wakeup = ConditionVariable.new
       @samples = [] # [rss_bytes, pss_bytes or nil, process count]
-      @cpu = {}     # process key => [first utime, first stime, last utime, last stime] (ticks)
+      @cpu = {}     # process key => CpuTimes
+      @last_keys = [] # the processes of the last sample, zombies included
       @stopping = false
       @thread = nil
       @summary = nil
@@ -115,20 +125,25 @@ module Rackbench
       end
     end
 
+    # Zombies count for CPU (an exited process's stat holds its final
+    # times until its parent waits for it), not for memory or processes.
     def take_sample
-      entries = ProcessTree.entries(@root_pid, pgid: @pgid, proc_dir: @proc_dir)
+      entries = ProcessTree.entries(@root_pid, pgid: @pgid, zombies: true, proc_dir: @proc_dir)
       rss_total = 0
       pss_total = 0
       counted = 0
       entries.each do |entry|
+        record_cpu(entry)
+        next if entry.zombie?
+
         memory = memory_of(entry)
         next unless memory # vanished while being read
 
         counted += 1
         rss_total += memory[0]
         pss_total = memory[1] && pss_total && pss_total + memory[1]
-        record_cpu(entry)
       end
+      @last_keys = entries.map(&:key)
       @samples << [rss_total, pss_total, counted]
     end
 
@@ -146,15 +161,24 @@ module Rackbench
       [entry.rss_pages * @page_bytes, nil]
     end
 
+    # One process's times (ticks), each [utime, stime, cutime, cstime]:
+    # at its first sample (zeros when it was born in the window) and at
+    # its last.
+    CpuTimes = Struct.new(:first, :last, :ppid, :born, keyword_init: true) do
+      def own = [last[0] - first[0], last[1] - first[1]]
+      def waited = [last[2] - first[2], last[3] - first[3]]
+    end
+    private_constant :CpuTimes
+
     def record_cpu(entry)
+      now = [entry.utime_ticks, entry.stime_ticks, entry.cutime_ticks, entry.cstime_ticks]
       times = @cpu[entry.key]
       if times
-        times[2] = entry.utime_ticks
-        times[3] = entry.stime_ticks
+        times.last = now
       elsif born_in_window?(entry)
-        @cpu[entry.key] = [0, 0, entry.utime_ticks, entry.stime_ticks]
+        @cpu[entry.key] = CpuTimes.new(first: [0, 0, 0, 0], last: now, ppid: entry.ppid, born: true)
       else
-        @cpu[entry.key] = [entry.utime_ticks, entry.stime_ticks, entry.utime_ticks, entry.stime_ticks]
+        @cpu[entry.key] = CpuTimes.new(first: now, last: now, ppid: entry.ppid, born: false)
       end
     end
 
@@ -170,8 +194,7 @@ module Rackbench
       pss = @samples.map { |sample| sample[1] }
       counts = @samples.map { |sample| sample[2] }
       pss_known = pss.compact
-      user_ticks = @cpu.each_value.sum { |times| times[2] - times[0] }
-      system_ticks = @cpu.each_value.sum { |times| times[3] - times[1] }
+      user_ticks, system_ticks = cpu_ticks
       {
         rss_peak_bytes: rss.max, rss_mean_bytes: mean(rss).round,
         pss_peak_bytes: pss_known.max, pss_mean_bytes: pss_known.empty? ? nil : mean(pss_known).round,
@@ -179,6 +202,57 @@ module Rackbench
         processes_peak: counts.max, processes_mean: mean(counts).round(2),
         samples: @samples.size, duration_s: duration_s
       }
+    end
+
+    # [user, system] ticks of the window: each process's own, and where a
+    # process of the last sample waited for the children that left under
+    # it, their whole times from its cutime and cstime instead of what was
+    # last read from them (see the class comment).
+    def cpu_ticks
+      counted = @cpu.transform_values(&:own)
+      groups = reaped_under(Set.new(@last_keys))
+      groups.each do |parent, reaped|
+        waited = @cpu[parent].waited
+        next unless reaped.all? { |key| @cpu[key].born }
+        next if waited.sum < reaped.sum { |key| counted[key].sum }
+
+        reaped.each { |key| counted[key] = [0, 0] }
+        counted[parent] = [counted[parent][0] + waited[0], counted[parent][1] + waited[1]]
+      end
+      # A process of the last sample under which no process that was read
+      # has left: what it waited for in the window lived and died between
+      # two samples (every process of the tree at the start was read then,
+      # and children still there, zombies included, are not waited for
+      # yet), so its cutime and cstime hold them, whole.
+      (@last_keys - groups.keys).each do |key|
+        waited = @cpu[key].waited
+        counted[key] = [counted[key][0] + waited[0], counted[key][1] + waited[1]]
+      end
+      [counted.each_value.sum(&:first), counted.each_value.sum(&:last)]
+    end
+
+    # { key of a process of the last sample => keys of the processes that
+    # exited under it (their nearest ancestor still there) }.
+    def reaped_under(alive)
+      alive_by_pid = alive.to_h { |key| [key[0], key] }
+      gone = @cpu.keys.reject { |key| alive.include?(key) }
+      gone_by_pid = gone.group_by(&:first)
+      gone.each_with_object(Hash.new { |h, k| h[k] = [] }) do |key, groups|
+        ancestor = nearest_alive_ancestor(key, alive_by_pid, gone_by_pid)
+        groups[ancestor] << key if ancestor
+      end
+    end
+
+    def nearest_alive_ancestor(key, alive_by_pid, gone_by_pid)
+      seen = 0
+      while key && (seen += 1) < 64
+        ppid = @cpu[key].ppid
+        return alive_by_pid[ppid] if alive_by_pid.key?(ppid)
+
+        # An exited parent: the latest of that pid that started before it.
+        key = gone_by_pid.fetch(ppid, []).select { |k| k[1] <= key[1] }.max_by { |k| k[1] }
+      end
+      nil
     end
 
     def mean(values)
