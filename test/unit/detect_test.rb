@@ -128,6 +128,16 @@ describe "Rackbench::Detect" do
       assert_equal 5, decision.batches
     end
 
+    it "runs at least the batches the report gives a verdict on, after a shorter pilot" do
+      short = Rackbench::Detect::Decision.new(configs([1000.0] * 3, [1000.0] * 3), settings(pilot_batches: 3))
+      assert_equal 2, short.needed
+      assert_equal 5, short.batches, "3 batches a side would end the run with no verdict"
+      assert_nil short.cap
+      capped = Rackbench::Detect::Decision.new(configs([1000.0] * 3, [1000.0] * 3), settings(pilot_batches: 3,
+                                                                                             max_batches: 4))
+      assert_equal [4, Rackbench::Detect::Decision::MAX_BATCHES], [capped.batches, capped.cap]
+    end
+
     it "caps by --max-batches, and by the batches that fit the budget when fewer, saying which" do
       by_max = Rackbench::Detect::Decision.new(configs(quiet, quiet), settings(max_batches: 10))
       assert_equal [10, Rackbench::Detect::Decision::MAX_BATCHES], [by_max.batches, by_max.cap]

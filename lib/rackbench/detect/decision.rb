@@ -24,6 +24,9 @@ module Rackbench
       # Where the cap came from, when one applied.
       MAX_BATCHES = "--max-batches"
       TIME_BUDGET = "the time budget"
+      # The ok batches a side the report needs for an interval and a
+      # verdict (Report::Options' min_batches default).
+      VERDICT_BATCHES = 5
 
       attr_reader :settings, :needs, :pilot_cvs, :budget_batches
 
@@ -56,15 +59,14 @@ module Rackbench
       end
 
       # The batches the run takes, pilot included: what is needed (the
-      # whole plan when unknown), at least the pilot, at most the cap.
+      # whole plan when unknown), at least the pilot and the least the
+      # report gives a verdict on (VERDICT_BATCHES), at most the cap.
       def batches
-        wanted = [needed || settings.max_batches, settings.pilot_batches].max
         [wanted, cap_batches].min
       end
 
       # What capped the run (MAX_BATCHES or TIME_BUDGET), or nil when it runs what was needed.
       def cap
-        wanted = [needed || settings.max_batches, settings.pilot_batches].max
         return nil if wanted <= cap_batches
 
         @budget_batches && @budget_batches < settings.max_batches ? TIME_BUDGET : MAX_BATCHES
@@ -88,6 +90,14 @@ module Rackbench
       end
 
       private
+
+      # Why a floor beside the pilot's: a pilot of 3 batches whose noise
+      # needs 3 ended a run (a 0.5% change in instructions, 2026-12-03)
+      # where the report, which wants VERDICT_BATCHES a side for an
+      # interval, could give no verdict ("too few batches").
+      def wanted
+        [needed || settings.max_batches, settings.pilot_batches, VERDICT_BATCHES].max
+      end
 
       def cap_batches
         [settings.max_batches, @budget_batches].compact.min
