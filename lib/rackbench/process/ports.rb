@@ -35,20 +35,20 @@ module Rackbench
       tables = %w[tcp tcp6].map { |name| File.join(proc_dir, "net", name) }.select { |path| File.readable?(path) }
       return bind_fails?(port, host) if tables.empty?
 
-      tables.any? { |path| listening_ports(File.read(path)).include?(Integer(port)) }
+      tables.any? { |path| listeners(File.read(path), Integer(port)).any? }
     end
 
-    # The local ports of the LISTEN sockets in one /proc/net/tcp table
-    # (columns: sl local_address rem_address st ...; addresses are hex
-    # "ADDR:PORT"; state 0A is LISTEN).
-    def listening_ports(table)
+    # The inodes of the LISTEN sockets on port in one /proc/net/tcp table
+    # (columns: sl local_address rem_address st ... inode; addresses are
+    # hex "ADDR:PORT"; state 0A is LISTEN; the inode is column 10).
+    def listeners(table, port)
       table.each_line.drop(1).filter_map do |line|
         fields = line.split
-        fields[1].split(":").last.to_i(16) if fields[3] == LISTEN_STATE
+        Integer(fields[9]) if fields[3] == LISTEN_STATE && fields[1].split(":").last.to_i(16) == port
       end
     end
 
-    private_class_method :listening_ports
+    private_class_method :listeners
 
     # The inodes of the sockets listening on port in this network
     # namespace (Linux: /proc/net/tcp and tcp6, column 10), on any address;
@@ -59,14 +59,7 @@ module Rackbench
       tables = %w[tcp tcp6].map { |name| File.join(proc_dir, "net", name) }.select { |path| File.readable?(path) }
       return nil if tables.empty?
 
-      tables.flat_map do |path|
-        File.read(path).each_line.drop(1).filter_map do |line|
-          fields = line.split
-          next unless fields[3] == LISTEN_STATE && fields[1].split(":").last.to_i(16) == Integer(port)
-
-          Integer(fields[9])
-        end
-      end
+      tables.flat_map { |path| listeners(File.read(path), Integer(port)) }
     rescue SystemCallError
       nil
     end
