@@ -15,6 +15,7 @@ module Rackbench
     autoload :Settings, File.expand_path("profile/settings", __dir__)
     autoload :Dump, File.expand_path("profile/dump", __dir__)
     autoload :VernierDump, File.expand_path("profile/vernier_dump", __dir__)
+    autoload :ObjspaceDump, File.expand_path("profile/objspace_dump", __dir__)
     autoload :Merged, File.expand_path("profile/merged", __dir__)
     autoload :Collector, File.expand_path("profile/collector", __dir__)
     autoload :Files, File.expand_path("profile/files", __dir__)

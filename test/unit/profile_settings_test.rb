@@ -34,6 +34,22 @@ describe "profile settings and profiled trials" do
       assert_equal "stackprof:object:1", short.with_mode("object").env_value
     end
 
+    it "takes objspace, the census of allocations by class, in object mode only and without an interval" do
+      census = experiment("objspace").profile
+      assert_equal({ "tool" => "objspace", "mode" => "object", "interval" => 1, "trials" => 1 }, census.to_h)
+      assert_equal "objspace:object:1", census.env_value
+      assert_empty census.gem_lines, "objspace is part of CRuby, not a gem"
+      assert_equal "object", Rackbench::Profile::Settings.new(tool: "objspace").mode
+      assert_same census, census.with_mode("object")
+      error = assert_raises(Rackbench::ConfigError) { census.with_mode("wall") }
+      assert_equal "profile.tool objspace counts allocations by class: its mode is object, not wall", error.message
+      assert_equal "objspace:object:1", experiment({ "tool" => "objspace", "mode" => "object" }).profile.env_value
+      assert_config_error(sweep.merge("profile" => { "tool" => "objspace", "mode" => "cpu" }), "profile.mode",
+                          "objspace counts allocations by class: its mode is object, not cpu")
+      assert_config_error(sweep.merge("profile" => { "tool" => "objspace", "interval_objects" => 10 }),
+                          "profile.interval_objects", "counts every allocation of its span")
+    end
+
     it "is part of the fingerprint" do
       plain = build_experiment(sweep)
       refute_equal plain.fingerprint, experiment("stackprof").fingerprint
@@ -73,6 +89,10 @@ describe "profile settings and profiled trials" do
       assert_nil stackprof.unsupported_reason(install("ruby", "3.1.2"))
       assert_equal "profile.tool stackprof needs CRuby; jruby-9.4.5.0 is jruby 9.4.5.0",
                    stackprof.unsupported_reason(install("jruby", "9.4.5.0"))
+      census = Rackbench::Profile::Settings.new(tool: "objspace", mode: "object")
+      assert_nil census.unsupported_reason(install("ruby", "3.1.2"))
+      assert_equal "profile.tool objspace needs CRuby; jruby-9.4.5.0 is jruby 9.4.5.0",
+                   census.unsupported_reason(install("jruby", "9.4.5.0"))
     end
   end
 

@@ -11,6 +11,8 @@
 #       StackProf.results with raw: true, which the `stackprof` command reads too)
 #   $RACKBENCH_TRIAL_DIR/inside/<pid>.vernier.json     (Vernier: its samples as
 #       frames and stacks with counts, rackbench's own JSON, see Vernier#dump)
+#   $RACKBENCH_TRIAL_DIR/inside/<pid>.objspace.json    (objspace: allocations
+#       by class, in the same shape, see agent/allocation_census.rb)
 #
 # whole by rename, so the runner never merges a half-written dump. Every
 # server process does so, each on its own watcher thread.
@@ -25,6 +27,7 @@
 # on stderr, and the runner records the process's profile as missing.
 require_relative "whole_file"
 require_relative "plain_json"
+require_relative "allocation_census"
 
 module RackbenchProfile
   ENV_VAR = "RACKBENCH_PROFILE".freeze
@@ -53,6 +56,7 @@ module RackbenchProfile
       end
       @started = StackProf.start(mode: @mode, interval: @interval, raw: true)
       warn "rackbench profile: StackProf did not start in process #{Process.pid}" unless @started
+      @cpu_start_s = RackbenchProfile.cpu_s
     end
 
     # Writes the dump; returns its path (nil when nothing was profiled).
@@ -61,8 +65,15 @@ module RackbenchProfile
 
       @started = false
       StackProf.stop
+      cpu_end_s = RackbenchProfile.cpu_s
       results = StackProf.results
       return nil unless results
+
+      # What the samples stand for: cpu mode's timer (ITIMER_PROF) fires
+      # at most once per kernel tick of CPU time (4 ms at 250 Hz), however
+      # short the interval asked; the runner weighs each sample by the
+      # CPU time measured over the window instead (Profile::Merged).
+      results[:rackbench_cpu_us] = ((cpu_end_s - @cpu_start_s) * 1e6).round if cpu_end_s && @cpu_start_s
 
       path = File.join(dir, "#{Process.pid}#{DUMP_SUFFIX}")
       RackbenchWholeFile.write(path, Marshal.dump(results), agent: "profile", binary: true) ? path : nil
@@ -152,9 +163,18 @@ module RackbenchProfile
     end
   end
 
-  TOOLS = { "stackprof" => ["stackprof", Stackprof], "vernier" => ["vernier", Vernier] }.freeze
+  TOOLS = { "stackprof" => ["stackprof", Stackprof], "vernier" => ["vernier", Vernier],
+            "objspace" => ["objspace", AllocationCensus] }.freeze
 
   module_function
+
+  # This process's CPU time (every thread's) in seconds, nil where the
+  # clock is missing.
+  def cpu_s
+    Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  rescue StandardError
+    nil
+  end
 
   # The listener the variable's value asks for, or nil (with a warning)
   # when it names nothing this file knows. "stackprof:cpu:1000".

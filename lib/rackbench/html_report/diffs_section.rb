@@ -85,7 +85,7 @@ module Rackbench
               "merged per side, as B's flame graph coloured by what changed."
         <<~HTML.chomp
           <p class="how">#{esc(Report::DiffText.profile_headline(doc))}.</p>
-          #{Tables.table(Report::DiffText::FRAME_HEADINGS, rows, numbers: [false, false] + [true] * 6)}
+          #{Tables.table(Report::DiffText.frame_headings(doc), rows, numbers: [false, false] + [true] * 6)}
           #{flame("#{stem}-profile", doc["flame"], unit, how)}
         HTML
       end

@@ -7,7 +7,7 @@ module Rackbench
   module Profile
     # The runner's side of a profiled trial, after the measured window:
     # waits for every server process's dump (agent/profile.rb writes
-    # inside/<pid>.stackprof.dump or inside/<pid>.vernier.json at the
+    # inside/<pid>.stackprof.dump, .vernier.json or .objspace.json at the
     # window's end, on a watcher thread that may wake late under load) and
     # merges them into the trial's profile.
     #
@@ -21,7 +21,7 @@ module Rackbench
       DEADLINE_S = 30.0
       POLL_INTERVAL_S = 0.05
       # Each profiler's dump, and how it is read.
-      READERS = { ".stackprof.dump" => Dump, VernierDump::SUFFIX => VernierDump }.freeze
+      READERS = { ".stackprof.dump" => Dump, VernierDump::SUFFIX => VernierDump, ObjspaceDump::SUFFIX => ObjspaceDump }.freeze
 
       Outcome = Struct.new(:profile, :missing, keyword_init: true)
 

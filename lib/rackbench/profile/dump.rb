@@ -59,7 +59,7 @@ module Rackbench
         samples = stacks.values.sum
         Merged.new(tool: "stackprof", mode: results[:mode].to_s, interval: results[:interval], frames: names,
                    stacks: stacks.map { |stack, count| [stack, count] },
-                   processes: [{ "pid" => pid, "samples" => samples }.compact])
+                   processes: [{ "pid" => pid, "samples" => samples, "cpu_us" => results[:rackbench_cpu_us] }.compact])
       end
     end
   end

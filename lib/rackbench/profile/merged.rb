@@ -12,9 +12,10 @@ module Rackbench
     # interval :: microseconds between samples (cpu, wall) or allocations per sample (object)
     # frames :: Array of { "name", "file", "line" }, indexed by the stacks
     # stacks :: Array of [frame indices from the outermost to the leaf, samples]
-    # processes :: Array of { "pid", "samples" } (and "trial" once merged across trials): where the samples come from
+    # processes :: Array of { "pid", "samples" } (and "trial" once merged across trials; "cpu_us", the
+    #              process's CPU time over the window, from a StackProf cpu profile): where the samples come from
     class Merged
-      attr_reader :tool, :mode, :interval, :frames, :stacks, :processes
+      attr_reader :tool, :mode, :interval, :frames, :stacks, :processes, :sample_us
 
       def initialize(tool:, mode:, interval:, frames:, stacks:, processes: [])
         @tool = tool
@@ -23,6 +24,7 @@ module Rackbench
         @frames = frames
         @stacks = stacks
         @processes = processes
+        @sample_us = measured_sample_us
         freeze
       end
 
@@ -37,10 +39,30 @@ module Rackbench
         mode == "object" ? "objects" : "microseconds"
       end
 
-      # The sampled amount, in unit, that count samples stand for.
+      # The sampled amount, in unit, that count samples stand for: the
+      # measured CPU time per sample where there is one (#sample_us), else
+      # the interval asked for.
       def weight(count)
-        count * interval.to_i
+        sample_us ? count * sample_us : count * interval.to_i
       end
+
+      # StackProf's cpu mode samples on ITIMER_PROF, which fires at most
+      # once per kernel tick of CPU time (every 4 ms at 250 Hz) whatever
+      # the interval asked: 100 µs asked gave one sample per 4 ms of CPU
+      # here (doc/methodology.md). Its samples are weighed by what they
+      # stand for: the CPU time of the processes that gave samples, over
+      # their samples. nil for other profiles, and where a process that
+      # gave samples has no CPU time measured (a dump of an older agent).
+      def measured_sample_us
+        return nil unless tool == "stackprof" && mode == "cpu"
+
+        sampled = processes.select { |process| process["samples"].to_i.positive? }
+        return nil if sampled.empty? || sampled.any? { |process| !process["cpu_us"].is_a?(Numeric) }
+
+        samples = sampled.sum { |process| process["samples"] }
+        sampled.sum { |process| process["cpu_us"] }.fdiv(samples)
+      end
+      private :measured_sample_us
 
       def frame_label(index)
         frame = frames[index]
@@ -73,10 +95,11 @@ module Rackbench
             stacks: stacks.to_a, processes: profiles.flat_map(&:processes))
       end
 
-      # JSON-ready Hash (String keys), read back by .from_h.
+      # JSON-ready Hash (String keys), read back by .from_h (sample_us is
+      # made again from the processes).
       def to_h
-        { "tool" => tool, "mode" => mode, "interval" => interval, "samples" => samples, "processes" => processes,
-          "frames" => frames, "stacks" => stacks }
+        { "tool" => tool, "mode" => mode, "interval" => interval, "sample_us" => sample_us, "samples" => samples,
+          "processes" => processes, "frames" => frames, "stacks" => stacks }
       end
 
       def self.from_h(hash)

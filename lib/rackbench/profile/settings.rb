@@ -9,15 +9,20 @@ module Rackbench
     #   profile: stackprof
     #   profile: { tool: stackprof, mode: cpu, interval_us: 1000, trials: 1 }
     #
-    # tool :: "stackprof" or "vernier" (CRuby 3.2.1+: see #unsupported_reason)
-    # mode :: "cpu" (default), "wall" or "object"
+    #   profile: { tool: objspace }       allocations by class (agent/allocation_census.rb)
+    #
+    # tool :: "stackprof", "vernier" (CRuby 3.2.1+: see #unsupported_reason) or "objspace"
+    #         (CRuby: every allocation of a span of the window counted by its class)
+    # mode :: "cpu" (default), "wall" or "object"; objspace counts objects only ("object")
     # interval :: microseconds between samples for cpu and wall (interval_us, default 1000), allocations
     #             per sample for object (interval_objects, default 1)
     # trials :: profiled trials per configuration, one in each of the first +trials+ batches (default 1)
     class Settings
       # Equal by value: by #to_h (defined below, the canonical form).
       include FieldEquality
-      TOOLS = %w[stackprof vernier].freeze
+      TOOLS = %w[stackprof vernier objspace].freeze
+      # Tools that count allocations only: their one mode.
+      OBJECT_ONLY = %w[objspace].freeze
       MODES = %w[cpu wall object].freeze
       KEYS = %w[tool mode interval_us interval_objects trials].freeze
       DEFAULT_INTERVAL_US = 1000
@@ -41,7 +46,13 @@ module Rackbench
         value = { "tool" => value } if value.is_a?(String)
         checker.keys!(value, KEYS, key, required: %w[tool])
         tool = checker.one_of!(value["tool"], "#{key}.tool", TOOLS, "profiler")
-        mode = checker.one_of!(value.fetch("mode", "cpu"), "#{key}.mode", MODES, "mode")
+        mode = checker.one_of!(value.fetch("mode", OBJECT_ONLY.include?(tool) ? "object" : "cpu"), "#{key}.mode", MODES, "mode")
+        if OBJECT_ONLY.include?(tool) && mode != "object"
+          checker.fail!("#{key}.mode", "#{tool} counts allocations by class: its mode is object, not #{mode}")
+        end
+        if OBJECT_ONLY.include?(tool) && value.fetch("interval_objects", 1) != 1
+          checker.fail!("#{key}.interval_objects", "#{tool} counts every allocation of its span: no interval")
+        end
         trials = checker.integer!(value.fetch("trials", 1), "#{key}.trials", min: 1, max: batches)
         new(tool: tool, mode: mode, interval: interval(value, mode, checker, key), trials: trials)
       end
@@ -56,10 +67,10 @@ module Rackbench
         end
       end
 
-      def initialize(tool:, mode: "cpu", interval: nil, trials: 1)
+      def initialize(tool:, mode: nil, interval: nil, trials: 1)
         @tool = tool
-        @mode = mode
-        @interval = interval || (mode == "object" ? 1 : DEFAULT_INTERVAL_US)
+        @mode = mode || (OBJECT_ONLY.include?(tool) ? "object" : "cpu")
+        @interval = interval || (@mode == "object" ? 1 : DEFAULT_INTERVAL_US)
         @trials = trials
         freeze
       end
@@ -67,7 +78,12 @@ module Rackbench
       # A copy in another mode (`rackbench profile --mode`), with that
       # mode's default interval unless the mode is the same.
       def with_mode(mode)
-        mode == @mode ? self : Settings.new(tool: tool, mode: mode, trials: trials)
+        return self if mode == @mode
+        if OBJECT_ONLY.include?(tool)
+          raise ConfigError, "profile.tool #{tool} counts allocations by class: its mode is object, not #{mode}"
+        end
+
+        Settings.new(tool: tool, mode: mode, trials: trials)
       end
 
       # The canonical form, for the experiment's fingerprint, and the mark
@@ -96,10 +112,10 @@ module Rackbench
           return nil if install.engine == "ruby" && Gem::Version.new(install.version.to_s) >= Gem::Version.new(VERNIER_MIN_RUBY)
 
           "profile.tool vernier needs Ruby >= #{VERNIER_MIN_RUBY}; #{install.name} is #{install.engine} #{install.version}"
-        when "stackprof"
+        when "stackprof", "objspace"
           return nil if install.engine == "ruby"
 
-          "profile.tool stackprof needs CRuby; #{install.name} is #{install.engine} #{install.version}"
+          "profile.tool #{tool} needs CRuby; #{install.name} is #{install.engine} #{install.version}"
         end
       end
 

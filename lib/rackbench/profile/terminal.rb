@@ -23,21 +23,35 @@ module Rackbench
         Array(entry["missing"]).each do |missing|
           lines << "  (process #{missing["pid"]} gave no profile: #{missing["reason"]})"
         end
-        lines << table("by self", entry["top_self"].first(rows))
-        lines << table("by total", entry["top_total"].first(rows))
+        if entry["tool"] == "objspace"
+          # One frame per class, each its own stack: self and total are one.
+          lines << table(entry["top_self"].first(rows), heading: "Top classes", column: "class")
+        else
+          lines << table(entry["top_self"].first(rows), heading: "Top frames by self")
+          lines << table(entry["top_total"].first(rows), heading: "Top frames by total")
+        end
         "#{lines.join("\n")}\n"
       end
 
       def header(entry)
-        every = entry["mode"] == "object" ? "every #{entry["interval"]} allocation(s)" : "every #{entry["interval"]} µs"
         trials = entry["trials"].size
+        if entry["tool"] == "objspace"
+          return "Allocations by class of #{entry["config_id"]}: objspace's census, " \
+                 "#{Units.integer(entry["samples"])} objects (the windows' allocations) from #{entry["processes"]} " \
+                 "process(es), #{trials} trial#{"s" if trials != 1} (not counted in the figures above)"
+        end
+
+        every = entry["mode"] == "object" ? "every #{entry["interval"]} allocation(s)" : "every #{entry["interval"]} µs"
+        if entry["sample_us"]
+          every += " asked, one sample per #{Units.integer(entry["sample_us"].round)} µs of CPU measured"
+        end
         "Profile of #{entry["config_id"]}: #{entry["tool"]} #{entry["mode"]}, #{every}, " \
           "#{Units.integer(entry["samples"])} samples from #{entry["processes"]} process(es), " \
           "#{trials} trial#{"s" if trials != 1} (not counted in the figures above)"
       end
 
-      def table(title, rows)
-        lines = ["  Top frames #{title}:", format("  %7s %7s  %s", "self", "total", "frame")]
+      def table(rows, heading:, column: "frame")
+        lines = ["  #{heading}:", format("  %7s %7s  %s", "self", "total", column)]
         rows.each do |row|
           lines << format("  %6.1f%% %6.1f%%  %s", row["self_share"] * 100, row["total_share"] * 100, label(row))
         end

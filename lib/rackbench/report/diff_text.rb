@@ -11,6 +11,7 @@ module Rackbench
       FUNCTION_HEADINGS = ["function", "object", "A /request", "B /request", "difference", "interval", "share",
                            "per call"].freeze
       FRAME_HEADINGS = ["frame", "file", "A self", "B self", "difference", "interval", "share", "B total"].freeze
+      CENSUS_HEADINGS = ["class", "", "A", "B", "difference", "interval", "share", "B total"].freeze
       ALLOCATION_HEADINGS = ["figure", "A", "B", "difference", "ratio", "ratio interval", "verdict"].freeze
       # Which side a row appears on alone, as a mark after its name.
       ONLY = { "a" => " (A only)", "b" => " (B only)" }.freeze
@@ -94,9 +95,28 @@ module Rackbench
       def profile_headline(profile)
         confidence = Units.percent_trimmed(profile["confidence"], digits: 2)
         batches = profile["batches"].join(" and ")
-        "#{profile["tool"]} #{profile["mode"]}: #{signed(profile["difference"], profile["unit"])} per request " \
-          "(#{interval(profile["difference_ci"], profile["unit"])}); #{profile["changed"]} frames changed at " \
-          "#{confidence} (family), over #{batches} profiled trials"
+        census = census?(profile)
+        what = census ? "allocations by class" : "#{profile["tool"]} #{profile["mode"]}"
+        "#{what}: #{signed(profile["difference"], profile["unit"])} #{census ? "objects " : ""}per request " \
+          "(#{interval(profile["difference_ci"], profile["unit"])}); #{profile["changed"]} " \
+          "#{census ? "classes" : "frames"} changed at #{confidence} (family), over #{batches} profiled trials"
+      end
+
+      # The title of a profile diff's table.
+      def profile_title(profile)
+        return "Allocations by class (objects per request, objspace's census)" if census?(profile)
+
+        "Profile by frame (self #{profile["unit"] == "objects" ? "objects" : "time"} per request)"
+      end
+
+      def frame_headings(profile)
+        census?(profile) ? CENSUS_HEADINGS : FRAME_HEADINGS
+      end
+
+      # Whether a profile counts allocations by class (agent/allocation_census.rb):
+      # its frames are classes, not code.
+      def census?(profile)
+        profile["tool"] == "objspace"
       end
 
       # A source file shortened to what names it: a gem's "rails-7.2.4/...",

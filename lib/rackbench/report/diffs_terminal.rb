@@ -67,8 +67,8 @@ module Rackbench
 
         unit = doc["unit"]
         rows = doc["rows"].first(FRAME_ROWS).map { |row| DiffText.frame_cells(row, unit) }
-        table = Text::Table.new(title: "Profile by frame (self #{unit == "objects" ? "objects" : "time"} per request)",
-                                headings: DiffText::FRAME_HEADINGS, rows: rows, right: (2..7).to_a,
+        table = Text::Table.new(title: DiffText.profile_title(doc),
+                                headings: DiffText.frame_headings(doc), rows: rows, right: (2..7).to_a,
                                 shrink: { 0 => :middle, 1 => :middle }, width: @width)
         ["  #{DiffText.profile_headline(doc)}", table.to_s].join("\n")
       end

@@ -15,7 +15,8 @@ module Rackbench
         def to_h
           {
             "config_id" => config_id, "dims" => dims, "trials" => trial_keys, "missing" => missing,
-            "tool" => profile.tool, "mode" => profile.mode, "interval" => profile.interval, "unit" => profile.unit,
+            "tool" => profile.tool, "mode" => profile.mode, "interval" => profile.interval,
+            "sample_us" => profile.sample_us, "unit" => profile.unit,
             "samples" => profile.samples, "processes" => profile.processes.size,
             "top_self" => top(:self), "top_total" => top(:total), "flame" => Profile::FlameTree.nodes(profile)
           }
