@@ -70,14 +70,18 @@ describe "the profiler in the server" do
     assert_equal ["cpu", 1000], [profile.mode, profile.interval]
     assert_equal [child, parent].sort, profile.processes.map { |p| p["pid"] }.sort
     assert(profile.processes.all? { |p| p["samples"].positive? }, profile.processes.inspect)
+    # Each process's CPU time over the window, which a cpu sample weighs:
+    # never less than the interval asked, since ITIMER_PROF counts CPU time.
+    assert(profile.processes.all? { |p| p["cpu_us"].positive? }, profile.processes.inspect)
+    assert_operator profile.sample_us, :>=, 1000 * 0.9
     top = Rackbench::Profile::TopFrames.call(profile, by: :total).map(&:name)
     assert_includes top, "ProfileProbe.spin"
   end
 
   it "takes the mode and interval asked" do
-    parent, = run_probe("stackprof:wall:2000")
+    parent, = run_probe("stackprof:object:7")
     results = File.open(file("#{parent}.stackprof.dump"), "rb") { |f| Marshal.load(f) }
-    assert_equal [:wall, 2000], results.values_at(:mode, :interval)
+    assert_equal [:object, 7], results.values_at(:mode, :interval)
     assert results[:raw], "raw samples"
   end
 

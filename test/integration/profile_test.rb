@@ -72,11 +72,11 @@ describe "rackbench profile (integration)" do
       processes: 1
       threads: 1
       load: { connections: 1, duration: 1s, warmup: 0.3s, timeout: 10s }
-      profile: { tool: stackprof, mode: wall }
+      profile: { tool: stackprof, mode: object, interval_objects: 10 }
     YAML
     stdout, stderr, status = rackbench("run", file, "--results", results, "--wide")
     assert status.success?, "#{stderr}\n#{stdout}"
-    assert_match(/Profile of .*app=cpu.*: stackprof wall, every 1000 µs/, stdout)
+    assert_match(/Profile of .*app=cpu.*: stackprof object, every 10 allocation\(s\)/, stdout)
     assert_match(/Top frames by self:\n.*\n +\d+\.\d% +\d+\.\d%  /, stdout)
     records = Rackbench::Store.open(results, &:trials)
     profiled, plain = records.partition { |r| Rackbench::Profile.profiled?(r) }
@@ -85,6 +85,6 @@ describe "rackbench profile (integration)" do
     doc = Rackbench::Store.open(results) { |store| Rackbench::Report.new(store).to_h }
     assert_equal 1, doc["configs"].first["batches"], "the profiled trial counts in no figure"
     assert_equal [plain.first.key], doc["trials"].map { |t| t["key"] }
-    assert_equal "wall", doc["profiles"].first["mode"]
+    assert_equal "object", doc["profiles"].first["mode"]
   end
 end

@@ -46,10 +46,10 @@ describe "rackbench profile and --speedscope" do
   end
 
   it "takes the file's profile key, and --mode over it" do
-    file = experiment_file("profile: { tool: stackprof, mode: wall, trials: 2 }\n")
+    file = experiment_file("profile: { tool: stackprof, mode: cpu, interval_us: 500, trials: 2 }\n")
     assert_equal 4, Rackbench::Experiment::Plan.new(profiled(file)).trials.count(&:profiled?)
     assert_equal 4, Rackbench::Experiment::Plan.new(profiled(file)).size
-    assert_equal "stackprof:wall:1000", profiled(file).profile.env_value
+    assert_equal "stackprof:cpu:500", profiled(file).profile.env_value
     object = profiled(file, "object")
     assert_equal ["stackprof:object:1", true], [object.profile.env_value, object.profile_only]
     refute_equal Rackbench::Experiment.load(file).fingerprint, object.fingerprint,

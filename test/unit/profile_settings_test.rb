@@ -26,8 +26,8 @@ describe "profile settings and profiled trials" do
       assert_equal({ "tool" => "stackprof", "mode" => "cpu", "interval" => 1000, "trials" => 1 }, short.to_h)
       assert_equal "stackprof:cpu:1000", short.env_value
       assert_equal ['gem "stackprof", ">= 0.2.16", require: false'], short.gem_lines
-      full = experiment({ "tool" => "stackprof", "mode" => "wall", "interval_us" => 500, "trials" => 2 }).profile
-      assert_equal "stackprof:wall:500", full.env_value
+      full = experiment({ "tool" => "vernier", "mode" => "wall", "interval_us" => 500, "trials" => 2 }).profile
+      assert_equal "vernier:wall:500", full.env_value
       assert_equal 2, full.trials
       object = experiment({ "tool" => "stackprof", "mode" => "object", "interval_objects" => 10 }).profile
       assert_equal "stackprof:object:10", object.env_value
@@ -53,7 +53,7 @@ describe "profile settings and profiled trials" do
     it "is part of the fingerprint" do
       plain = build_experiment(sweep)
       refute_equal plain.fingerprint, experiment("stackprof").fingerprint
-      refute_equal experiment("stackprof").fingerprint, experiment({ "tool" => "stackprof", "mode" => "wall" }).fingerprint
+      refute_equal experiment("stackprof").fingerprint, experiment({ "tool" => "stackprof", "mode" => "object" }).fingerprint
       assert_equal plain.fingerprint, experiment("stackprof").with(profile: nil).fingerprint
     end
 
@@ -66,6 +66,13 @@ describe "profile settings and profiled trials" do
       assert_config_error(sweep.merge("profile" => { "tool" => "stackprof", "mode" => "object", "interval_us" => 1000 }),
                           "profile.interval_us", "use interval_objects")
       assert_config_error(sweep.merge("profile" => { "tool" => "stackprof", "trials" => 4 }), "profile.trials", "1-3")
+      # Both sides: StackProf's cpu and Vernier's wall are taken, StackProf's wall refused with the reason.
+      assert_equal "cpu", experiment({ "tool" => "stackprof", "mode" => "cpu" }).profile.mode
+      assert_equal "wall", experiment({ "tool" => "vernier", "mode" => "wall" }).profile.mode
+      assert_config_error(sweep.merge("profile" => { "tool" => "stackprof", "mode" => "wall" }), "profile.mode",
+                          "samples only the thread that started it")
+      error = assert_raises(Rackbench::ConfigError) { Rackbench::Profile::Settings.new(tool: "stackprof").with_mode("wall") }
+      assert_match(/\Aprofile\.mode: StackProf's wall mode samples only the thread that started it/, error.message)
       assert_config_error(sweep.merge("profile" => { "mode" => "cpu" }), "profile.tool", "required")
       assert_config_error(sweep.merge("profile" => { "tool" => "stackprof", "every" => 1 }), "profile.every",
                           "unknown key")

@@ -65,7 +65,7 @@ module Rackbench
         parse_options(argv, "Usage: rackbench profile [options] EXPERIMENT.yml") do |p|
           p.separator "Profiles each configuration of the experiment under its load (StackProf; doc/experiment.md, " \
                       "profile), measuring nothing."
-          p.on("--mode MODE", Profile::Settings::MODES, "cpu, wall or object (default: the file's profile.mode, else cpu)") do |v|
+          p.on("--mode MODE", Profile::Settings::MODES, "cpu, wall (Vernier) or object (default: the file's profile.mode, else cpu)") do |v|
             options[:mode] = v
           end
           p.on("--results DIR", "results directory (default #{DEFAULT_RESULTS_DIR}, apart from measured runs)") do |v|

@@ -13,7 +13,7 @@ module Rackbench
     #
     # tool :: "stackprof", "vernier" (CRuby 3.2.1+: see #unsupported_reason) or "objspace"
     #         (CRuby: every allocation of a span of the window counted by its class)
-    # mode :: "cpu" (default), "wall" or "object"; objspace counts objects only ("object")
+    # mode :: "cpu" (default), "wall" (vernier only: STACKPROF_WALL) or "object"; objspace counts objects only
     # interval :: microseconds between samples for cpu and wall (interval_us, default 1000), allocations
     #             per sample for object (interval_objects, default 1)
     # trials :: profiled trials per configuration, one in each of the first +trials+ batches (default 1)
@@ -23,6 +23,14 @@ module Rackbench
       TOOLS = %w[stackprof vernier objspace].freeze
       # Tools that count allocations only: their one mode.
       OBJECT_ONLY = %w[objspace].freeze
+      # StackProf's wall mode forwards every timer signal to the thread
+      # that started it (stackprof.c, "forward this signal to the original
+      # thread"): in a server under rackbench that is the agent's window
+      # watcher, blocked reading its pipe, so every sample is the watcher's
+      # IO#read and none a request's (measured: doc/performance.md).
+      STACKPROF_WALL = "StackProf's wall mode samples only the thread that started it, which in a server is " \
+                       "rackbench's window watcher, never a request: use tool vernier (CRuby 3.2.1+), whose wall " \
+                       "mode samples every thread, or mode cpu"
       MODES = %w[cpu wall object].freeze
       KEYS = %w[tool mode interval_us interval_objects trials].freeze
       DEFAULT_INTERVAL_US = 1000
@@ -47,6 +55,7 @@ module Rackbench
         checker.keys!(value, KEYS, key, required: %w[tool])
         tool = checker.one_of!(value["tool"], "#{key}.tool", TOOLS, "profiler")
         mode = checker.one_of!(value.fetch("mode", OBJECT_ONLY.include?(tool) ? "object" : "cpu"), "#{key}.mode", MODES, "mode")
+        checker.fail!("#{key}.mode", STACKPROF_WALL) if tool == "stackprof" && mode == "wall"
         if OBJECT_ONLY.include?(tool) && mode != "object"
           checker.fail!("#{key}.mode", "#{tool} counts allocations by class: its mode is object, not #{mode}")
         end
@@ -70,6 +79,7 @@ module Rackbench
       def initialize(tool:, mode: nil, interval: nil, trials: 1)
         @tool = tool
         @mode = mode || (OBJECT_ONLY.include?(tool) ? "object" : "cpu")
+        raise ConfigError, "profile.mode: #{STACKPROF_WALL}" if tool == "stackprof" && @mode == "wall"
         @interval = interval || (@mode == "object" ? 1 : DEFAULT_INTERVAL_US)
         @trials = trials
         freeze
