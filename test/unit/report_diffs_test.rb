@@ -259,6 +259,37 @@ describe "where the time went" do
       refute_includes html, "chart-diff-1-calls"
     end
 
+    # An inside summary whose server CPU per request over the plain
+    # batches was +values+.
+    def inside(*values)
+      { "cpu_us_per_request" => Rackbench::Report::InsideSummary::Figure.new(name: "cpu_us_per_request", values: values) }
+    end
+
+    it "weighs frames by their share of each profiled trial's samples times the measured CPU per request" do
+      # The profiler slowed each trial differently: the same samples over
+      # 50 to 200 requests. A's and B's shares hold still; B's loop is 300
+      # of 450 samples.
+      a = [batch(0, 100, requests: 50), batch(0, 100, requests: 200), batch(0, 100, requests: 100)]
+      b = [batch(300, 100, requests: 200), batch(300, 100, requests: 60), batch(300, 100, requests: 120)]
+      raw = Rackbench::Report::ProfileDiff.of(a, b, options).to_h
+      assert_nil raw["scaled_by"]
+      refute raw["rows"].find { |row| row["name"] == "Integer#times" }["changed"],
+             "per request in the profiled trials, the profiler's own variation hides it"
+
+      scaled = Rackbench::Report::ProfileDiff.of(a, b, options, a_inside: inside(150.0, 150.0, 150.0),
+                                                                b_inside: inside(450.0, 449.0, 451.0)).to_h
+      assert_equal "cpu_us_per_request", scaled["scaled_by"]
+      loop = scaled["rows"].first
+      assert_equal ["Integer#times", "b", true], loop.values_at("name", "only", "changed")
+      assert_in_delta 300.0, loop["difference"], 0.01, "300 of 450 samples of 450 µs a request"
+      index = scaled["rows"].find { |row| row["name"] == "HelloController#index" }
+      assert_in_delta 0.0, index["difference"], 0.01, "100 of 150 samples of 150 µs, then 100 of 450 of 450"
+      assert_in_delta 300.0, scaled["difference"], 0.01, "the whole: the measured CPU per request's difference"
+      assert_in_delta 300.0, scaled["flame"].find { |node| node["name"] == "Integer#times" }["delta"], 0.01
+      # A side without the figure: the profiled trials' own amounts, on both sides.
+      assert_nil Rackbench::Report::ProfileDiff.of(a, b, options, a_inside: nil, b_inside: inside(450.0)).to_h["scaled_by"]
+    end
+
     it "makes no diff of profiles taken differently, or of a side without any" do
       wall = batch(0, 100)
       other = Rackbench::Report::ProfileDiff::Batch.new(

@@ -99,7 +99,16 @@ module Rackbench
         what = census ? "allocations by class" : "#{profile["tool"]} #{profile["mode"]}"
         "#{what}: #{signed(profile["difference"], profile["unit"])} #{census ? "objects " : ""}per request " \
           "(#{interval(profile["difference_ci"], profile["unit"])}); #{profile["changed"]} " \
-          "#{census ? "classes" : "frames"} changed at #{confidence} (family), over #{batches} profiled trials"
+          "#{census ? "classes" : "frames"} changed at #{confidence} (family), over #{batches} profiled trials" \
+          "#{scaled_note(profile)}"
+      end
+
+      # How a profile diff's amounts were made, where they are shares of the
+      # profiled samples times a figure of the plain trials (ProfileDiff).
+      def scaled_note(profile)
+        return "" unless profile["scaled_by"]
+
+        "; each frame its share of the samples times the measured #{InsideSummary.label(profile["scaled_by"])}"
       end
 
       # The title of a profile diff's table.

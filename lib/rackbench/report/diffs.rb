@@ -41,7 +41,7 @@ module Rackbench
         @b = b
         @functions = FunctionDiff.of(a.instruction_trials.select(&:ok?), b.instruction_trials.select(&:ok?), options)
         @profile = ProfileDiff.of(a_profiles ? a_profiles.batches(a.id) : [], b_profiles ? b_profiles.batches(b.id) : [],
-                                  options)
+                                  options, a_inside: a.inside, b_inside: b.inside)
         @allocations = AllocationDiff.of(a.inside, b.inside, options)
       end
 
