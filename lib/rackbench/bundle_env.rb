@@ -356,8 +356,21 @@ module Rackbench
 
     def installed?(log)
       return false unless File.exist?(lockfile_path) && bundler_bin
+      return false unless run(["check"], log: log, timeout_s: CHECK_TIMEOUT_S).success?
+      return true unless empty_lock?
 
-      run(["check"], log: log, timeout_s: CHECK_TIMEOUT_S).success?
+      # `bundle check` can call a lock that resolved to no gem at all
+      # satisfied (a seed whose platforms Bundler could not use): the
+      # server's Bundler.setup would refuse it, so it is resolved afresh.
+      File.delete(lockfile_path)
+      File.open(log, "a") { |f| f.puts("== the lockfile locked no gem: resolving afresh") }
+      false
+    end
+
+    # Whether the lockfile locks no gem although the Gemfile asks for some
+    # (every environment's Gemfile names at least its server's gem).
+    def empty_lock?
+      (Lockfile.gem_versions(File.read(lockfile_path)).keys - ["bundler"]).empty?
     end
 
     def install!(log, progress)

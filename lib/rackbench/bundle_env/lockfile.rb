@@ -56,7 +56,7 @@ module Rackbench
       end
 
       DEPENDENCY = /\A {6}(?<name>[^ (]+)/.freeze
-      DEPENDENCIES_ENTRY = /\A {2}(?<name>[^ (!]+)/.freeze
+      DEPENDENCIES_ENTRY = /\A {2}(?<name>[^ (!\n]+)/.freeze
 
       # Hash of locked gem name => names of the gems it depends on (from
       # the six-space lines below its spec).
@@ -89,6 +89,17 @@ module Rackbench
 
           reached.concat(more)
         end
+      end
+
+      # The lockfile text without its PLATFORMS section (header, entries and
+      # the blank line after them): Bundler then locks the platform it runs
+      # on. A sibling's platforms are its own resolution's: Bundler 2.5.22,
+      # given a lock whose platforms were all other than its own (x86_64-linux-gnu
+      # and aarch64 variants, without x86_64-linux or ruby), resolved for no
+      # platform at all and wrote a lock with no gems, which `bundle check`
+      # called satisfied and the server's Bundler.setup then refused.
+      def self.without_platforms(text)
+        text.sub(/^PLATFORMS\n(?: {2}\S.*\n)*\n?/, "")
       end
 
       # The lockfile text without the specs (and DEPENDENCIES entries) of

@@ -47,7 +47,8 @@ module Rackbench
 
       # The seed for env's lockfile: the newest lockfile of another
       # environment of env's app and gem directory, without the servers'
-      # gems and their dependents; nil when there is none.
+      # gems and their dependents, and without its platforms
+      # (Lockfile.without_platforms); nil when there is none.
       def self.seed(env)
         newest = Dir.glob(File.join(env.root, "*", MARK_FILE)).filter_map do |mark|
           dir = File.dirname(mark)
@@ -60,7 +61,7 @@ module Rackbench
         text = File.read(newest[1])
         lines = env.gemfile_extra + Array(newest[2]["gemfile_extra"])
         servers = lines.filter_map { |line| line[Gemfile::GEM_NAME, 1] }
-        Lockfile.without(text, Lockfile.dependents(text, servers))
+        Lockfile.without_platforms(Lockfile.without(text, Lockfile.dependents(text, servers)))
       rescue SystemCallError
         nil # a sibling removed meanwhile: resolve afresh
       end
